@@ -1,0 +1,175 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IOConditionType is one condition of the Open CAS IO classifier.
+// +kubebuilder:validation:Enum=RequestSize;IODirection;ProcessName;LBA;CoreID;WriteLifeHint;Direct;PID;Metadata;Directory;FileSize;Extension;FileNamePrefix;FileOffset;IOClass
+type IOConditionType string
+
+// Condition types, with the Open CAS rule keyword each compiles to.
+const (
+	ConditionRequestSize    IOConditionType = "RequestSize"    // request_size (bytes)
+	ConditionIODirection    IOConditionType = "IODirection"    // io_direction (read|write)
+	ConditionProcessName    IOConditionType = "ProcessName"    // process_name (task comm)
+	ConditionLBA            IOConditionType = "LBA"            // lba (512-byte sectors)
+	ConditionCoreID         IOConditionType = "CoreID"         // core_id (0-4095)
+	ConditionWriteLifeHint  IOConditionType = "WriteLifeHint"  // wlth
+	ConditionDirect         IOConditionType = "Direct"         // direct (no operand)
+	ConditionPID            IOConditionType = "PID"            // pid
+	ConditionMetadata       IOConditionType = "Metadata"       // metadata (no operand; filesystems only)
+	ConditionDirectory      IOConditionType = "Directory"      // directory (filesystems only)
+	ConditionFileSize       IOConditionType = "FileSize"       // file_size (filesystems only)
+	ConditionExtension      IOConditionType = "Extension"      // extension (filesystems only)
+	ConditionFileNamePrefix IOConditionType = "FileNamePrefix" // file_name_prefix (filesystems only)
+	ConditionFileOffset     IOConditionType = "FileOffset"     // file_offset (filesystems only)
+	ConditionIOClass        IOConditionType = "IOClass"        // io_class (class assigned so far)
+)
+
+// Comparison compares a numeric condition's value.
+// +kubebuilder:validation:Enum=Eq;Ne;Lt;Gt;Le;Ge
+type Comparison string
+
+// Comparisons (Open CAS eq, ne, lt, gt, le, ge).
+const (
+	CompareEq Comparison = "Eq"
+	CompareNe Comparison = "Ne"
+	CompareLt Comparison = "Lt"
+	CompareGt Comparison = "Gt"
+	CompareLe Comparison = "Le"
+	CompareGe Comparison = "Ge"
+)
+
+// IOCondition is one test on an IO request.
+// +kubebuilder:validation:XValidation:rule="self.type in ['Direct', 'Metadata'] ? !has(self.value) : has(self.value)",message="Direct and Metadata take no value; every other condition type needs a value"
+// +kubebuilder:validation:XValidation:rule="!has(self.comparison) || self.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass']",message="comparison applies only to numeric conditions (RequestSize, LBA, CoreID, WriteLifeHint, PID, FileSize, FileOffset, IOClass)"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass']) || self.value.matches('^[0-9]{1,20}$')",message="value must be a non-negative decimal integer for numeric conditions"
+// +kubebuilder:validation:XValidation:rule="self.type != 'CoreID' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 4095",message="CoreID value must be within 0-4095"
+// +kubebuilder:validation:XValidation:rule="self.type != 'IOClass' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 32",message="IOClass value must be a class id within 0-32"
+// +kubebuilder:validation:XValidation:rule="self.type != 'IODirection' || !has(self.value) || self.value in ['read', 'write']",message="IODirection value must be read or write"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['ProcessName', 'Directory', 'Extension', 'FileNamePrefix']) || (self.value.matches('^[ -~]+$') && !self.value.matches('[&|:,\"]'))",message="string values must be printable ASCII without &, |, :, comma or double quote (the Open CAS rule syntax cannot express them)"
+// +kubebuilder:validation:XValidation:rule="self.type != 'ProcessName' || !has(self.value) || self.value.size() <= 15",message="ProcessName matches the kernel task name, which is at most 15 characters"
+type IOCondition struct {
+	// type is what the condition tests.
+	// +required
+	Type IOConditionType `json:"type"`
+	// comparison applies to numeric conditions; defaults to Eq.
+	// +optional
+	Comparison Comparison `json:"comparison,omitempty"`
+	// value is the operand: a decimal number, read/write, or a string (process name, directory, extension...).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Value string `json:"value,omitempty"`
+}
+
+// MatchTerm holds when any of its conditions holds (Open CAS `|`).
+type MatchTerm struct {
+	// anyOf are alternatives; at least one must match.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	AnyOf []IOCondition `json:"anyOf"`
+}
+
+// IOClass is one Open CAS IO class: a rule, an eviction priority (or pinned) and an allocation cap.
+// +kubebuilder:validation:XValidation:rule="self.id != 0 || self.name == 'unclassified'",message="class 0 must be named unclassified"
+// +kubebuilder:validation:XValidation:rule="self.id == 0 ? !has(self.allOf) && !(has(self.done) && self.done) : has(self.allOf)",message="class 0 takes every IO no other class matched and has no rule; every other class needs allOf"
+// +kubebuilder:validation:XValidation:rule="(has(self.pinned) && self.pinned) != has(self.evictionPriority)",message="set exactly one of evictionPriority or pinned: true"
+// +kubebuilder:validation:XValidation:rule="!has(self.allOf) || self.allOf.map(t, t.anyOf.map(c, {'RequestSize': 12, 'IODirection': 12, 'ProcessName': 12, 'LBA': 3, 'CoreID': 7, 'WriteLifeHint': 4, 'Direct': 6, 'PID': 3, 'Metadata': 8, 'Directory': 9, 'FileSize': 9, 'Extension': 9, 'FileNamePrefix': 16, 'FileOffset': 11, 'IOClass': 8}[c.type] + (has(c.comparison) ? 3 : 0) + (has(c.value) ? 1 + size(c.value) : 0) + 1).sum()).sum() + (has(self.done) && self.done ? 5 : 0) <= 1024",message="the compiled Open CAS rule would exceed 1023 characters: shorten values or use fewer conditions"
+type IOClass struct {
+	// id is the Open CAS class id; classes are evaluated in ascending id.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	ID int32 `json:"id"`
+	// name is a label for humans and metrics (class 0 is always "unclassified").
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// allOf are terms that must all match (Open CAS `&`); each term matches when any of its conditions does.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	AllOf []MatchTerm `json:"allOf,omitempty"`
+	// done stops classification when this class matches; without it a later (higher id) matching class wins.
+	// +optional
+	Done bool `json:"done,omitempty"`
+	// evictionPriority orders eviction: 0 is evicted last, 255 first.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=255
+	EvictionPriority *int32 `json:"evictionPriority,omitempty"`
+	// pinned keeps the class's cache lines from being evicted by other classes.
+	// +optional
+	Pinned bool `json:"pinned,omitempty"`
+	// allocation caps the class's share of the cache, 0 to 1 in at most 4 characters ("0.25"); 0 sends the class to pass-through.
+	// +required
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{0,2})?|1(\.0{0,2})?|\.[0-9]{1,3})$`
+	Allocation string `json:"allocation"`
+}
+
+// ClassificationPolicySpec lists the IO classes a cache loads.
+// +kubebuilder:validation:XValidation:rule="self.classes.all(a, self.classes.exists_one(b, b.name == a.name))",message="class names must be unique"
+type ClassificationPolicySpec struct {
+	// classes are the IO classes, at most 33 (ids 0-32 in released Open CAS).
+	// +required
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=33
+	Classes []IOClass `json:"classes"`
+}
+
+// ClassificationPolicyStatus reports what the policy compiles to.
+type ClassificationPolicyStatus struct {
+	// conditions say whether the policy compiled and where it is loaded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// observedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// warnings are problems that do not block loading (a class that can never match on a raw BlueStore device).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ClassificationPolicy is the PRISM classifier: Open CAS IO classes as a structured API.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=cpol,categories=prism
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClassificationPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec lists the IO classes.
+	// +required
+	Spec ClassificationPolicySpec `json:"spec"`
+	// status reports compilation results.
+	// +optional
+	Status ClassificationPolicyStatus `json:"status,omitempty"`
+}
+
+// ClassificationPolicyList is a list of ClassificationPolicies.
+// +kubebuilder:object:root=true
+type ClassificationPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClassificationPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClassificationPolicy{}, &ClassificationPolicyList{})
+}

@@ -1,0 +1,25 @@
+package v1alpha1
+
+// Tier is the role a device can play in a hybrid layout.
+// +kubebuilder:validation:Enum=Fast;Capacity;Other
+type Tier string
+
+const (
+	// TierFast is a high-endurance, low-latency device (3D XPoint/Optane, SLC, SCM):
+	// it holds BlueStore DB/WAL slots and the cache.
+	TierFast Tier = "Fast"
+	// TierCapacity is a dense, low-endurance device (QLC) that holds bulk data.
+	TierCapacity Tier = "Capacity"
+	// TierOther is everything else (TLC, HDD, unknown models); selectors can still pick it.
+	TierOther Tier = "Other"
+)
+
+// Condition types and reasons shared by the Prism kinds.
+const (
+	// ConditionReady summarises whether the object is fully reconciled.
+	ConditionReady = "Ready"
+	// ConditionInventoried says whether the node agent has published a fresh inventory.
+	ConditionInventoried = "Inventoried"
+	// ConditionNodesSelected says whether a policy matched nodes and devices.
+	ConditionNodesSelected = "NodesSelected"
+)

@@ -1,0 +1,292 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PolicyMode says whether a policy changes anything.
+// +kubebuilder:validation:Enum=Apply;DryRun
+type PolicyMode string
+
+const (
+	// ModeApply provisions the plan on the nodes and in Rook.
+	ModeApply PolicyMode = "Apply"
+	// ModeDryRun computes and publishes the plan and touches nothing.
+	ModeDryRun PolicyMode = "DryRun"
+)
+
+// DeviceSelector picks devices for one tier, in the spirit of cephadm's drive groups.
+// All set filters must match. paths cannot be combined with the other filters.
+// +kubebuilder:validation:XValidation:rule="!has(self.paths) || (!has(self.tiers) && !has(self.models) && !has(self.vendors) && !has(self.size) && !has(self.rotational))",message="paths selects devices explicitly and cannot be combined with tiers, models, vendors, size or rotational"
+type DeviceSelector struct {
+	// tiers limits selection to devices the agent put in these tiers.
+	// Defaults to [Fast] for fastDevices and [Capacity] for capacityDevices when no other filter is set.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=3
+	Tiers []Tier `json:"tiers,omitempty"`
+	// models are glob patterns (*, ?) matched case-insensitively against the device model.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	Models []string `json:"models,omitempty"`
+	// vendors are glob patterns matched case-insensitively against the device vendor.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	Vendors []string `json:"vendors,omitempty"`
+	// size is a range LOW:HIGH of Kubernetes quantities ("1Ti:", ":500Gi", "3T:8T"); a single quantity means exactly that size.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[^:]*(:[^:]*)?$') && self != ':' && self.split(':').all(p, p == '' || isQuantity(p))",message="size must be LOW:HIGH, LOW:, :HIGH or one size, each a quantity such as 500Gi or 4T"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[^:]+:[^:]+$') || !self.split(':').all(p, isQuantity(p)) || quantity(self.split(':')[0]).compareTo(quantity(self.split(':')[1])) <= 0",message="size range LOW:HIGH must have LOW <= HIGH"
+	Size string `json:"size,omitempty"`
+	// rotational limits selection to spinning (true) or solid-state (false) devices.
+	// +optional
+	Rotational *bool `json:"rotational,omitempty"`
+	// paths selects exactly these devices by stable path (/dev/disk/by-id/...).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	// +kubebuilder:validation:items:MaxLength=512
+	Paths []string `json:"paths,omitempty"`
+	// limit caps how many devices are selected per node (in stable-path order).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=512
+	Limit *int32 `json:"limit,omitempty"`
+}
+
+// DBSizing sizes the BlueStore DB/WAL slot that each capacity device gets on a fast device.
+// +kubebuilder:validation:XValidation:rule="!(has(self.size) && has(self.percentOfData))",message="set either size or percentOfData, not both"
+type DBSizing struct {
+	// size is an absolute slot size (e.g. 60Gi).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity('1Gi')) >= 0",message="size must be at least 1Gi"
+	Size *resource.Quantity `json:"size,omitempty"`
+	// percentOfData sizes the slot as a percentage of the data device (Ceph advises 1 to 4).
+	// Used when size is not set; defaults to 2.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	PercentOfData *int32 `json:"percentOfData,omitempty"`
+	// spareSlots reserves this many extra slots per fast device for disks added later.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	SpareSlots int32 `json:"spareSlots,omitempty"`
+}
+
+// CacheMode is the Open CAS cache mode for the cache partition.
+// +kubebuilder:validation:Enum=None;WriteThrough;WriteBack;WriteAround;PassThrough;WriteOnly
+type CacheMode string
+
+// Cache modes (Open CAS wt, wb, wa, pt, wo).
+const (
+	CacheNone         CacheMode = "None"
+	CacheWriteThrough CacheMode = "WriteThrough"
+	CacheWriteBack    CacheMode = "WriteBack"
+	CacheWriteAround  CacheMode = "WriteAround"
+	CachePassThrough  CacheMode = "PassThrough"
+	CacheWriteOnly    CacheMode = "WriteOnly"
+)
+
+// CacheSpec configures the block cache that the rest of each fast device provides to the capacity devices.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'None' || !has(self.classificationPolicyName)",message="classificationPolicyName needs a cache: set mode to something other than None"
+type CacheSpec struct {
+	// mode is the cache mode; None leaves the rest of the fast device unused.
+	// +optional
+	// +kubebuilder:default=None
+	Mode CacheMode `json:"mode,omitempty"`
+	// lineSizeKiB is the cache line size, fixed when the cache starts.
+	// +optional
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Enum=4;8;16;32;64
+	LineSizeKiB int32 `json:"lineSizeKiB,omitempty"`
+	// classificationPolicyName names the ClassificationPolicy whose IO classes the cache loads.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClassificationPolicyName string `json:"classificationPolicyName,omitempty"`
+}
+
+// ObjectRef names a namespaced object.
+type ObjectRef struct {
+	// namespace of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace"`
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// WipeGrant lets Prism wipe one device that holds data. Nothing else is ever wiped.
+type WipeGrant struct {
+	// node is the node the device is on.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node"`
+	// path is the device's stable path.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	Path string `json:"path"`
+}
+
+// HybridStoragePolicySpec is the cluster-wide intent: which nodes and devices pair fast and capacity tiers.
+type HybridStoragePolicySpec struct {
+	// mode is Apply to provision, or DryRun to only compute and publish the plan.
+	// +required
+	Mode PolicyMode `json:"mode"`
+	// nodeSelector selects Kubernetes nodes by label; {} selects every node that has a StorageNode.
+	// +required
+	NodeSelector metav1.LabelSelector `json:"nodeSelector"`
+	// fastDevices picks the fast tier on each node.
+	// +optional
+	FastDevices DeviceSelector `json:"fastDevices,omitempty"`
+	// capacityDevices picks the capacity (QLC) tier on each node.
+	// +optional
+	CapacityDevices DeviceSelector `json:"capacityDevices,omitempty"`
+	// db sizes the BlueStore DB/WAL slots.
+	// +optional
+	DB DBSizing `json:"db,omitempty"`
+	// cache configures the block cache on the rest of the fast devices.
+	// +optional
+	Cache CacheSpec `json:"cache,omitempty"`
+	// cephCluster is the Rook CephCluster whose storage section Prism manages.
+	// +required
+	CephCluster ObjectRef `json:"cephCluster"`
+	// allowWipe lists devices holding data that Prism may wipe. Every other non-empty device is left alone.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	AllowWipe []WipeGrant `json:"allowWipe,omitempty"`
+}
+
+// SelectedDevice is a device a policy chose.
+type SelectedDevice struct {
+	// name is the kernel name.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+	// stablePath is the device's /dev/disk/by-id path.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	StablePath string `json:"stablePath,omitempty"`
+	// model is the device model.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Model string `json:"model,omitempty"`
+	// sizeBytes is the device capacity.
+	// +optional
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
+}
+
+// RejectedDevice is a device a policy did not choose, with the reason.
+type RejectedDevice struct {
+	// name is the kernel name.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+	// reason says why the device was not chosen.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason"`
+}
+
+// NodeSelection is what a policy chose on one node.
+type NodeSelection struct {
+	// node is the node name.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node"`
+	// fast are the devices chosen for the fast tier.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=512
+	Fast []SelectedDevice `json:"fast,omitempty"`
+	// capacity are the devices chosen for the capacity tier.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=512
+	Capacity []SelectedDevice `json:"capacity,omitempty"`
+	// rejected are the node's other devices, each with the reason it was not chosen.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=512
+	Rejected []RejectedDevice `json:"rejected,omitempty"`
+	// message summarises problems on this node (no inventory, no fast device...).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// HybridStoragePolicyStatus is what the operator observed and decided.
+type HybridStoragePolicyStatus struct {
+	// conditions describe selection and provisioning progress.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// observedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// selectedNodes counts nodes the selector matched.
+	// +optional
+	SelectedNodes int32 `json:"selectedNodes,omitempty"`
+	// readyNodes counts selected nodes with at least one fast and one capacity device chosen.
+	// +optional
+	ReadyNodes int32 `json:"readyNodes,omitempty"`
+	// nodes is the per-node selection, sorted by node name.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	// +kubebuilder:validation:MaxItems=5000
+	Nodes []NodeSelection `json:"nodes,omitempty"`
+}
+
+// HybridStoragePolicy pairs fast, high-endurance devices with dense QLC devices on selected nodes.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=hsp,categories=prism
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.selectedNodes`
+// +kubebuilder:printcolumn:name="Ready Nodes",type=integer,JSONPath=`.status.readyNodes`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type HybridStoragePolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the user's intent.
+	// +required
+	Spec HybridStoragePolicySpec `json:"spec"`
+	// status is what the operator observed and decided.
+	// +optional
+	Status HybridStoragePolicyStatus `json:"status,omitempty"`
+}
+
+// HybridStoragePolicyList is a list of HybridStoragePolicies.
+// +kubebuilder:object:root=true
+type HybridStoragePolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HybridStoragePolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&HybridStoragePolicy{}, &HybridStoragePolicyList{})
+}

@@ -1,0 +1,255 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StorageNodeSpec is the desired plan for one node, written by the operator.
+// The provisioning plan (DB slots, cache partition) is added by the provisioning work;
+// today the spec only records which policy claims the node.
+type StorageNodeSpec struct {
+	// policyName is the HybridStoragePolicy that manages this node; empty when none does.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PolicyName string `json:"policyName,omitempty"`
+}
+
+// SignatureKind names a family of on-disk signatures that marks a device as holding data.
+// +kubebuilder:validation:Enum=PartitionTable;Filesystem;LVM;CephBlueStore;OpenCAS;Swap;RAID;Other
+type SignatureKind string
+
+// Signature kinds the agent detects.
+const (
+	SignaturePartitionTable SignatureKind = "PartitionTable"
+	SignatureFilesystem     SignatureKind = "Filesystem"
+	SignatureLVM            SignatureKind = "LVM"
+	SignatureCephBlueStore  SignatureKind = "CephBlueStore"
+	SignatureOpenCAS        SignatureKind = "OpenCAS"
+	SignatureSwap           SignatureKind = "Swap"
+	SignatureRAID           SignatureKind = "RAID"
+	SignatureOther          SignatureKind = "Other"
+)
+
+// DeviceSignature is one on-disk signature found on a device.
+type DeviceSignature struct {
+	// kind is the family of the signature.
+	// +required
+	Kind SignatureKind `json:"kind"`
+	// name is the specific format, as blkid names it (gpt, dos, xfs, LVM2_member, ceph_bluestore...).
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+	// offsetBytes is where on the device the signature was found.
+	// +optional
+	OffsetBytes int64 `json:"offsetBytes,omitempty"`
+}
+
+// RatedEndurance is the vendor's write endurance rating for a drive model.
+type RatedEndurance struct {
+	// dwpd is the rated drive writes per day over the warranty period, as a decimal string ("0.58").
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	DWPD string `json:"dwpd,omitempty"`
+	// tbwTerabytes is the rated total terabytes written, as a decimal string ("14000").
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	TBWTerabytes string `json:"tbwTerabytes,omitempty"`
+	// warrantyYears is the warranty period the rating applies to.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	WarrantyYears int32 `json:"warrantyYears,omitempty"`
+	// source is where the rating was published (drive database row).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Source string `json:"source,omitempty"`
+}
+
+// Eligibility says whether Prism may use a device, and if not, why.
+type Eligibility struct {
+	// eligible is true when every eligibility filter accepted the device.
+	// +required
+	Eligible bool `json:"eligible"`
+	// reasons lists each filter that rejected the device, with a message.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Reasons []EligibilityReason `json:"reasons,omitempty"`
+}
+
+// EligibilityReason is one filter's rejection of a device.
+type EligibilityReason struct {
+	// filter is the name of the filter that rejected the device (HasSignatures, HasPartitions, ...).
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Filter string `json:"filter"`
+	// message explains the rejection for humans.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
+}
+
+// Device is one whole block device as the node agent observed it.
+type Device struct {
+	// name is the kernel name (nvme0n1, sda).
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+	// path is the kernel device path (/dev/nvme0n1); it can change across reboots.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Path string `json:"path"`
+	// stablePath is a /dev/disk/by-id path that survives reboots; empty when udev published none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	StablePath string `json:"stablePath,omitempty"`
+	// model is the model string the device reports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Model string `json:"model,omitempty"`
+	// vendor is the vendor, from the drive database or the device.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Vendor string `json:"vendor,omitempty"`
+	// serial is the device serial number.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Serial string `json:"serial,omitempty"`
+	// firmware is the firmware revision.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Firmware string `json:"firmware,omitempty"`
+	// sizeBytes is the capacity in bytes.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	SizeBytes int64 `json:"sizeBytes"`
+	// rotational is true for spinning media.
+	// +optional
+	Rotational bool `json:"rotational,omitempty"`
+	// readOnly is true when the kernel marks the device read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// removable is true for removable media.
+	// +optional
+	Removable bool `json:"removable,omitempty"`
+	// transport is how the device is attached (nvme, sata, sas, usb, virtio, loop...).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Transport string `json:"transport,omitempty"`
+	// logicalBlockSizeBytes is the smallest addressable unit.
+	// +optional
+	LogicalBlockSizeBytes int32 `json:"logicalBlockSizeBytes,omitempty"`
+	// physicalBlockSizeBytes is the smallest unit the device writes without read-modify-write, as the kernel reports it.
+	// +optional
+	PhysicalBlockSizeBytes int32 `json:"physicalBlockSizeBytes,omitempty"`
+	// optimalIOSizeBytes is the kernel's optimal I/O size (NVMe NOWS); 0 when not reported.
+	// +optional
+	OptimalIOSizeBytes int64 `json:"optimalIOSizeBytes,omitempty"`
+	// internalWriteUnitBytes is the flash's internal write (indirection) unit; small writes below it wear QLC fastest.
+	// +optional
+	InternalWriteUnitBytes int64 `json:"internalWriteUnitBytes,omitempty"`
+	// internalWriteUnitSource says where internalWriteUnitBytes came from (nvme-npwg, drive-database).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	InternalWriteUnitSource string `json:"internalWriteUnitSource,omitempty"`
+	// media is the storage medium from the drive database (3DXPoint, SLC, QLC, TLC, HDD); empty when unknown.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Media string `json:"media,omitempty"`
+	// ratedEndurance is the vendor rating, when the model is in the drive database.
+	// +optional
+	RatedEndurance *RatedEndurance `json:"ratedEndurance,omitempty"`
+	// signatures lists on-disk signatures found (partition table, filesystem, LVM, BlueStore, Open CAS...).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Signatures []DeviceSignature `json:"signatures,omitempty"`
+	// partitions lists the kernel names of the device's partitions.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=64
+	Partitions []string `json:"partitions,omitempty"`
+	// holders lists the kernel devices stacked on top of this one (dm-0, md0, cas1-1).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	Holders []string `json:"holders,omitempty"`
+	// tier is the role Prism gives the device by default.
+	// +required
+	Tier Tier `json:"tier"`
+	// tierReason says why the device got its tier.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	TierReason string `json:"tierReason"`
+	// eligibility says whether Prism may use the device without wiping it.
+	// +required
+	Eligibility Eligibility `json:"eligibility"`
+}
+
+// StorageNodeStatus is what the node's agent observed. Only that node's agent writes it.
+type StorageNodeStatus struct {
+	// conditions describe the node's inventory and plan state.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// lastInventoryTime is when the agent last read the node's devices.
+	// +optional
+	LastInventoryTime *metav1.Time `json:"lastInventoryTime,omitempty"`
+	// agentVersion is the version of the agent that wrote this status.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	AgentVersion string `json:"agentVersion,omitempty"`
+	// devices are the node's whole block devices.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=512
+	Devices []Device `json:"devices,omitempty"`
+	// fastDevices counts devices in the Fast tier.
+	// +optional
+	FastDevices int32 `json:"fastDevices,omitempty"`
+	// capacityDevices counts devices in the Capacity tier.
+	// +optional
+	CapacityDevices int32 `json:"capacityDevices,omitempty"`
+	// eligibleDevices counts devices every eligibility filter accepted.
+	// +optional
+	EligibleDevices int32 `json:"eligibleDevices,omitempty"`
+}
+
+// StorageNode holds one Kubernetes node's storage inventory (status, from the node agent)
+// and Prism's plan for it (spec, from the operator). Its name is the node's name.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=sn;snode,categories=prism
+// +kubebuilder:printcolumn:name="Fast",type=integer,JSONPath=`.status.fastDevices`
+// +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.status.capacityDevices`
+// +kubebuilder:printcolumn:name="Eligible",type=integer,JSONPath=`.status.eligibleDevices`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policyName`
+// +kubebuilder:printcolumn:name="Inventoried",type=string,JSONPath=`.status.conditions[?(@.type=="Inventoried")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type StorageNode struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the operator's plan for the node.
+	// +optional
+	Spec StorageNodeSpec `json:"spec,omitempty"`
+	// status is the agent's observation of the node.
+	// +optional
+	Status StorageNodeStatus `json:"status,omitempty"`
+}
+
+// StorageNodeList is a list of StorageNodes.
+// +kubebuilder:object:root=true
+type StorageNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StorageNode `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&StorageNode{}, &StorageNodeList{})
+}

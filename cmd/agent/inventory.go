@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/sysfs"
+)
+
+// hostFlags are the flags that say how to read the host, shared by inventory and run.
+type hostFlags struct {
+	hostRoot    string
+	identifyDir string
+	includeLoop bool
+	noIdentify  bool
+}
+
+func (h *hostFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&h.hostRoot, "host-root", "/", "root of the host's /sys, /dev and /run/udev (a fixture tree works)")
+	fs.StringVar(&h.identifyDir, "identify-dir", "", "read recorded NVMe Identify data from DIR/<controller>/ instead of the admin ioctl")
+	fs.BoolVar(&h.includeLoop, "include-loop", false, "inventory loop devices too")
+	fs.BoolVar(&h.noIdentify, "no-identify", false, "skip NVMe Identify (sysfs still gives model and serial)")
+}
+
+func (h *hostFlags) options() inventory.Options {
+	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop}
+	switch {
+	case h.noIdentify:
+	case h.identifyDir != "":
+		opts.Identifier = nvme.RecordedIdentifier{Dir: h.identifyDir}
+	default:
+		opts.Identifier = nvme.DeviceIdentifier{Root: h.hostRoot}
+	}
+	return opts
+}
+
+func runInventory(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
+	var host hostFlags
+	host.register(fs)
+	output := fs.String("o", "table", "output format: json or table")
+	node := fs.String("node-name", "", "node name to print in the JSON document")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *output != "json" && *output != "table" {
+		return fmt.Errorf("-o %q: want json or table", *output)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	rep, err := inventory.Take(ctx, host.options())
+	if err != nil {
+		return err
+	}
+	doc := inventory.NewDocument(*node, host.hostRoot, time.Now(), rep)
+	if *output == "json" {
+		return doc.WriteJSON(out)
+	}
+	return doc.WriteTable(out)
+}

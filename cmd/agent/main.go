@@ -1,0 +1,46 @@
+// Command prism-agent is Prism's node agent. `inventory` prints a host's block devices with
+// their tier and eligibility; `run` keeps the node's StorageNode status current.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `prism-agent: Prism's node agent.
+
+Usage:
+  prism-agent inventory [--host-root DIR] [-o json|table]   print this host's devices, tiers and eligibility (read-only)
+  prism-agent run --node-name NAME [--host-root DIR]         keep the node's StorageNode status current
+  prism-agent version
+
+Run "prism-agent <command> -h" for a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "inventory":
+		err = runInventory(os.Args[2:], os.Stdout)
+	case "run":
+		err = runAgent(os.Args[2:])
+	case "version":
+		fmt.Println(version)
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "prism-agent: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "prism-agent %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

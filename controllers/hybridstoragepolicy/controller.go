@@ -1,0 +1,84 @@
+// Package hybridstoragepolicy reconciles HybridStoragePolicies: it selects nodes and their
+// devices from the StorageNode inventories, claims the nodes, and reports the selection.
+package hybridstoragepolicy
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// Finalizer lets the controller release its node claims before a policy goes away.
+const Finalizer = "prism.storage.io/release-nodes"
+
+// FieldManager names Prism's operator in managed fields.
+const FieldManager = "prism-operator"
+
+// Reconciler reconciles a HybridStoragePolicy.
+type Reconciler struct {
+	Client client.Client
+}
+
+// scope carries what the phases read and decide during one reconcile.
+type scope struct {
+	policy     *prismv1.HybridStoragePolicy
+	candidates []candidate // nodes matching the selector, sorted by name
+	selections []prismv1.NodeSelection
+}
+
+type phase func(ctx context.Context, s *scope) error
+
+// +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/finalizers,verbs=update
+// +kubebuilder:rbac:groups=prism.storage.io,resources=storagenodes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+// Reconcile selects nodes and devices for one policy and reports them in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	policy := &prismv1.HybridStoragePolicy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, policy); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !policy.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, policy)
+	}
+	if controllerutil.AddFinalizer(policy, Finalizer) {
+		return ctrl.Result{}, r.Client.Update(ctx, policy)
+	}
+
+	before := policy.DeepCopy()
+	s := &scope{policy: policy}
+	var errs []error
+	for _, p := range []phase{r.findCandidates, r.claimNodes, r.selectDevices} {
+		if err := p(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	policy.Status = computeStatus(policy, s.selections, errs)
+	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
+		if err := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
+			errs = append(errs, fmt.Errorf("patching status: %w", err))
+		}
+	}
+	return ctrl.Result{}, kerrors.NewAggregate(errs)
+}
+
+// reconcileDelete releases every node this policy claimed, then drops the finalizer.
+// It never touches a device.
+func (r *Reconciler) reconcileDelete(ctx context.Context, policy *prismv1.HybridStoragePolicy) error {
+	if err := r.releaseNodes(ctx, policy.Name, nil); err != nil {
+		return err
+	}
+	if controllerutil.RemoveFinalizer(policy, Finalizer) {
+		return r.Client.Update(ctx, policy)
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package hybridstoragepolicy
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// SetupWithManager watches policies, StorageNodes (inventories change selections) and
+// Node labels (they change which nodes a selector matches).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&prismv1.HybridStoragePolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&prismv1.StorageNode{}, allPolicies).
+		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Named("hybridstoragepolicy").
+		Complete(r)
+}
+
+// allPolicies maps any StorageNode or Node change to every policy: there are few policies,
+// and any of them may start or stop matching the node.
+func (r *Reconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &prismv1.HybridStoragePolicyList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing policies to requeue")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+	}
+	return reqs
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs all of Prism's tests: vet, unit and table tests, fuzz seed corpora, envtest suites
+# against a real kube-apiserver and etcd (built once by hack/envtest-bins.sh), real-tool and
+# loop-device tests (root), and a short fuzzing pass over every parser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+hack/install-test-deps.sh
+KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh)
+export KUBEBUILDER_ASSETS
+echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
+go vet ./...
+go test ./... -count=1 -timeout 30m
+hack/fuzz.sh "${FUZZTIME:-5s}"
+echo "test: all passed in $(($(date +%s) - start)) s"

@@ -1,0 +1,240 @@
+// Package inventory turns what a host exposes (sysfs, udev, on-disk signatures, NVMe
+// Identify) into Prism's Device records, each with a tier and its eligibility. It reads
+// through an injected root and never writes to a device.
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/drivedb"
+	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/signature"
+	"github.com/prism-storage/prism/internal/sysfs"
+)
+
+// Options say where and how to take the inventory.
+type Options struct {
+	Host sysfs.Host
+	// Identifier reads NVMe Identify data; nil skips it (sysfs still gives model and serial).
+	Identifier nvme.Identifier
+	// DB is the drive model database; drivedb.Default() when nil.
+	DB *drivedb.DB
+	// IncludeLoop reports loop devices too (tests and demos on machines without spare disks).
+	IncludeLoop bool
+}
+
+// Report is one inventory of a host.
+type Report struct {
+	Devices []prismv1.Device
+	// Warnings are problems that do not make a device ineligible (Identify unavailable...).
+	Warnings []string
+}
+
+// Take inventories every whole disk of the host.
+func Take(ctx context.Context, opts Options) (Report, error) {
+	if opts.DB == nil {
+		opts.DB = drivedb.Default()
+	}
+	disks, err := opts.Host.BlockDevices(opts.IncludeLoop)
+	if err != nil {
+		return Report{}, err
+	}
+	byID, err := opts.Host.ByIDLinks()
+	if err != nil {
+		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
+	}
+	var rep Report
+	for _, disk := range disks {
+		d, warnings := describe(ctx, opts, disk, byID[disk.Name])
+		rep.Devices = append(rep.Devices, d)
+		rep.Warnings = append(rep.Warnings, warnings...)
+	}
+	return rep, nil
+}
+
+func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string) (prismv1.Device, []string) {
+	problems := append([]string(nil), disk.Problems...)
+	var warnings []string
+	udev, err := opts.Host.Udev(disk.Major, disk.Minor)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	d := prismv1.Device{
+		Name:                   disk.Name,
+		Path:                   "/dev/" + disk.Name,
+		Model:                  model(disk, udev.Properties),
+		Serial:                 firstOf(disk.Serial, udev.Properties["ID_SERIAL_SHORT"]),
+		Firmware:               firstOf(disk.Firmware, udev.Properties["ID_REVISION"]),
+		SizeBytes:              disk.SizeBytes,
+		Rotational:             disk.Rotational,
+		ReadOnly:               disk.ReadOnly,
+		Removable:              disk.Removable,
+		Transport:              transport(disk, udev.Properties["ID_BUS"]),
+		LogicalBlockSizeBytes:  int32(disk.LogicalBlockSize),
+		PhysicalBlockSizeBytes: int32(disk.PhysicalBlockSize),
+		OptimalIOSizeBytes:     disk.OptimalIOSize,
+		Partitions:             disk.Partitions,
+		Holders:                disk.Holders,
+	}
+	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
+
+	if disk.NVMeController != "" && opts.Identifier != nil {
+		warnings = append(warnings, identify(ctx, opts.Identifier, disk, &d)...)
+	}
+
+	sigs, err := signature.DetectPath(opts.Host.DevicePath(disk.Name))
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("reading signatures of %s: %v", d.Path, err))
+	}
+	for _, s := range sigs {
+		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
+	}
+
+	entry, known := opts.DB.Lookup(d.Model, uint64(max(d.SizeBytes, 0)))
+	classify(&d, entry, known)
+	if known {
+		d.Vendor = entry.Vendor
+		d.RatedEndurance = ratedEndurance(entry)
+		if d.InternalWriteUnitBytes == 0 && entry.IndirectionUnitBytes > 0 {
+			d.InternalWriteUnitBytes = int64(entry.IndirectionUnitBytes)
+			d.InternalWriteUnitSource = "drive-database"
+		}
+	} else {
+		d.Vendor = firstOf(udev.Properties["ID_VENDOR"], strings.TrimSpace(disk.Vendor))
+	}
+	d.Eligibility = Evaluate(&d, problems)
+	return d, warnings
+}
+
+// identify reads NVMe Identify data: the model strings as the drive reports them and
+// NPWG, the preferred write granularity that reveals a QLC drive's indirection unit.
+func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d *prismv1.Device) []string {
+	var warnings []string
+	if raw, err := id.Controller(ctx, disk.NVMeController); err != nil {
+		warnings = append(warnings, fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err))
+	} else if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
+		warnings = append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
+	} else {
+		d.Model = firstOf(d.Model, ctrl.Model)
+		d.Serial = firstOf(d.Serial, ctrl.Serial)
+		d.Firmware = firstOf(d.Firmware, ctrl.Firmware)
+	}
+	if disk.NSID == 0 {
+		return warnings
+	}
+	raw, err := id.Namespace(ctx, disk.NVMeController, disk.NSID)
+	if err != nil {
+		return append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err))
+	}
+	ns, err := nvme.ParseIdentifyNamespace(raw)
+	if err != nil {
+		return append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
+	}
+	if npwg, ok := ns.PreferredWriteGranularity(); ok && npwg > uint64(ns.LBASize()) {
+		d.InternalWriteUnitBytes = int64(npwg)
+		d.InternalWriteUnitSource = "nvme-npwg"
+	}
+	return warnings
+}
+
+// signatureKinds maps the detector's kinds to the API's.
+var signatureKinds = map[signature.Kind]prismv1.SignatureKind{
+	signature.PartitionTable: prismv1.SignaturePartitionTable,
+	signature.Filesystem:     prismv1.SignatureFilesystem,
+	signature.LVM:            prismv1.SignatureLVM,
+	signature.CephBlueStore:  prismv1.SignatureCephBlueStore,
+	signature.OpenCAS:        prismv1.SignatureOpenCAS,
+	signature.Swap:           prismv1.SignatureSwap,
+	signature.RAID:           prismv1.SignatureRAID,
+	signature.Other:          prismv1.SignatureOther,
+}
+
+func apiKind(k signature.Kind) prismv1.SignatureKind {
+	if a, ok := signatureKinds[k]; ok {
+		return a
+	}
+	return prismv1.SignatureOther
+}
+
+func ratedEndurance(e drivedb.Entry) *prismv1.RatedEndurance {
+	if e.RatedDWPD == 0 && e.RatedTBW == 0 {
+		return nil
+	}
+	r := &prismv1.RatedEndurance{WarrantyYears: int32(e.WarrantyYears), Source: e.Source}
+	if e.RatedDWPD > 0 {
+		r.DWPD = strconv.FormatFloat(e.RatedDWPD, 'f', -1, 64)
+	}
+	if e.RatedTBW > 0 {
+		r.TBWTerabytes = strconv.FormatFloat(e.RatedTBW, 'f', -1, 64)
+	}
+	return r
+}
+
+func transport(disk sysfs.BlockDevice, idBus string) string {
+	switch {
+	case disk.NVMeController != "" || strings.HasPrefix(disk.Name, "nvme"):
+		if disk.NVMeTransport != "" && disk.NVMeTransport != "pcie" {
+			return "nvme-" + disk.NVMeTransport
+		}
+		return "nvme"
+	case strings.HasPrefix(disk.Name, "loop"):
+		return "loop"
+	case strings.HasPrefix(disk.Name, "vd"):
+		return "virtio"
+	case idBus == "ata":
+		return "sata"
+	case idBus != "":
+		return idBus
+	}
+	return ""
+}
+
+// model prefers what the drive reports: NVMe sysfs has the full Identify model; for ATA and
+// SCSI disks sysfs holds the 16-character INQUIRY model, so udev's full model comes first.
+func model(disk sysfs.BlockDevice, udev map[string]string) string {
+	if disk.NVMeController != "" {
+		return firstOf(disk.Model, decodeUdev(udev["ID_MODEL_ENC"]), udev["ID_MODEL"])
+	}
+	return firstOf(decodeUdev(udev["ID_MODEL_ENC"]), udev["ID_MODEL"], disk.Model)
+}
+
+// udevByID keeps the by-id names among udev's symlinks.
+func udevByID(symlinks []string) []string {
+	var names []string
+	for _, s := range symlinks {
+		if dir, name := filepath.Split(s); dir == "disk/by-id/" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// decodeUdev decodes udev's \xNN escapes (ID_MODEL_ENC keeps the model's spaces that ID_MODEL turns into _).
+func decodeUdev(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,160 @@
+// Package plan holds Prism's pure planning functions: from StorageNode inventories and a
+// HybridStoragePolicy to the devices chosen on each node. No client, no exec.
+package plan
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// SelectNode chooses a node's fast and capacity devices for a policy. Fast devices are chosen
+// first; a device chosen as fast is not considered for capacity. Every other device gets the
+// reason it was not chosen.
+func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec) prismv1.NodeSelection {
+	sel := prismv1.NodeSelection{Node: node}
+	wipe := wipeGrants(node, spec.AllowWipe)
+	ordered := slices.Clone(devices)
+	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(&ordered[i]) < sortKey(&ordered[j]) })
+
+	taken := map[string]bool{}
+	var rejectFast, rejectCapacity = map[string]string{}, map[string]string{}
+	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, rejectFast)
+	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, wipe, taken, rejectCapacity)
+	for _, d := range ordered {
+		if taken[d.Name] {
+			continue
+		}
+		reason := rejectFast[d.Name]
+		if rejectCapacity[d.Name] != reason {
+			reason = "fast: " + rejectFast[d.Name] + "; capacity: " + rejectCapacity[d.Name]
+		}
+		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: reason})
+	}
+	switch {
+	case len(devices) == 0:
+		sel.Message = "the node agent reported no devices"
+	case len(sel.Fast) == 0 && len(sel.Capacity) == 0:
+		sel.Message = "no device matched the fast or capacity selectors"
+	case len(sel.Fast) == 0:
+		sel.Message = "no fast device matched: capacity devices would get no DB slot or cache"
+	case len(sel.Capacity) == 0:
+		sel.Message = "no capacity device matched"
+	}
+	return sel
+}
+
+// Complete reports whether a node has both tiers.
+func Complete(sel prismv1.NodeSelection) bool { return len(sel.Fast) > 0 && len(sel.Capacity) > 0 }
+
+func sortKey(d *prismv1.Device) string {
+	if d.StablePath != "" {
+		return d.StablePath
+	}
+	return "~" + d.Name // devices without a stable path sort last
+}
+
+func pick(devs []prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, rejected map[string]string) []prismv1.SelectedDevice {
+	var chosen []prismv1.SelectedDevice
+	for i := range devs {
+		d := &devs[i]
+		if taken[d.Name] {
+			continue
+		}
+		if reason := mismatch(d, s, defaultTier); reason != "" {
+			rejected[d.Name] = reason
+			continue
+		}
+		if reason := unusable(d, wipe); reason != "" {
+			rejected[d.Name] = reason
+			continue
+		}
+		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
+			rejected[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
+			continue
+		}
+		taken[d.Name] = true
+		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes})
+	}
+	return chosen
+}
+
+// mismatch says why a device does not match a selector, or "" when it matches.
+func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier) string {
+	if len(s.Paths) > 0 {
+		if slices.Contains(s.Paths, d.StablePath) {
+			return ""
+		}
+		return "not in paths"
+	}
+	tiers := s.Tiers
+	if len(tiers) == 0 && len(s.Models) == 0 && len(s.Vendors) == 0 {
+		tiers = []prismv1.Tier{defaultTier}
+	}
+	if len(tiers) > 0 && !slices.Contains(tiers, d.Tier) {
+		return fmt.Sprintf("tier %s is not in %v (%s)", d.Tier, tiers, d.TierReason)
+	}
+	if len(s.Models) > 0 && !globAny(s.Models, d.Model) {
+		return fmt.Sprintf("model %q matches none of %q", d.Model, s.Models)
+	}
+	if len(s.Vendors) > 0 && !globAny(s.Vendors, d.Vendor) {
+		return fmt.Sprintf("vendor %q matches none of %q", d.Vendor, s.Vendors)
+	}
+	if s.Size != "" {
+		r, err := ParseSizeRange(s.Size)
+		if err != nil {
+			return err.Error()
+		}
+		if !r.Contains(d.SizeBytes) {
+			return fmt.Sprintf("size %d bytes is outside %s", d.SizeBytes, s.Size)
+		}
+	}
+	if s.Rotational != nil && *s.Rotational != d.Rotational {
+		return fmt.Sprintf("rotational is %t", d.Rotational)
+	}
+	return ""
+}
+
+// unusable says why a matching device cannot be used: it failed an eligibility filter that
+// no wipe grant overrides.
+func unusable(d *prismv1.Device, wipe map[string]bool) string {
+	var msgs []string
+	for _, r := range d.Eligibility.Reasons {
+		if wipeOverrides[r.Filter] && wipe[d.StablePath] {
+			continue // the policy lists this device for wiping
+		}
+		msgs = append(msgs, r.Filter+": "+r.Message)
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return "not eligible: " + strings.Join(msgs, "; ")
+}
+
+// wipeOverrides are the filters that fail only because a device holds data: an explicit wipe
+// grant overrides exactly these, never read-only, in-use (holders) or unreadable devices.
+var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true}
+
+func wipeGrants(node string, grants []prismv1.WipeGrant) map[string]bool {
+	m := map[string]bool{}
+	for _, g := range grants {
+		if g.Node == node {
+			m[g.Path] = true
+		}
+	}
+	return m
+}
+
+func globAny(patterns []string, s string) bool {
+	s = strings.ToLower(s)
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToLower(p), s); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,195 @@
+package envtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+)
+
+func newPolicy(testLabel string, mode prismv1.PolicyMode) *prismv1.HybridStoragePolicy {
+	return &prismv1.HybridStoragePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: unique("policy")},
+		Spec: prismv1.HybridStoragePolicySpec{
+			Mode:         mode,
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"prism-test": testLabel, "prism.storage.io/role": "storage"}},
+			CephCluster:  prismv1.ObjectRef{Namespace: "rook-ceph", Name: "rook-ceph"},
+		},
+	}
+}
+
+// reconcile runs the real reconciler until the policy is settled (the first pass only adds
+// the finalizer) and returns the policy as stored.
+func reconcile(t *testing.T, name string) *prismv1.HybridStoragePolicy {
+	t.Helper()
+	r := &hybridstoragepolicy.Reconciler{Client: env.Client}
+	for i := 0; i < 2; i++ {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}}); err != nil {
+			t.Fatalf("reconcile %s: %v", name, err)
+		}
+	}
+	p := &prismv1.HybridStoragePolicy{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, p); err != nil && !strings.Contains(err.Error(), "not found") {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func selectionOf(p *prismv1.HybridStoragePolicy, node string) *prismv1.NodeSelection {
+	for i := range p.Status.Nodes {
+		if p.Status.Nodes[i].Node == node {
+			return &p.Status.Nodes[i]
+		}
+	}
+	return nil
+}
+
+func names(devs []prismv1.SelectedDevice) string {
+	var n []string
+	for _, d := range devs {
+		n = append(n, d.Name)
+	}
+	return strings.Join(n, ",")
+}
+
+func TestPolicySelectsFastAndCapacityDevicesPerNode(t *testing.T) {
+	ctx := context.Background()
+	label := unique("select")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	policy := newPolicy(label, prismv1.ModeApply)
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	p := reconcile(t, policy.Name)
+
+	if p.Status.SelectedNodes != 3 || p.Status.ReadyNodes != 2 || p.Status.ObservedGeneration != p.Generation {
+		t.Errorf("selected/ready/observedGeneration = %d/%d/%d", p.Status.SelectedNodes, p.Status.ReadyNodes, p.Status.ObservedGeneration)
+	}
+	a := selectionOf(p, nodes["optane-qlc-a"].name)
+	if a == nil || names(a.Fast) != "nvme0n1" || names(a.Capacity) != "nvme1n1,nvme2n1,nvme3n1" {
+		t.Fatalf("node a selection = %+v", a)
+	}
+	rejected := map[string]string{}
+	for _, r := range a.Rejected {
+		rejected[r.Name] = r.Reason
+	}
+	if !strings.Contains(rejected["nvme4n1"], "NoSignatures") || !strings.Contains(rejected["nvme4n1"], "ceph_bluestore") {
+		t.Errorf("nvme4n1 (leftover BlueStore label) rejected for %q", rejected["nvme4n1"])
+	}
+	if !strings.Contains(rejected["sda"], "tier Other") {
+		t.Errorf("sda (TLC boot disk) rejected for %q", rejected["sda"])
+	}
+	b := selectionOf(p, nodes["optane-qlc-b"].name)
+	if b == nil || len(b.Fast) != 2 || len(b.Capacity) != 8 {
+		t.Errorf("node b selection = %+v", b)
+	}
+	c := selectionOf(p, nodes["tlc-only-c"].name)
+	if c == nil || len(c.Fast)+len(c.Capacity) != 0 || !strings.Contains(c.Message, "no device matched") {
+		t.Errorf("node c selection = %+v", c)
+	}
+	ready := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != hybridstoragepolicy.ReasonNodesIncomplete || !strings.Contains(ready.Message, nodes["tlc-only-c"].name) {
+		t.Errorf("Ready condition = %+v", ready)
+	}
+	for _, n := range nodes {
+		sn := &prismv1.StorageNode{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: n.name}, sn); err != nil {
+			t.Fatal(err)
+		}
+		if sn.Spec.PolicyName != policy.Name {
+			t.Errorf("StorageNode %s claimed by %q, want %q", n.name, sn.Spec.PolicyName, policy.Name)
+		}
+	}
+}
+
+func TestWipeGrantLetsPolicyUseLeftoverDevice(t *testing.T) {
+	ctx := context.Background()
+	label := unique("wipe")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	a := nodes["optane-qlc-a"]
+	policy := newPolicy(label, prismv1.ModeDryRun)
+	policy.Spec.AllowWipe = []prismv1.WipeGrant{{Node: a.name, Path: "/dev/disk/by-id/nvme-INTEL_SSDPE2NV153T8_PHLN912000A415PAGN"}}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	p := reconcile(t, policy.Name)
+	sel := selectionOf(p, a.name)
+	if sel == nil || names(sel.Capacity) != "nvme1n1,nvme2n1,nvme3n1,nvme4n1" {
+		t.Fatalf("with a wipe grant nvme4n1 should be selected: %+v", sel)
+	}
+	// The grant names one node: the same path elsewhere would stay protected, and the boot
+	// disk (partitions, not granted) stays rejected.
+	for _, r := range sel.Rejected {
+		if r.Name == "nvme4n1" {
+			t.Errorf("nvme4n1 still rejected: %s", r.Reason)
+		}
+	}
+}
+
+func TestNodeBelongsToOnePolicy(t *testing.T) {
+	ctx := context.Background()
+	label := unique("claim")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	first, second := newPolicy(label, prismv1.ModeApply), newPolicy(label, prismv1.ModeApply)
+	for _, p := range []*prismv1.HybridStoragePolicy{first, second} {
+		if err := env.Client.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile(t, first.Name)
+	p2 := reconcile(t, second.Name)
+	sel := selectionOf(p2, nodes["optane-qlc-b"].name)
+	if sel == nil || len(sel.Fast)+len(sel.Capacity) != 0 || !strings.Contains(sel.Message, "managed by policy "+first.Name) {
+		t.Fatalf("second policy selection on a claimed node = %+v", sel)
+	}
+	if p2.Status.ReadyNodes != 0 {
+		t.Errorf("second policy reports %d ready nodes on nodes it does not own", p2.Status.ReadyNodes)
+	}
+
+	// Deleting the first policy releases its nodes (and touches no device); the second then takes them.
+	if err := env.Client.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if gone := reconcile(t, first.Name); gone.Name != "" {
+		t.Fatalf("first policy still exists after its finalizer ran: %+v", gone.ObjectMeta)
+	}
+	p2 = reconcile(t, second.Name)
+	if p2.Status.ReadyNodes != 2 {
+		t.Errorf("after the first policy went away the second has %d ready nodes, want 2", p2.Status.ReadyNodes)
+	}
+}
+
+func TestDryRunWritesStatusOnly(t *testing.T) {
+	ctx := context.Background()
+	label := unique("dryrun")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	policy := newPolicy(label, prismv1.ModeDryRun)
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	p := reconcile(t, policy.Name)
+	if p.Status.ReadyNodes != 2 {
+		t.Errorf("dry run should still compute the selection: %d ready nodes", p.Status.ReadyNodes)
+	}
+	for _, n := range nodes {
+		sn := &prismv1.StorageNode{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: n.name}, sn); err != nil {
+			t.Fatal(err)
+		}
+		if sn.Spec.PolicyName != "" {
+			t.Errorf("dry run claimed StorageNode %s", n.name)
+		}
+	}
+}

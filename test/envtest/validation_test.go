@@ -1,0 +1,213 @@
+package envtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// validPolicy and validClasses are accepted as they are; each case below breaks one field.
+const validPolicy = `
+apiVersion: prism.storage.io/v1alpha1
+kind: HybridStoragePolicy
+spec:
+  mode: DryRun
+  nodeSelector: {}
+  cephCluster: {namespace: rook-ceph, name: rook-ceph}
+`
+
+const validClasses = `
+apiVersion: prism.storage.io/v1alpha1
+kind: ClassificationPolicy
+spec:
+  classes:
+  - {id: 0, name: unclassified, evictionPriority: 22, allocation: "1"}
+  - id: 1
+    name: small-writes
+    allOf:
+    - anyOf: [{type: RequestSize, comparison: Le, value: "16384"}]
+    - anyOf: [{type: IODirection, value: write}]
+    done: true
+    pinned: true
+    allocation: "0.5"
+`
+
+const validNode = `
+apiVersion: prism.storage.io/v1alpha1
+kind: StorageNode
+status:
+  devices:
+  - name: nvme0n1
+    path: /dev/nvme0n1
+    sizeBytes: 375083606016
+    tier: Fast
+    tierReason: test
+    eligibility: {eligible: true}
+`
+
+func TestValidObjectsAreAccepted(t *testing.T) {
+	for _, doc := range []string{validPolicy, validClasses, validNode} {
+		obj := parse(t, doc, nil)
+		obj.SetName(unique("valid"))
+		if err := create(obj); err != nil {
+			t.Errorf("valid %s rejected: %v", obj.GetKind(), err)
+		}
+	}
+}
+
+func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
+	cases := []struct {
+		name string
+		base string
+		edit func(m map[string]any)
+		want []string // substrings of the API server's message: the field path and why
+	}{
+		{"policy without mode", validPolicy, func(m map[string]any) { delete(spec(m), "mode") }, []string{"spec.mode", "Required"}},
+		{"policy with unknown mode", validPolicy, func(m map[string]any) { spec(m)["mode"] = "Yolo" }, []string{"spec.mode", `"Apply", "DryRun"`}},
+		{"policy without cephCluster", validPolicy, func(m map[string]any) { delete(spec(m), "cephCluster") }, []string{"spec.cephCluster", "Required"}},
+		{"cephCluster namespace not a DNS label", validPolicy, func(m map[string]any) {
+			spec(m)["cephCluster"] = map[string]any{"namespace": "Rook_Ceph", "name": "x"}
+		}, []string{"spec.cephCluster.namespace", "should match"}},
+		{"size range LOW above HIGH", validPolicy, func(m map[string]any) {
+			spec(m)["capacityDevices"] = map[string]any{"size": "10T:1T"}
+		}, []string{"spec.capacityDevices.size", "LOW <= HIGH"}},
+		{"size not a quantity", validPolicy, func(m map[string]any) {
+			spec(m)["capacityDevices"] = map[string]any{"size": "big:"}
+		}, []string{"spec.capacityDevices.size", "quantity"}},
+		{"paths combined with models", validPolicy, func(m map[string]any) {
+			spec(m)["fastDevices"] = map[string]any{"paths": []any{"/dev/disk/by-id/nvme-A"}, "models": []any{"INTEL*"}}
+		}, []string{"spec.fastDevices", "paths selects devices explicitly"}},
+		{"path not by-id", validPolicy, func(m map[string]any) {
+			spec(m)["fastDevices"] = map[string]any{"paths": []any{"/dev/nvme0n1"}}
+		}, []string{"spec.fastDevices.paths[0]", "should match"}},
+		{"db size and percent together", validPolicy, func(m map[string]any) {
+			spec(m)["db"] = map[string]any{"size": "60Gi", "percentOfData": 2}
+		}, []string{"spec.db", "either size or percentOfData"}},
+		{"db size below 1Gi", validPolicy, func(m map[string]any) { spec(m)["db"] = map[string]any{"size": "100Mi"} }, []string{"spec.db.size", "at least 1Gi"}},
+		{"db percent above 50", validPolicy, func(m map[string]any) { spec(m)["db"] = map[string]any{"percentOfData": 80} }, []string{"spec.db.percentOfData", "less than or equal to 50"}},
+		{"cache line size not a power of two", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "lineSizeKiB": 12}
+		}, []string{"spec.cache.lineSizeKiB", "supported values"}},
+		{"classification without cache", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "None", "classificationPolicyName": "ceph"}
+		}, []string{"spec.cache", "classificationPolicyName needs a cache"}},
+		{"wipe grant with kernel path", validPolicy, func(m map[string]any) {
+			spec(m)["allowWipe"] = []any{map[string]any{"node": "n1", "path": "/dev/sda"}}
+		}, []string{"spec.allowWipe[0].path", "should match"}},
+		{"limit zero", validPolicy, func(m map[string]any) {
+			spec(m)["capacityDevices"] = map[string]any{"limit": 0}
+		}, []string{"spec.capacityDevices.limit", "greater than or equal to 1"}},
+		{"class 0 renamed", validClasses, func(m map[string]any) { class(m, 0)["name"] = "default" }, []string{"spec.classes[0]", "class 0 must be named unclassified"}},
+		{"class id above 32", validClasses, func(m map[string]any) { class(m, 1)["id"] = 33 }, []string{"spec.classes[1].id", "less than or equal to 32"}},
+		{"duplicate class id", validClasses, func(m map[string]any) { class(m, 1)["id"] = 0 }, []string{"spec.classes[1]", "Duplicate value"}},
+		{"duplicate class name", validClasses, func(m map[string]any) { class(m, 1)["name"] = "unclassified" }, []string{"spec", "class names must be unique"}},
+		{"pinned and priority", validClasses, func(m map[string]any) { class(m, 1)["evictionPriority"] = 3 }, []string{"spec.classes[1]", "exactly one of evictionPriority or pinned"}},
+		{"priority above 255", validClasses, func(m map[string]any) {
+			delete(class(m, 1), "pinned")
+			class(m, 1)["evictionPriority"] = 256
+		}, []string{"spec.classes[1].evictionPriority", "less than or equal to 255"}},
+		{"allocation with five characters", validClasses, func(m map[string]any) { class(m, 1)["allocation"] = "0.125" }, []string{"spec.classes[1].allocation", "may not be more than 4"}},
+		{"allocation above 1", validClasses, func(m map[string]any) { class(m, 1)["allocation"] = "1.5" }, []string{"spec.classes[1].allocation", "should match"}},
+		{"class without rule", validClasses, func(m map[string]any) { delete(class(m, 1), "allOf") }, []string{"spec.classes[1]", "every other class needs allOf"}},
+		{"numeric value not a number", validClasses, func(m map[string]any) { condition(m, 1, 0)["value"] = "4k" }, []string{"spec.classes[1].allOf[0].anyOf[0]", "non-negative decimal integer"}},
+		{"direction sideways", validClasses, func(m map[string]any) { condition(m, 1, 1)["value"] = "sideways" }, []string{"spec.classes[1].allOf[1].anyOf[0]", "read or write"}},
+		{"comparison on a string", validClasses, func(m map[string]any) {
+			c := condition(m, 1, 1)
+			c["type"], c["value"], c["comparison"] = "ProcessName", "bstore_kv_sync", "Le"
+		}, []string{"spec.classes[1].allOf[1].anyOf[0]", "comparison applies only to numeric"}},
+		{"string with ampersand", validClasses, func(m map[string]any) {
+			c := condition(m, 1, 1)
+			c["type"], c["value"] = "Directory", "/var/lib/a&b"
+		}, []string{"spec.classes[1].allOf[1].anyOf[0]", "printable ASCII without &"}},
+		{"process name too long", validClasses, func(m map[string]any) {
+			c := condition(m, 1, 1)
+			c["type"], c["value"] = "ProcessName", "a-very-long-process-name"
+		}, []string{"spec.classes[1].allOf[1].anyOf[0]", "at most 15 characters"}},
+		{"metadata with a value", validClasses, func(m map[string]any) {
+			c := condition(m, 1, 1)
+			c["type"], c["value"] = "Metadata", "yes"
+		}, []string{"spec.classes[1].allOf[1].anyOf[0]", "Direct and Metadata take no value"}},
+		{"core id above 4095", validClasses, func(m map[string]any) {
+			c := condition(m, 1, 0)
+			c["type"], c["value"] = "CoreID", "5000"
+		}, []string{"spec.classes[1].allOf[0].anyOf[0]", "within 0-4095"}},
+		{"rule longer than 1023 characters", validClasses, func(m map[string]any) {
+			var terms []any
+			for i := 0; i < 5; i++ {
+				terms = append(terms, map[string]any{"anyOf": []any{map[string]any{"type": "Directory", "value": "/" + strings.Repeat("d", 250)}}})
+			}
+			class(m, 1)["allOf"] = terms
+		}, []string{"spec.classes[1]", "exceed 1023 characters"}},
+		{"device with unknown tier", validNode, func(m map[string]any) { device(m)["tier"] = "Turbo" }, []string{"status.devices[0].tier", `"Fast", "Capacity", "Other"`}},
+		{"device with negative size", validNode, func(m map[string]any) { device(m)["sizeBytes"] = -1 }, []string{"status.devices[0].sizeBytes", "greater than or equal to 0"}},
+		{"device with bad DWPD", validNode, func(m map[string]any) {
+			device(m)["ratedEndurance"] = map[string]any{"dwpd": "lots"}
+		}, []string{"status.devices[0].ratedEndurance.dwpd", "should match"}},
+		{"device signature of unknown kind", validNode, func(m map[string]any) {
+			device(m)["signatures"] = []any{map[string]any{"kind": "Mystery", "name": "x"}}
+		}, []string{"status.devices[0].signatures[0].kind", "supported values"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := parse(t, tc.base, tc.edit)
+			obj.SetName(unique("invalid"))
+			err := create(obj)
+			if err == nil {
+				t.Fatalf("the API server accepted an invalid %s", obj.GetKind())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	if len(cases) < 15 {
+		t.Fatalf("only %d invalid cases", len(cases))
+	}
+}
+
+// create creates obj; status goes through the status subresource, as the agent writes it
+// (the API server ignores status on create).
+func create(obj *unstructured.Unstructured) error {
+	ctx := context.Background()
+	status, hasStatus := obj.Object["status"]
+	delete(obj.Object, "status")
+	if err := env.Client.Create(ctx, obj); err != nil {
+		return err
+	}
+	if !hasStatus {
+		return nil
+	}
+	obj.Object["status"] = status
+	return env.Client.Status().Update(ctx, obj)
+}
+
+func parse(t *testing.T, doc string, edit func(map[string]any)) *unstructured.Unstructured {
+	t.Helper()
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func spec(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
+
+func class(m map[string]any, i int) map[string]any {
+	return spec(m)["classes"].([]any)[i].(map[string]any)
+}
+
+func condition(m map[string]any, classIndex, term int) map[string]any {
+	return class(m, classIndex)["allOf"].([]any)[term].(map[string]any)["anyOf"].([]any)[0].(map[string]any)
+}
+
+func device(m map[string]any) map[string]any {
+	return m["status"].(map[string]any)["devices"].([]any)[0].(map[string]any)
+}
