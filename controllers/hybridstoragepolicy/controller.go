@@ -50,8 +50,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !policy.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, policy)
 	}
+	// Carry on after adding the finalizer: the update event is filtered out (no generation change).
 	if controllerutil.AddFinalizer(policy, Finalizer) {
-		return ctrl.Result{}, r.Client.Update(ctx, policy)
+		if err := r.Client.Update(ctx, policy); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	before := policy.DeepCopy()

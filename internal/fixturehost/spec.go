@@ -48,6 +48,14 @@ type Device struct {
 	Content string `json:"content,omitempty"`
 	// Source says where the drive's model string, size and limits come from.
 	Source string `json:"source"`
+	// Expect is what Prism should conclude about the drive; tests check the inventory against it.
+	Expect Expectation `json:"expect,omitempty"`
+}
+
+// Expectation is the tier a drive should get and the eligibility filters it should fail.
+type Expectation struct {
+	Tier       string   `json:"tier,omitempty"`
+	Ineligible []string `json:"ineligible,omitempty"`
 }
 
 // Load reads a node description.

@@ -115,9 +115,12 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 // NPWG, the preferred write granularity that reveals a QLC drive's indirection unit.
 func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d *prismv1.Device) []string {
 	var warnings []string
-	if raw, err := id.Controller(ctx, disk.NVMeController); err != nil {
-		warnings = append(warnings, fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err))
-	} else if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
+	raw, err := id.Controller(ctx, disk.NVMeController)
+	if err != nil {
+		// One warning per device: without the controller page the namespace page will not come either.
+		return []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}
+	}
+	if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
 	} else {
 		d.Model = firstOf(d.Model, ctrl.Model)
@@ -127,7 +130,7 @@ func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d
 	if disk.NSID == 0 {
 		return warnings
 	}
-	raw, err := id.Namespace(ctx, disk.NVMeController, disk.NSID)
+	raw, err = id.Namespace(ctx, disk.NVMeController, disk.NSID)
 	if err != nil {
 		return append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err))
 	}

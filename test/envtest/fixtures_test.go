@@ -70,6 +70,24 @@ func (n *simNode) publisher(c client.Client) *agent.Publisher {
 	}
 }
 
+// pairable counts the nodes whose fixture expects at least one eligible Fast and one
+// eligible Capacity drive: the nodes a default policy can make ready.
+func pairable(nodes map[string]*simNode) int32 {
+	var n int32
+	for _, sn := range nodes {
+		var fast, capacity bool
+		for _, d := range sn.fixture.Devices {
+			eligible := len(d.Expect.Ineligible) == 0
+			fast = fast || (eligible && d.Expect.Tier == "Fast")
+			capacity = capacity || (eligible && d.Expect.Tier == "Capacity")
+		}
+		if fast && capacity {
+			n++
+		}
+	}
+	return n
+}
+
 func publishAll(t *testing.T, nodes map[string]*simNode) {
 	t.Helper()
 	for _, n := range nodes {

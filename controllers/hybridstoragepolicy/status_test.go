@@ -1,0 +1,73 @@
+package hybridstoragepolicy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+func complete(node string) prismv1.NodeSelection {
+	return prismv1.NodeSelection{Node: node, Fast: []prismv1.SelectedDevice{{Name: "f"}}, Capacity: []prismv1.SelectedDevice{{Name: "c"}}}
+}
+
+func incomplete(node, msg string) prismv1.NodeSelection {
+	return prismv1.NodeSelection{Node: node, Message: msg}
+}
+
+func TestComputeStatus(t *testing.T) {
+	cases := []struct {
+		name                string
+		selections          []prismv1.NodeSelection
+		errs                []error
+		selected, ready     int32
+		readyStatus         metav1.ConditionStatus
+		readyReason         string
+		readyMessage        string
+		nodesSelectedReason string
+	}{
+		{"no nodes", nil, nil, 0, 0, metav1.ConditionFalse, ReasonNoNodesMatched, "matches no node", ReasonNoNodesMatched},
+		{"all complete", []prismv1.NodeSelection{complete("a"), complete("b")}, nil, 2, 2, metav1.ConditionTrue, ReasonSelectionComplete, "every one of 2 nodes", ReasonNodesSelected},
+		{"one incomplete", []prismv1.NodeSelection{complete("a"), incomplete("c", "no device matched")}, nil, 2, 1, metav1.ConditionFalse, ReasonNodesIncomplete, "c: no device matched", ReasonNodesSelected},
+		{"errors win", []prismv1.NodeSelection{complete("a")}, []error{errors.New("claiming node a: boom")}, 1, 1, metav1.ConditionFalse, ReasonReconcileError, "boom", ReasonNodesSelected},
+		{"many incomplete are summarised", []prismv1.NodeSelection{
+			incomplete("n1", "x"), incomplete("n2", "x"), incomplete("n3", "x"), incomplete("n4", "x"), incomplete("n5", "x"), incomplete("n6", "x"), incomplete("n7", "x"),
+		}, nil, 7, 0, metav1.ConditionFalse, ReasonNodesIncomplete, "and 2 more nodes", ReasonNodesSelected},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Generation: 7}}
+			st := computeStatus(p, tc.selections, tc.errs)
+			if st.SelectedNodes != tc.selected || st.ReadyNodes != tc.ready || st.ObservedGeneration != 7 {
+				t.Errorf("selected/ready/gen = %d/%d/%d", st.SelectedNodes, st.ReadyNodes, st.ObservedGeneration)
+			}
+			ready := meta.FindStatusCondition(st.Conditions, prismv1.ConditionReady)
+			if ready == nil || ready.Status != tc.readyStatus || ready.Reason != tc.readyReason || !strings.Contains(ready.Message, tc.readyMessage) || ready.ObservedGeneration != 7 {
+				t.Errorf("Ready = %+v", ready)
+			}
+			if ns := meta.FindStatusCondition(st.Conditions, prismv1.ConditionNodesSelected); ns == nil || ns.Reason != tc.nodesSelectedReason {
+				t.Errorf("NodesSelected = %+v", ns)
+			}
+		})
+	}
+}
+
+func TestComputeStatusKeepsTransitionTimeWhenUnchanged(t *testing.T) {
+	p := &prismv1.HybridStoragePolicy{}
+	first := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil)
+	old := metav1.NewTime(first.Conditions[0].LastTransitionTime.Add(-3600e9))
+	for i := range first.Conditions {
+		first.Conditions[i].LastTransitionTime = old
+	}
+	p.Status = first
+	second := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil)
+	for _, c := range second.Conditions {
+		if !c.LastTransitionTime.Equal(&old) {
+			t.Errorf("%s transition time moved although its status did not change", c.Type)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+func dev(name string, tier prismv1.Tier, size int64, mods ...func(*prismv1.Device)) prismv1.Device {
+	d := prismv1.Device{
+		Name: name, StablePath: "/dev/disk/by-id/nvme-" + name, Model: "MODEL-" + string(tier), Vendor: "Intel",
+		SizeBytes: size, Tier: tier, TierReason: "test", Eligibility: prismv1.Eligibility{Eligible: true},
+	}
+	for _, m := range mods {
+		m(&d)
+	}
+	return d
+}
+
+func holdsData(d *prismv1.Device) {
+	d.Eligibility = prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{{Filter: prismv1.FilterNoSignatures, Message: "holds data: xfs"}}}
+}
+
+func inUse(d *prismv1.Device) {
+	d.Eligibility = prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{
+		{Filter: prismv1.FilterNoSignatures, Message: "holds data: LVM2_member"},
+		{Filter: prismv1.FilterNoHolders, Message: "in use by dm-0"},
+	}}
+}
+
+func model(m string) func(*prismv1.Device) { return func(d *prismv1.Device) { d.Model = m } }
+
+const tb = 1000 * 1000 * 1000 * 1000
+
+func chosen(devs []prismv1.SelectedDevice) string {
+	var n []string
+	for _, d := range devs {
+		n = append(n, d.Name)
+	}
+	return strings.Join(n, ",")
+}
+
+func TestSelectNode(t *testing.T) {
+	one := int32(1)
+	two := int32(2)
+	yes := true
+	base := []prismv1.Device{
+		dev("c", prismv1.TierCapacity, 15*tb),
+		dev("a", prismv1.TierFast, tb/2),
+		dev("d", prismv1.TierCapacity, 30*tb, model("SOLIDIGM SBFPF2BV307T")),
+		dev("e", prismv1.TierOther, 4*tb),
+		dev("b", prismv1.TierCapacity, 15*tb, holdsData),
+		dev("f", prismv1.TierCapacity, 15*tb, inUse),
+	}
+	cases := []struct {
+		name           string
+		spec           prismv1.HybridStoragePolicySpec
+		fast, capacity string
+		rejected       map[string]string // device -> substring of its reason
+	}{
+		{
+			name: "defaults pick by tier, eligible only, in stable-path order",
+			fast: "a", capacity: "c,d",
+			rejected: map[string]string{"b": "NoSignatures", "e": "tier Other", "f": "NoHolders"},
+		},
+		{
+			name: "wipe grant overrides data filters but never holders",
+			spec: prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{
+				{Node: "n1", Path: "/dev/disk/by-id/nvme-b"}, {Node: "n1", Path: "/dev/disk/by-id/nvme-f"},
+			}},
+			fast: "a", capacity: "b,c,d",
+			rejected: map[string]string{"f": "in use by dm-0"},
+		},
+		{
+			name: "wipe grant for another node does not apply",
+			spec: prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{{Node: "n2", Path: "/dev/disk/by-id/nvme-b"}}},
+			fast: "a", capacity: "c,d",
+			rejected: map[string]string{"b": "NoSignatures"},
+		},
+		{
+			name: "size range",
+			spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Tiers: []prismv1.Tier{prismv1.TierCapacity}, Size: "20T:"}},
+			fast: "a", capacity: "d",
+			rejected: map[string]string{"c": "outside 20T:"},
+		},
+		{
+			name: "model glob is case-insensitive and replaces the default tier",
+			spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Models: []string{"solidigm sbfpf*"}}},
+			fast: "a", capacity: "d",
+			rejected: map[string]string{"c": "matches none of"},
+		},
+		{
+			name: "limit",
+			spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Limit: &one}},
+			fast: "a", capacity: "c",
+			rejected: map[string]string{"d": "beyond limit 1"},
+		},
+		{
+			name: "explicit paths pick an Other device as fast",
+			spec: prismv1.HybridStoragePolicySpec{FastDevices: prismv1.DeviceSelector{Paths: []string{"/dev/disk/by-id/nvme-e"}}},
+			fast: "e", capacity: "c,d",
+			rejected: map[string]string{"a": "not in paths"},
+		},
+		{
+			name: "a device chosen as fast is not also capacity",
+			spec: prismv1.HybridStoragePolicySpec{
+				FastDevices:     prismv1.DeviceSelector{Tiers: []prismv1.Tier{prismv1.TierFast, prismv1.TierCapacity}, Limit: &two},
+				CapacityDevices: prismv1.DeviceSelector{Tiers: []prismv1.Tier{prismv1.TierCapacity}},
+			},
+			fast: "a,c", capacity: "d",
+		},
+		{
+			name: "rotational filter",
+			spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Tiers: []prismv1.Tier{prismv1.TierCapacity}, Rotational: &yes}},
+			fast: "a", capacity: "",
+			rejected: map[string]string{"c": "rotational is false"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sel := SelectNode("n1", base, &tc.spec)
+			if got := chosen(sel.Fast); got != tc.fast {
+				t.Errorf("fast = %q, want %q", got, tc.fast)
+			}
+			if got := chosen(sel.Capacity); got != tc.capacity {
+				t.Errorf("capacity = %q, want %q", got, tc.capacity)
+			}
+			reasons := map[string]string{}
+			for _, r := range sel.Rejected {
+				reasons[r.Name] = r.Reason
+			}
+			if len(reasons)+len(sel.Fast)+len(sel.Capacity) != len(base) {
+				t.Errorf("every device must be chosen or rejected with a reason: %+v", sel)
+			}
+			for name, want := range tc.rejected {
+				if !strings.Contains(reasons[name], want) {
+					t.Errorf("%s rejected for %q, want it to mention %q", name, reasons[name], want)
+				}
+			}
+		})
+	}
+}
+
+func TestSelectNodeIsStableUnderInputOrder(t *testing.T) {
+	devs := []prismv1.Device{dev("x", prismv1.TierCapacity, tb*15), dev("y", prismv1.TierCapacity, tb*15), dev("f", prismv1.TierFast, tb)}
+	reversed := []prismv1.Device{devs[2], devs[1], devs[0]}
+	spec := &prismv1.HybridStoragePolicySpec{}
+	if a, b := SelectNode("n", devs, spec), SelectNode("n", reversed, spec); chosen(a.Capacity) != chosen(b.Capacity) || chosen(a.Capacity) != "x,y" {
+		t.Fatalf("selection depends on input order: %q vs %q", chosen(a.Capacity), chosen(b.Capacity))
+	}
+}
+
+func TestSelectNodeMessages(t *testing.T) {
+	spec := &prismv1.HybridStoragePolicySpec{}
+	for _, tc := range []struct {
+		devs []prismv1.Device
+		want string
+	}{
+		{nil, "reported no devices"},
+		{[]prismv1.Device{dev("o", prismv1.TierOther, tb)}, "no device matched"},
+		{[]prismv1.Device{dev("c", prismv1.TierCapacity, tb)}, "no fast device"},
+		{[]prismv1.Device{dev("f", prismv1.TierFast, tb)}, "no capacity device"},
+	} {
+		sel := SelectNode("n", tc.devs, spec)
+		if !strings.Contains(sel.Message, tc.want) || Complete(sel) {
+			t.Errorf("message %q, want %q (complete=%t)", sel.Message, tc.want, Complete(sel))
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package plan
+
+import "testing"
+
+func TestParseSizeRange(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		low, high int64
+		err       bool
+	}{
+		{"", 0, 0, false},
+		{"1T:", 1e12, 0, false},
+		{":500Gi", 0, 500 << 30, false},
+		{"3T:8T", 3e12, 8e12, false},
+		{"15360G", 15360e9, 15360e9, false},
+		{":", 0, 0, true},
+		{"8T:3T", 0, 0, true},
+		{"big:", 0, 0, true},
+		{"1T:2T:3T", 0, 0, true},
+	} {
+		r, err := ParseSizeRange(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("%q: err = %v, want error %t", tc.in, err, tc.err)
+			continue
+		}
+		if !tc.err && (r.Low != tc.low || r.High != tc.high) {
+			t.Errorf("%q = %+v, want {%d %d}", tc.in, r, tc.low, tc.high)
+		}
+	}
+	r, _ := ParseSizeRange("1T:2T")
+	if !r.Contains(1e12) || !r.Contains(2e12) || r.Contains(2e12+1) || r.Contains(1e12-1) {
+		t.Error("range bounds must be inclusive")
+	}
+}
+
+func FuzzParseSizeRange(f *testing.F) {
+	for _, s := range []string{"1T:", ":500Gi", "3T:8T", "x", ":", "1e3:1e2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseSizeRange(s)
+		if err == nil && r.High != 0 && r.Low > r.High {
+			t.Fatalf("%q accepted with low %d above high %d", s, r.Low, r.High)
+		}
+	})
+}

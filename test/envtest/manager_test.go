@@ -1,0 +1,93 @@
+package envtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+)
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+}
+
+// TestOperatorFollowsInventoryAndLabels runs the operator's manager and checks that the
+// watches re-select when a node's inventory or labels change, without any requeue timer.
+func TestOperatorFollowsInventoryAndLabels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	label := unique("watch")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	policy := newPolicy(label, prismv1.ModeApply)
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	get := func() *prismv1.HybridStoragePolicy {
+		p := &prismv1.HybridStoragePolicy{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: policy.Name}, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eventually(t, 15*time.Second, "every pairable node ready", func() bool { return get().Status.ReadyNodes == pairable(nodes) })
+
+	// A QLC drive disappears from node a (its udev entry and sysfs directory go away).
+	a := nodes["optane-qlc-a"]
+	if err := os.RemoveAll(filepath.Join(a.root, "sys/block/nvme3n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.publisher(env.Client).Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "node a to have two capacity devices", func() bool {
+		sel := selectionOf(get(), a.name)
+		return sel != nil && len(sel.Capacity) == 2
+	})
+
+	// Node b loses the storage role label: the policy lets it go and releases its claim.
+	b := nodes["optane-qlc-b"]
+	node := &corev1.Node{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: b.name}, node); err != nil {
+		t.Fatal(err)
+	}
+	delete(node.Labels, "prism.storage.io/role")
+	if err := env.Client.Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "node b to leave the selection", func() bool {
+		p := get()
+		return p.Status.SelectedNodes == int32(len(nodes)-1) && selectionOf(p, b.name) == nil
+	})
+	eventually(t, 15*time.Second, "node b's claim to be released", func() bool {
+		sn := &prismv1.StorageNode{}
+		return env.Client.Get(ctx, client.ObjectKey{Name: b.name}, sn) == nil && sn.Spec.PolicyName == ""
+	})
+}
