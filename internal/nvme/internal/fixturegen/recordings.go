@@ -128,6 +128,7 @@ var recordings = []recording{
 			"No \"Total NVM Capacity\" line (smartctl omits it when TNVMCAP and UNVMCAP are zero): TNVMCAP stays zero.",
 			"No \"Namespace 1 Utilization\" line (smartctl omits it when NUSE == NCAP), but the value itself is not printed, so NUSE stays zero.",
 			"The recording shows no NSFEAT, NPWG or NOWS values: they stay zero, so PreferredWriteGranularity reports not-valid for this fixture.",
+			"The linux-hardware.org probe rewrites model names as \"<family> <part> <bus> <vendor> <size>\"; the drive itself reports `INTEL SSDPEKNW512G8` (fdisk -l on a 660p prints \"Disk model: INTEL SSDPEKNW512G8\"). Use this MN to test parsing, not model matching.",
 		},
 	},
 	{
