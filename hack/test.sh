@@ -12,4 +12,10 @@ echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
 go vet ./...
 go test ./... -count=1 -timeout 30m
 hack/fuzz.sh "${FUZZTIME:-5s}"
+# End to end: the demo's real control plane, operator binary and agent binaries on the fixture nodes.
+make build
+demo_dir=$(mktemp -d)
+go run ./hack/demo --once --dir "$demo_dir" >"$demo_dir/demo.out" || { cat "$demo_dir/demo.out" "$demo_dir"/*.log; exit 1; }
+grep -q "with both tiers" "$demo_dir/demo.out"
+echo "test: demo ran end to end (output in $demo_dir/demo.out)"
 echo "test: all passed in $(($(date +%s) - start)) s"

@@ -29,11 +29,7 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 		if taken[d.Name] {
 			continue
 		}
-		reason := rejectFast[d.Name]
-		if rejectCapacity[d.Name] != reason {
-			reason = "fast: " + rejectFast[d.Name] + "; capacity: " + rejectCapacity[d.Name]
-		}
-		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: reason})
+		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(&d, rejectFast[d.Name], rejectCapacity[d.Name])})
 	}
 	switch {
 	case len(devices) == 0:
@@ -46,6 +42,23 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 		sel.Message = "no capacity device matched"
 	}
 	return sel
+}
+
+// rejection says in one sentence why a device was chosen for neither tier: the reason of the
+// selector for the device's own tier matters most (a QLC drive refused as capacity because
+// it holds data, not because it is not fast).
+func rejection(d *prismv1.Device, fast, capacity string) string {
+	switch {
+	case fast == capacity:
+		return fast
+	case d.Tier == prismv1.TierFast && !strings.HasPrefix(fast, tierMismatch):
+		return fast
+	case d.Tier == prismv1.TierCapacity && !strings.HasPrefix(capacity, tierMismatch):
+		return capacity
+	case strings.HasPrefix(fast, tierMismatch) && strings.HasPrefix(capacity, tierMismatch):
+		return fmt.Sprintf("%s%s matches neither selector: %s", tierMismatch, d.Tier, d.TierReason)
+	}
+	return "fast: " + fast + "; capacity: " + capacity
 }
 
 // Complete reports whether a node has both tiers.
@@ -83,6 +96,8 @@ func pick(devs []prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 	return chosen
 }
 
+const tierMismatch = "tier "
+
 // mismatch says why a device does not match a selector, or "" when it matches.
 func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier) string {
 	if len(s.Paths) > 0 {
@@ -96,7 +111,7 @@ func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 		tiers = []prismv1.Tier{defaultTier}
 	}
 	if len(tiers) > 0 && !slices.Contains(tiers, d.Tier) {
-		return fmt.Sprintf("tier %s is not in %v (%s)", d.Tier, tiers, d.TierReason)
+		return fmt.Sprintf("%s%s is not in %v (%s)", tierMismatch, d.Tier, tiers, d.TierReason)
 	}
 	if len(s.Models) > 0 && !globAny(s.Models, d.Model) {
 		return fmt.Sprintf("model %q matches none of %q", d.Model, s.Models)

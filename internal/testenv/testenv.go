@@ -76,3 +76,16 @@ func Start() (*Env, error) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
+
+// KubeConfig returns an admin kubeconfig for the control plane, for kubectl and the binaries
+// the demo starts.
+func (e *Env) KubeConfig() ([]byte, error) {
+	user, err := e.env.ControlPlane.AddUser(envtest.User{Name: "prism-demo-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.KubeConfig()
+}
+
+// AssetsDir is where the control-plane binaries came from (kubectl is there when built).
+func (e *Env) AssetsDir() string { return e.env.BinaryAssetsDirectory }

@@ -1,0 +1,86 @@
+// Command kubectl-prism is Prism's kubectl plugin: `kubectl prism nodes|devices|selection`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/kube"
+	"github.com/prism-storage/prism/internal/report"
+)
+
+const usage = `kubectl prism: Prism's view of the cluster's storage.
+
+Usage:
+  kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
+  kubectl prism devices     every device of every node: model, size, tier and why, eligibility
+  kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
+
+Flags:
+  --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG or ~/.kube/config)
+  --context NAME      kubeconfig context to use
+`
+
+func main() {
+	fs := flag.NewFlagSet("kubectl-prism", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file")
+	kubecontext := fs.String("context", "", "kubeconfig context")
+	if len(os.Args) < 2 {
+		fs.Usage()
+		os.Exit(2)
+	}
+	cmd := os.Args[1]
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		os.Exit(2)
+	}
+	if err := run(cmd, *kubeconfig, *kubecontext); err != nil {
+		fmt.Fprintf(os.Stderr, "kubectl prism %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}
+
+func run(cmd, kubeconfig, kubecontext string) error {
+	switch cmd {
+	case "nodes", "devices", "selection":
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command; see kubectl prism --help")
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubecontext}).ClientConfig()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cmd == "selection" {
+		list := &prismv1.HybridStoragePolicyList{}
+		if err := c.List(ctx, list); err != nil {
+			return err
+		}
+		return report.Selection(os.Stdout, list.Items)
+	}
+	list := &prismv1.StorageNodeList{}
+	if err := c.List(ctx, list); err != nil {
+		return err
+	}
+	if cmd == "devices" {
+		return report.Devices(os.Stdout, list.Items)
+	}
+	return report.Nodes(os.Stdout, list.Items, time.Now())
+}

@@ -1,0 +1,214 @@
+// Command demo runs Prism's main job on this machine: a real kube-apiserver and etcd, the
+// operator, and one agent per simulated node (host roots built from test/fixtures/nodes),
+// then applies the sample policy and shows what Prism decided. The nodes are simulated;
+// the control plane, operator, agents and their inventory code are the real ones.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/internal/report"
+	"github.com/prism-storage/prism/internal/testenv"
+)
+
+func main() {
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "prism-demo"), "where the demo keeps its kubeconfig, host roots and logs")
+	bin := flag.String("bin", "bin", "directory with prism-manager, prism-agent and kubectl-prism")
+	once := flag.Bool("once", false, "exit once the policy is reconciled instead of running until interrupted")
+	flag.Parse()
+	if err := run(*dir, *bin, *once); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, bin string, once bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	bin, _ = filepath.Abs(bin)
+	say("Starting a local control plane (kube-apiserver + etcd built from the Go module proxy)...")
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	cfg, err := env.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfig, cfg, 0o600); err != nil {
+		return err
+	}
+
+	nodes, err := fixturehost.LoadAll(filepath.Join(testenv.RepoRoot(), fixturehost.NodesDir))
+	if err != nil {
+		return err
+	}
+	roots, err := fixturehost.BuildAll(nodes, filepath.Join(dir, "hosts"), filepath.Join(testenv.RepoRoot(), fixturehost.IdentifyDir))
+	if err != nil {
+		return err
+	}
+	say("Simulating %d nodes from fixtures (the devices are not real; their model strings, sizes and identify data come from real drives):", len(nodes))
+	for _, n := range nodes {
+		say("  %-22s %s", n.Name, n.Description)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+		if err := env.Client.Create(ctx, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", n.Name, err)
+		}
+	}
+
+	procs := []*exec.Cmd{start(ctx, dir, kubeconfig, "operator", filepath.Join(bin, "prism-manager"), "--metrics-bind-address=0", "--health-probe-bind-address=0")}
+	for _, n := range nodes {
+		procs = append(procs, start(ctx, dir, kubeconfig, "agent-"+n.Name, filepath.Join(bin, "prism-agent"), "run",
+			"--node-name="+n.Name, "--host-root="+roots[n.Name], "--identify-dir="+filepath.Join(roots[n.Name], "identify"), "--period=1m"))
+	}
+	defer func() {
+		for _, p := range procs {
+			if p.Process != nil {
+				_ = p.Process.Signal(syscall.SIGTERM)
+				_ = p.Wait()
+			}
+		}
+	}()
+
+	if err := waitFor(ctx, 60*time.Second, func() bool {
+		list := &prismv1.StorageNodeList{}
+		return env.Client.List(ctx, list) == nil && inventoried(list.Items) == len(nodes)
+	}); err != nil {
+		return fmt.Errorf("waiting for the agents to publish their inventories (logs in %s): %w", dir, err)
+	}
+	policy, err := applySample(ctx, env.Client)
+	if err != nil {
+		return err
+	}
+	say("Applied config/samples/hybridstoragepolicy.yaml (policy %s).", policy)
+	if err := waitFor(ctx, 60*time.Second, func() bool {
+		p := &prismv1.HybridStoragePolicy{}
+		return env.Client.Get(ctx, client.ObjectKey{Name: policy}, p) == nil && p.Status.ObservedGeneration == p.Generation && p.Generation > 0 && len(p.Status.Nodes) == len(nodes)
+	}); err != nil {
+		return fmt.Errorf("waiting for the operator (logs in %s): %w", dir, err)
+	}
+
+	if err := show(ctx, env, kubeconfig, bin); err != nil {
+		return err
+	}
+	say("")
+	say("The control plane, operator and agents keep running. Try:")
+	say("  export KUBECONFIG=%s", kubeconfig)
+	if kubectl := filepath.Join(env.AssetsDir(), "kubectl"); exists(kubectl) {
+		say("  %s get storagenodes,hybridstoragepolicies", kubectl)
+	}
+	say("  %s selection", filepath.Join(bin, "kubectl-prism"))
+	say("  %s inventory --host-root %s", filepath.Join(bin, "prism-agent"), roots[nodes[0].Name])
+	say("Logs: %s/*.log. Press Ctrl-C to stop.", dir)
+	if once {
+		return nil
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func show(ctx context.Context, env *testenv.Env, kubeconfig, bin string) error {
+	if kubectl := filepath.Join(env.AssetsDir(), "kubectl"); exists(kubectl) {
+		say("\n$ kubectl get storagenodes,hybridstoragepolicies")
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "get", "storagenodes,hybridstoragepolicies")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return err
+		}
+	}
+	nodes := &prismv1.StorageNodeList{}
+	if err := env.Client.List(ctx, nodes); err != nil {
+		return err
+	}
+	say("\n$ kubectl prism devices")
+	if err := report.Devices(os.Stdout, nodes.Items); err != nil {
+		return err
+	}
+	policies := &prismv1.HybridStoragePolicyList{}
+	if err := env.Client.List(ctx, policies); err != nil {
+		return err
+	}
+	say("\n$ kubectl prism selection")
+	return report.Selection(os.Stdout, policies.Items)
+}
+
+func applySample(ctx context.Context, c client.Client) (string, error) {
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config/samples/hybridstoragepolicy.yaml"))
+	if err != nil {
+		return "", err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		return "", err
+	}
+	return obj.GetName(), c.Create(ctx, obj)
+}
+
+func inventoried(nodes []prismv1.StorageNode) int {
+	n := 0
+	for _, sn := range nodes {
+		if sn.Status.LastInventoryTime != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// start runs a Prism binary against the demo's control plane, logging to DIR/NAME.log.
+func start(ctx context.Context, dir, kubeconfig, name, path string, args ...string) *exec.Cmd {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		panic(err)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: starting %s: %v (run make build)\n", path, err)
+		os.Exit(1)
+	}
+	return cmd
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("timed out after %s", timeout)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func say(format string, args ...any) { fmt.Printf(format+"\n", args...) }
