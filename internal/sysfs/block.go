@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,7 +95,12 @@ func (h Host) readBlockDevice(name string) BlockDevice {
 			r.problem("dev", fmt.Errorf("%q is not major:minor", dev))
 		}
 	}
-	d.SizeBytes = r.int("size") * 512 // always 512-byte sectors, whatever the logical block size
+	// size is always in 512-byte sectors, whatever the logical block size.
+	if sectors := r.int("size"); sectors > math.MaxInt64/512 {
+		r.problem("size", fmt.Errorf("%d sectors overflow a byte count", sectors))
+	} else {
+		d.SizeBytes = sectors * 512
+	}
 	d.Rotational = r.int("queue/rotational") == 1
 	d.ReadOnly = r.int("ro") == 1
 	d.Removable = r.int("removable") == 1

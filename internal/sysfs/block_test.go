@@ -147,3 +147,27 @@ func TestVirtual(t *testing.T) {
 		t.Error("loop devices are included when asked for")
 	}
 }
+
+// FuzzBlockDeviceAttributes writes arbitrary content into a device's sysfs attributes: the
+// reader must never panic, and any value it cannot parse must be reported as a problem.
+func FuzzBlockDeviceAttributes(f *testing.F) {
+	f.Add("8:0", "937703088", "0", "512")
+	f.Add("x", "-1", "maybe", "")
+	f.Add("259:1\n", "18446744073709551616", "1", "4096\n")
+	f.Add("8:0", "9223372036854775807", "0", "512")
+	f.Fuzz(func(t *testing.T, dev, size, rotational, lbs string) {
+		root := t.TempDir()
+		disk(t, root, "sdz", map[string]string{"dev": dev, "size": size, "queue/rotational": rotational, "queue/logical_block_size": lbs})
+		devs, err := Host{Root: root}.BlockDevices(false)
+		if err != nil || len(devs) != 1 {
+			t.Fatalf("devices = %v, %v", devs, err)
+		}
+		d := devs[0]
+		if d.SizeBytes < 0 || d.LogicalBlockSize < 0 {
+			t.Fatalf("negative values accepted: %+v", d)
+		}
+		if d.SizeBytes == 0 && strings.TrimSpace(size) != "0" && strings.TrimSpace(size) != "" && len(d.Problems) == 0 {
+			t.Fatalf("size %q read as 0 without a problem", size)
+		}
+	})
+}

@@ -1,0 +1,19 @@
+# One image for the operator (/prism-manager) and the node agent (/prism-agent).
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY api/ api/
+COPY cmd/ cmd/
+COPY controllers/ controllers/
+COPY internal/ internal/
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-manager ./cmd/manager && \
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-agent ./cmd/agent
+
+# The agent needs host tools in later stages (sgdisk, casadm); Debian slim carries them.
+FROM debian:12-slim
+RUN apt-get update && apt-get install -y --no-install-recommends gdisk util-linux && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/prism-manager /out/prism-agent /
+USER 65532:65532
+ENTRYPOINT ["/prism-manager"]
