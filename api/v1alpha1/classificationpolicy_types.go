@@ -171,5 +171,5 @@ type ClassificationPolicyList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClassificationPolicy{}, &ClassificationPolicyList{})
+	register(&ClassificationPolicy{}, &ClassificationPolicyList{})
 }

@@ -22,4 +22,10 @@ const (
 	ConditionInventoried = "Inventoried"
 	// ConditionNodesSelected says whether a policy matched nodes and devices.
 	ConditionNodesSelected = "NodesSelected"
+	// ConditionPlanned says whether a policy's layout could be planned on every node.
+	ConditionPlanned = "Planned"
+	// ConditionProvisioned says whether a node's planned partitions all exist.
+	ConditionProvisioned = "Provisioned"
+	// ConditionRookConfigured says whether Prism's entries are in the target CephCluster.
+	ConditionRookConfigured = "RookConfigured"
 )

@@ -81,7 +81,38 @@ type DBSizing struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=64
 	SpareSlots int32 `json:"spareSlots,omitempty"`
+	// maxDataDevicesPerFastDevice caps how many capacity devices share one fast device: when the
+	// fast device fails, every OSD behind it fails (blast radius). 0 means no cap.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	MaxDataDevicesPerFastDevice int32 `json:"maxDataDevicesPerFastDevice,omitempty"`
 }
+
+// OSDSettings tune the OSDs Rook creates on the capacity devices.
+type OSDSettings struct {
+	// deviceClass is the CRUSH device class of the OSDs (Rook's deviceClass), so pools can target them.
+	// +optional
+	// +kubebuilder:default=qlc
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]+$`
+	DeviceClass string `json:"deviceClass,omitempty"`
+	// minAllocSize sets bluestore_min_alloc_size for the OSDs at creation: Auto matches the capacity
+	// devices' internal write unit (all must agree), Default leaves Ceph's value.
+	// +optional
+	// +kubebuilder:default=Auto
+	// +kubebuilder:validation:Enum=Auto;Default
+	MinAllocSize MinAllocSizeMode `json:"minAllocSize,omitempty"`
+}
+
+// MinAllocSizeMode says how Prism sets bluestore_min_alloc_size.
+type MinAllocSizeMode string
+
+// Min alloc size modes.
+const (
+	MinAllocSizeAuto    MinAllocSizeMode = "Auto"
+	MinAllocSizeDefault MinAllocSizeMode = "Default"
+)
 
 // CacheMode is the Open CAS cache mode for the cache partition.
 // +kubebuilder:validation:Enum=None;WriteThrough;WriteBack;WriteAround;PassThrough;WriteOnly
@@ -164,6 +195,9 @@ type HybridStoragePolicySpec struct {
 	// cache configures the block cache on the rest of the fast devices.
 	// +optional
 	Cache CacheSpec `json:"cache,omitempty"`
+	// osd tunes the OSDs created on the capacity devices.
+	// +optional
+	OSD OSDSettings `json:"osd,omitempty"`
 	// cephCluster is the Rook CephCluster whose storage section Prism manages.
 	// +required
 	CephCluster ObjectRef `json:"cephCluster"`
@@ -191,6 +225,10 @@ type SelectedDevice struct {
 	// sizeBytes is the device capacity.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// dbSlot is, for a capacity device, the partition planned for its BlueStore DB.
+	// +optional
+	// +kubebuilder:validation:MaxLength=520
+	DBSlot string `json:"dbSlot,omitempty"`
 }
 
 // RejectedDevice is a device a policy did not choose, with the reason.
@@ -226,10 +264,16 @@ type NodeSelection struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=512
 	Rejected []RejectedDevice `json:"rejected,omitempty"`
-	// message summarises problems on this node (no inventory, no fast device...).
+	// message summarises problems on this node (no inventory, no fast device, plan refused...).
 	// +optional
-	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
+	// warnings are planning concerns that do not block (a DB slot below 1 % of its data device).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // HybridStoragePolicyStatus is what the operator observed and decided.
@@ -288,5 +332,5 @@ type HybridStoragePolicyList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&HybridStoragePolicy{}, &HybridStoragePolicyList{})
+	register(&HybridStoragePolicy{}, &HybridStoragePolicyList{})
 }

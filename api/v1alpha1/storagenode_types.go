@@ -4,14 +4,95 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// StorageNodeSpec is the desired plan for one node, written by the operator.
-// The provisioning plan (DB slots, cache partition) is added by the provisioning work;
-// today the spec only records which policy claims the node.
+// StorageNodeSpec is the desired plan for one node, written only by the operator.
 type StorageNodeSpec struct {
 	// policyName is the HybridStoragePolicy that manages this node; empty when none does.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PolicyName string `json:"policyName,omitempty"`
+	// mode is the managing policy's mode: the agent changes the host only in Apply.
+	// +optional
+	Mode PolicyMode `json:"mode,omitempty"`
+	// plan is what the agent realises on the node's fast devices. Absent: the agent touches nothing.
+	// +optional
+	Plan *NodePlan `json:"plan,omitempty"`
+}
+
+// NodePlan is the per-node layout: GPT partitions on each fast device, one BlueStore DB slot
+// per capacity device (plus spares) and the rest as cache.
+type NodePlan struct {
+	// fastDevices lists each fast device and the partitions it carries.
+	// +optional
+	// +listType=map
+	// +listMapKey=stablePath
+	// +kubebuilder:validation:MaxItems=64
+	FastDevices []FastDevicePlan `json:"fastDevices,omitempty"`
+	// allowWipe lists the stable paths of devices on this node the policy allows Prism to wipe.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=512
+	// +kubebuilder:validation:items:MaxLength=512
+	AllowWipe []string `json:"allowWipe,omitempty"`
+}
+
+// FastDevicePlan is the GPT layout of one fast device.
+type FastDevicePlan struct {
+	// stablePath is the fast device's /dev/disk/by-id path.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	StablePath string `json:"stablePath"`
+	// slotSizeBytes is the size of every DB slot on this device; fixed once slots exist.
+	// +required
+	// +kubebuilder:validation:Minimum=1073741824
+	SlotSizeBytes int64 `json:"slotSizeBytes"`
+	// slots are the DB slots, by index; slot i is partition i+1 at a fixed offset.
+	// +optional
+	// +listType=map
+	// +listMapKey=index
+	// +kubebuilder:validation:MaxItems=127
+	Slots []DBSlot `json:"slots,omitempty"`
+	// cache is the partition after the last slot, used as the Open CAS cache; absent when the cache is off.
+	// +optional
+	Cache *PlannedPartition `json:"cache,omitempty"`
+}
+
+// PlannedPartition is one GPT partition Prism creates.
+type PlannedPartition struct {
+	// number is the GPT partition number.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	Number int32 `json:"number"`
+	// label is the GPT partition name, which marks the partition as Prism's.
+	// +required
+	// +kubebuilder:validation:MaxLength=36
+	// +kubebuilder:validation:Pattern=`^prism-[a-z0-9-]+$`
+	Label string `json:"label"`
+	// startBytes is the partition's offset on the device (1 MiB aligned).
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	StartBytes int64 `json:"startBytes"`
+	// sizeBytes is the partition's size.
+	// +required
+	// +kubebuilder:validation:Minimum=1048576
+	SizeBytes int64 `json:"sizeBytes"`
+}
+
+// DBSlot is a partition that holds one OSD's BlueStore DB (and its WAL, co-located).
+type DBSlot struct {
+	// index is the slot number on the fast device, from 0.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=126
+	Index int32 `json:"index"`
+	// partition is where the slot lives.
+	// +required
+	Partition PlannedPartition `json:"partition"`
+	// dataDevice is the stable path of the capacity device whose DB the slot holds; empty for a spare slot.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	DataDevice string `json:"dataDevice,omitempty"`
 }
 
 // SignatureKind names a family of on-disk signatures that marks a device as holding data.
@@ -217,6 +298,57 @@ type StorageNodeStatus struct {
 	// eligibleDevices counts devices every eligibility filter accepted.
 	// +optional
 	EligibleDevices int32 `json:"eligibleDevices,omitempty"`
+	// partitions reports each planned partition as the agent found or made it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	Partitions []PartitionStatus `json:"partitions,omitempty"`
+	// observedPlanGeneration is the StorageNode generation whose plan the partitions reflect.
+	// +optional
+	ObservedPlanGeneration int64 `json:"observedPlanGeneration,omitempty"`
+}
+
+// PartitionState says where a planned partition stands.
+// +kubebuilder:validation:Enum=Ready;Pending;Refused;Failed
+type PartitionState string
+
+// Partition states.
+const (
+	// PartitionReady: the partition exists exactly as planned.
+	PartitionReady PartitionState = "Ready"
+	// PartitionPending: not created yet (DryRun, or waiting for an earlier step).
+	PartitionPending PartitionState = "Pending"
+	// PartitionRefused: the agent will not create it without a wipe grant (the device holds
+	// data it did not create, or a different partition is in the way).
+	PartitionRefused PartitionState = "Refused"
+	// PartitionFailed: a host tool failed; the agent retries.
+	PartitionFailed PartitionState = "Failed"
+)
+
+// PartitionStatus is one planned partition as observed on the node.
+type PartitionStatus struct {
+	// device is the fast device's stable path.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	Device string `json:"device"`
+	// number is the GPT partition number.
+	// +required
+	Number int32 `json:"number"`
+	// label is the GPT partition name.
+	// +required
+	// +kubebuilder:validation:MaxLength=36
+	Label string `json:"label"`
+	// path is the partition's stable path (<device>-part<number>).
+	// +optional
+	// +kubebuilder:validation:MaxLength=520
+	Path string `json:"path,omitempty"`
+	// state is where the partition stands.
+	// +required
+	State PartitionState `json:"state"`
+	// message explains a Pending, Refused or Failed state.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // StorageNode holds one Kubernetes node's storage inventory (status, from the node agent)
@@ -251,5 +383,5 @@ type StorageNodeList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&StorageNode{}, &StorageNodeList{})
+	register(&StorageNode{}, &StorageNodeList{})
 }

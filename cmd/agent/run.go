@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/agent"
 	"github.com/prism-storage/prism/internal/inventory"
@@ -33,15 +35,15 @@ func runAgent(args []string) error {
 	if *nodeName == "" {
 		return fmt.Errorf("--node-name (or $NODE_NAME) is required")
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	klog.SetLogger(ctrl.Log)
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), ctrl.Log.WithName("agent"))
+	logf.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	klog.SetLogger(logf.Log)
+	ctx := logf.IntoContext(signals.SetupSignalHandler(), logf.Log.WithName("agent"))
 
-	cfg, err := ctrl.GetConfig()
+	cfg, err := config.GetConfig()
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: kube.AgentScheme()})
 	if err != nil {
 		return err
 	}
@@ -60,6 +62,6 @@ func runAgent(args []string) error {
 		},
 		Version: version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
 	}
-	ctrl.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot)
+	logf.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot)
 	return p.Run(ctx)
 }

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/inventory"
@@ -34,7 +34,7 @@ type Publisher struct {
 
 // Run syncs now, then on every change signal and every period, until ctx ends.
 func (p *Publisher) Run(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("node", p.NodeName)
+	log := logf.FromContext(ctx).WithValues("node", p.NodeName)
 	ticker := time.NewTicker(p.Period)
 	defer ticker.Stop()
 	for {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // WatchUdev signals on the returned channel when udev's database directory changes (udev
@@ -44,7 +44,7 @@ func WatchUdev(ctx context.Context, dir string, debounce time.Duration) (<-chan 
 				if !ok {
 					return
 				}
-				ctrl.LoggerFrom(ctx).Error(err, "Watching udev database")
+				logf.FromContext(ctx).Error(err, "Watching udev database")
 			case <-timer:
 				timer = nil
 				select {

@@ -1,0 +1,133 @@
+package plan
+
+import (
+	"fmt"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// fastState is one fast device while the planner fills its slots.
+type fastState struct {
+	path      string
+	sizeBytes int64
+	slotSize  int64
+	// slots[i] is the data device in slot i ("" = free); its length is the slot count.
+	slots []string
+	// fixed is true when the slots came from an existing plan: their size cannot change.
+	fixed bool
+	// prevCache is the cache partition of the existing plan, which new slots must not overlap.
+	prevCache *prismv1.PlannedPartition
+}
+
+func newFastState(path string, size, wantedSlot int64, perFast int, prev *prismv1.FastDevicePlan, out *Layout) *fastState {
+	f := &fastState{path: path, sizeBytes: size, slotSize: wantedSlot, slots: make([]string, perFast)}
+	if prev == nil || len(prev.Slots) == 0 {
+		return f
+	}
+	// Slots that exist keep their size and positions; more slots may be added after them.
+	f.fixed = true
+	f.prevCache = prev.Cache
+	if prev.SlotSizeBytes != wantedSlot {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"%s keeps its %d MiB slots although the policy now asks for %d MiB: changing slot size means re-creating the fast device's OSDs (see docs/runbooks/replace-fast-device.md)",
+			path, prev.SlotSizeBytes/MiB, wantedSlot/MiB))
+	}
+	f.slotSize = prev.SlotSizeBytes
+	// Existing slots stay. More slots are added after them only when no cache partition
+	// follows: shrinking a cache would need a flush and re-creation, so with a cache the
+	// spares are used up first and then new disks wait (Unplaced, with the reason).
+	n := 0
+	for _, s := range prev.Slots {
+		n = max(n, int(s.Index)+1)
+	}
+	if prev.Cache == nil {
+		n = max(n, perFast)
+	}
+	f.slots = make([]string, n)
+	for _, s := range prev.Slots {
+		f.slots[s.Index] = s.DataDevice
+	}
+	return f
+}
+
+// keepAssignments keeps every previous slot whose data device is still selected, and frees
+// the others (the device was removed or replaced).
+func (f *fastState) keepAssignments(capacity []string, assigned map[string]bool) {
+	for i, dev := range f.slots {
+		if dev == "" {
+			continue
+		}
+		if contains(capacity, dev) && !assigned[dev] {
+			assigned[dev] = true
+			continue
+		}
+		f.slots[i] = ""
+	}
+}
+
+func (f *fastState) load() int {
+	n := 0
+	for _, d := range f.slots {
+		if d != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fastState) hasFreeSlot() bool { return f.load() < len(f.slots) }
+
+// assign puts dev in the lowest free slot.
+func (f *fastState) assign(dev string) {
+	for i, d := range f.slots {
+		if d == "" {
+			f.slots[i] = dev
+			return
+		}
+	}
+}
+
+// finish lays the slots out on the device and checks that they fit; the rest becomes the
+// cache partition when the policy enables a cache.
+func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[string]int64, out *Layout) (prismv1.FastDevicePlan, bool) {
+	if f.slotSize < MinSlotBytes {
+		out.Problems = append(out.Problems, fmt.Sprintf("%s: DB slots of %d MiB are below the %d MiB minimum", f.path, f.slotSize/MiB, MinSlotBytes/MiB))
+		return prismv1.FastDevicePlan{}, false
+	}
+	usable := (f.sizeBytes/MiB)*MiB - MiB // the backup GPT lives in the last MiB
+	end := MiB + int64(len(f.slots))*f.slotSize
+	if end > usable {
+		out.Problems = append(out.Problems, fmt.Sprintf("%s (%d GiB) is too small for %d DB slots of %d MiB",
+			f.path, f.sizeBytes/GiB, len(f.slots), f.slotSize/MiB))
+		return prismv1.FastDevicePlan{}, false
+	}
+	if f.prevCache != nil && f.prevCache.StartBytes < end {
+		out.Problems = append(out.Problems, fmt.Sprintf("%s: %d DB slots would overlap its cache partition; shrinking a cache needs a flush and re-creation (docs/runbooks/add-disk.md)",
+			f.path, len(f.slots)))
+		return prismv1.FastDevicePlan{}, false
+	}
+	p := prismv1.FastDevicePlan{StablePath: f.path, SlotSizeBytes: f.slotSize}
+	for i, dev := range f.slots {
+		p.Slots = append(p.Slots, prismv1.DBSlot{
+			Index: int32(i),
+			Partition: prismv1.PlannedPartition{
+				Number: int32(i + 1), Label: slotLabel(i), StartBytes: MiB + int64(i)*f.slotSize, SizeBytes: f.slotSize,
+			},
+			DataDevice: dev,
+		})
+		if dev != "" && sizes[dev] > 0 {
+			if pct := float64(f.slotSize) * 100 / float64(sizes[dev]); pct < WarnBelowPercent {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s: its %d MiB DB slot is %.2f %% of the data device; RocksDB will likely spill to QLC below 1 %%",
+					dev, f.slotSize/MiB, pct))
+			}
+		}
+	}
+	if spec.Cache.Mode != "" && spec.Cache.Mode != prismv1.CacheNone {
+		if rest := usable - end; rest >= MinCacheBytes {
+			p.Cache = &prismv1.PlannedPartition{Number: int32(len(f.slots) + 1), Label: cacheLabel, StartBytes: end, SizeBytes: rest / MiB * MiB}
+		} else {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: only %d MiB left after the DB slots, no cache partition", f.path, rest/MiB))
+		}
+	}
+	return p, true
+}

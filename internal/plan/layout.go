@@ -1,0 +1,185 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// Partitioning constants. GPT keeps its primary table in the first MiB and its backup in the
+// last; every partition starts and ends on a MiB boundary (good for every flash page size).
+const (
+	MiB = int64(1) << 20
+	GiB = int64(1) << 30
+	// MinSlotBytes is the smallest DB slot Prism creates: RocksDB's write-ahead log alone
+	// preallocates up to 4 x 256 MiB memtables' worth (Ceph's bluestore_rocksdb_options), and a
+	// WAL that does not fit lands on the slow device.
+	MinSlotBytes = 2 * GiB
+	// MinCacheBytes is the smallest cache partition worth creating.
+	MinCacheBytes = 1 * GiB
+	// DefaultPercentOfData is the slot size when the policy gives none: Ceph's guidance is 1-4 %
+	// of the data device for RBD; 2 % keeps several QLC drives per Optane.
+	DefaultPercentOfData = 2
+	// WarnBelowPercent is where a slot is small enough that RocksDB will likely spill to QLC.
+	WarnBelowPercent = 1.0
+
+	slotLabelPrefix = "prism-db-"
+	cacheLabel      = "prism-cache"
+)
+
+// LayoutInput is everything the planner needs for one node.
+type LayoutInput struct {
+	Selection prismv1.NodeSelection
+	// Devices is the node's inventory, for sizes.
+	Devices []prismv1.Device
+	Spec    *prismv1.HybridStoragePolicySpec
+	// Previous is the plan already written for the node; existing slots never move.
+	Previous *prismv1.NodePlan
+}
+
+// Layout is one node's plan with every decision the planner could not carry out.
+type Layout struct {
+	Plan prismv1.NodePlan
+	// Unplaced are capacity devices left without a DB slot, with the reason.
+	Unplaced []prismv1.RejectedDevice
+	// Problems block applying the plan (a fast device too small for one slot, a slot below the minimum).
+	Problems []string
+	// Warnings do not block (a slot below 1 % of its data device).
+	Warnings []string
+}
+
+// PlanLayout pairs each selected capacity device with a DB slot on a selected fast device.
+// Existing slots keep their fast device, index, offset and size; new capacity devices take
+// the lowest free slot on the least-loaded fast device; a removed device's slot becomes free
+// (and is where its replacement goes). Pure and deterministic.
+func PlanLayout(in LayoutInput) Layout {
+	var out Layout
+	sizes, names := map[string]int64{}, map[string]string{}
+	for _, d := range in.Devices {
+		sizes[d.StablePath], names[d.StablePath] = d.SizeBytes, d.Name
+	}
+	capacity := stablePaths(in.Selection.Capacity)
+	fast := stablePaths(in.Selection.Fast)
+	if len(fast) == 0 || len(capacity) == 0 {
+		return out
+	}
+	slotSize := wantedSlotSize(in.Spec, capacity, sizes)
+	perFast := slotsPerFast(len(capacity), len(fast), in.Spec)
+
+	devs := make([]*fastState, 0, len(fast))
+	for _, path := range fast {
+		devs = append(devs, newFastState(path, sizes[path], slotSize, perFast, previousDevice(in.Previous, path), &out))
+	}
+	assigned := map[string]bool{}
+	for _, f := range devs {
+		f.keepAssignments(capacity, assigned)
+	}
+	for _, c := range capacity {
+		if assigned[c] {
+			continue
+		}
+		f := leastLoaded(devs, in.Spec.DB.MaxDataDevicesPerFastDevice)
+		if f == nil {
+			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(names[c], c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
+			continue
+		}
+		f.assign(c)
+		assigned[c] = true
+	}
+	for _, f := range devs {
+		p, ok := f.finish(in.Spec, sizes, &out)
+		if ok {
+			out.Plan.FastDevices = append(out.Plan.FastDevices, p)
+		}
+	}
+	for _, g := range in.Spec.AllowWipe {
+		if g.Node == in.Selection.Node {
+			out.Plan.AllowWipe = append(out.Plan.AllowWipe, g.Path)
+		}
+	}
+	sort.Strings(out.Plan.AllowWipe)
+	return out
+}
+
+// wantedSlotSize is the policy's absolute size, or its percentage of the largest selected
+// capacity device, rounded up to a MiB: all slots on a device are equal, so a replacement
+// disk of the same model always fits its predecessor's slot.
+func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, sizes map[string]int64) int64 {
+	if spec.DB.Size != nil {
+		return alignUp(spec.DB.Size.Value())
+	}
+	pct := int64(DefaultPercentOfData)
+	if spec.DB.PercentOfData != nil {
+		pct = int64(*spec.DB.PercentOfData)
+	}
+	var largest int64
+	for _, c := range capacity {
+		largest = max(largest, sizes[c])
+	}
+	return alignUp(largest * pct / 100)
+}
+
+// slotsPerFast spreads the capacity devices evenly, adds the spares and applies the blast-radius cap.
+func slotsPerFast(nCapacity, nFast int, spec *prismv1.HybridStoragePolicySpec) int {
+	n := (nCapacity + nFast - 1) / nFast
+	if limit := int(spec.DB.MaxDataDevicesPerFastDevice); limit > 0 && n > limit {
+		n = limit
+	}
+	return n + int(spec.DB.SpareSlots)
+}
+
+func noSlotReason(nFast, perFast int, spec *prismv1.HybridStoragePolicySpec) string {
+	if limit := spec.DB.MaxDataDevicesPerFastDevice; limit > 0 {
+		return fmt.Sprintf("no DB slot: each of the %d fast devices already serves %d data devices (spec.db.maxDataDevicesPerFastDevice)", nFast, limit)
+	}
+	return fmt.Sprintf("no DB slot: the %d fast devices have no free slot of the planned size", nFast)
+}
+
+func stablePaths(devs []prismv1.SelectedDevice) []string {
+	var paths []string
+	for _, d := range devs {
+		if d.StablePath != "" {
+			paths = append(paths, d.StablePath)
+		}
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+func previousDevice(prev *prismv1.NodePlan, path string) *prismv1.FastDevicePlan {
+	if prev == nil {
+		return nil
+	}
+	for i := range prev.FastDevices {
+		if prev.FastDevices[i].StablePath == path {
+			return &prev.FastDevices[i]
+		}
+	}
+	return nil
+}
+
+func leastLoaded(devs []*fastState, limit int32) *fastState {
+	var best *fastState
+	for _, f := range devs {
+		if !f.hasFreeSlot() || (limit > 0 && f.load() >= int(limit)) {
+			continue
+		}
+		if best == nil || f.load() < best.load() {
+			best = f
+		}
+	}
+	return best
+}
+
+func alignUp(n int64) int64 { return (n + MiB - 1) / MiB * MiB }
+
+func slotLabel(i int) string { return fmt.Sprintf("%s%02d", slotLabelPrefix, i) }
+
+// contains reports whether sorted list holds s.
+func contains(list []string, s string) bool {
+	_, ok := slices.BinarySearch(list, s)
+	return ok
+}

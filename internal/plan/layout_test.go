@@ -1,0 +1,210 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+const (
+	optane375 = int64(375083606016)
+	p5316     = int64(15362991415296)
+)
+
+// node builds an inventory and a selection of nFast fast and nCap capacity devices.
+func node(nFast int, fastSize int64, nCap int, capSize int64) ([]prismv1.Device, prismv1.NodeSelection) {
+	var devs []prismv1.Device
+	sel := prismv1.NodeSelection{Node: "n1"}
+	for i := 0; i < nFast; i++ {
+		d := prismv1.Device{Name: fmt.Sprintf("nvme%dn1", i), StablePath: fmt.Sprintf("/dev/disk/by-id/nvme-FAST_%02d", i), SizeBytes: fastSize}
+		devs = append(devs, d)
+		sel.Fast = append(sel.Fast, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, SizeBytes: d.SizeBytes})
+	}
+	for i := 0; i < nCap; i++ {
+		d := prismv1.Device{Name: fmt.Sprintf("nvme%dn1", 10+i), StablePath: fmt.Sprintf("/dev/disk/by-id/nvme-QLC_%02d", i), SizeBytes: capSize}
+		devs = append(devs, d)
+		sel.Capacity = append(sel.Capacity, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, SizeBytes: d.SizeBytes})
+	}
+	return devs, sel
+}
+
+func pct(n int32) *int32 { return &n }
+
+// assignment renders a plan as "FAST_00:QLC_00,QLC_02,- FAST_01:..." (slot order, - = spare).
+func assignment(p prismv1.NodePlan) string {
+	var parts []string
+	for _, f := range p.FastDevices {
+		var slots []string
+		for _, s := range f.Slots {
+			name := "-"
+			if s.DataDevice != "" {
+				name = strings.TrimPrefix(s.DataDevice, "/dev/disk/by-id/nvme-")
+			}
+			slots = append(slots, name)
+		}
+		parts = append(parts, strings.TrimPrefix(f.StablePath, "/dev/disk/by-id/nvme-")+":"+strings.Join(slots, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestPlanLayoutSpreadsEvenlyWithSpares(t *testing.T) {
+	devs, sel := node(2, 800166076416, 5, p5316)
+	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
+	l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec})
+	if len(l.Problems) > 0 || len(l.Unplaced) > 0 {
+		t.Fatalf("problems %v unplaced %v", l.Problems, l.Unplaced)
+	}
+	// 5 devices over 2 fast devices: 3 slots each plus one spare; QLC_00,02,04 alternate.
+	if got, want := assignment(l.Plan), "FAST_00:QLC_00,QLC_02,QLC_04,- FAST_01:QLC_01,QLC_03,-,-"; got != want {
+		t.Fatalf("assignment %s, want %s", got, want)
+	}
+	s := l.Plan.FastDevices[0].Slots[2]
+	if s.Partition.Number != 3 || s.Partition.Label != "prism-db-02" || s.Partition.StartBytes != MiB+2*60*GiB || s.Partition.SizeBytes != 60*GiB {
+		t.Fatalf("slot 2 = %+v", s)
+	}
+	if l.Plan.FastDevices[0].Cache != nil {
+		t.Fatal("no cache partition without a cache mode")
+	}
+}
+
+func TestPlanLayoutPercentSizingAndCache(t *testing.T) {
+	devs, sel := node(1, optane375, 4, 3840755982336) // 3.84 TB QLC
+	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{PercentOfData: pct(2)}, Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteBack}}
+	l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec})
+	if len(l.Problems) > 0 {
+		t.Fatal(l.Problems)
+	}
+	f := l.Plan.FastDevices[0]
+	// 2 % of 3840755982336 bytes = 76815119646.72, rounded up to a MiB = 73257 MiB.
+	if f.SlotSizeBytes != 73257*MiB {
+		t.Fatalf("slot size %d MiB", f.SlotSizeBytes/MiB)
+	}
+	end := MiB + 4*f.SlotSizeBytes
+	usable := optane375/MiB*MiB - MiB
+	if f.Cache == nil || f.Cache.Number != 5 || f.Cache.StartBytes != end || f.Cache.SizeBytes != (usable-end)/MiB*MiB {
+		t.Fatalf("cache = %+v, want partition 5 from %d", f.Cache, end)
+	}
+}
+
+func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
+	devs, sel := node(2, 800166076416, 4, p5316)
+	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
+	first := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec})
+	if got := assignment(first.Plan); got != "FAST_00:QLC_00,QLC_02,- FAST_01:QLC_01,QLC_03,-" {
+		t.Fatalf("first plan %s", got)
+	}
+
+	t.Run("removing a disk frees only its slot", func(t *testing.T) {
+		sel2 := sel
+		sel2.Capacity = append(append([]prismv1.SelectedDevice(nil), sel.Capacity[:2]...), sel.Capacity[3]) // QLC_02 removed
+		l := PlanLayout(LayoutInput{Selection: sel2, Devices: devs, Spec: spec, Previous: &first.Plan})
+		if got := assignment(l.Plan); got != "FAST_00:QLC_00,-,- FAST_01:QLC_01,QLC_03,-" {
+			t.Fatalf("after removal %s", got)
+		}
+	})
+	t.Run("a replacement takes the freed slot", func(t *testing.T) {
+		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
+		sel3 := sel
+		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+		l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan})
+		if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_99,- FAST_01:QLC_01,QLC_03,-" {
+			t.Fatalf("after replacement %s", got)
+		}
+	})
+	t.Run("an added disk takes a spare slot and moves nothing", func(t *testing.T) {
+		devs4 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_05", SizeBytes: p5316})
+		sel4 := sel
+		sel4.Capacity = append(append([]prismv1.SelectedDevice(nil), sel.Capacity...), prismv1.SelectedDevice{StablePath: "/dev/disk/by-id/nvme-QLC_05"})
+		l := PlanLayout(LayoutInput{Selection: sel4, Devices: devs4, Spec: spec, Previous: &first.Plan})
+		// Five disks over two fast devices need three slots each, plus one spare: both grow by one.
+		if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_02,QLC_05,- FAST_01:QLC_01,QLC_03,-,-" {
+			t.Fatalf("after adding %s", got)
+		}
+		for i, f := range l.Plan.FastDevices {
+			for j, s := range f.Slots[:2] {
+				if s.Partition != first.Plan.FastDevices[i].Slots[j].Partition {
+					t.Fatalf("slot %d of %s moved: %+v -> %+v", j, f.StablePath, first.Plan.FastDevices[i].Slots[j].Partition, s.Partition)
+				}
+			}
+		}
+	})
+	t.Run("a new slot size keeps the existing slots and warns", func(t *testing.T) {
+		spec2 := *spec
+		spec2.DB.Size = resource.NewQuantity(80*GiB, resource.BinarySI)
+		l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: &spec2, Previous: &first.Plan})
+		if l.Plan.FastDevices[0].SlotSizeBytes != 60*GiB || !strings.Contains(strings.Join(l.Warnings, "\n"), "keeps its 61440 MiB slots although the policy now asks for 81920 MiB") {
+			t.Fatalf("slot size %d, warnings %v", l.Plan.FastDevices[0].SlotSizeBytes, l.Warnings)
+		}
+	})
+}
+
+func TestPlanLayoutWithCacheUsesSparesThenWaits(t *testing.T) {
+	devs, sel := node(1, 1600*GiB, 2, p5316)
+	spec := &prismv1.HybridStoragePolicySpec{
+		DB:    prismv1.DBSizing{Size: resource.NewQuantity(160*GiB, resource.BinarySI), SpareSlots: 1},
+		Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteBack},
+	}
+	first := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec})
+	cache := first.Plan.FastDevices[0].Cache
+	if got := assignment(first.Plan); got != "FAST_00:QLC_00,QLC_01,-" || cache == nil || cache.Number != 4 {
+		t.Fatalf("first plan %s, cache %+v", got, cache)
+	}
+	for _, extra := range []string{"QLC_02", "QLC_03"} {
+		devs = append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-" + extra, SizeBytes: p5316})
+		sel.Capacity = append(sel.Capacity, prismv1.SelectedDevice{StablePath: "/dev/disk/by-id/nvme-" + extra})
+	}
+	l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec, Previous: &first.Plan})
+	if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_01,QLC_02" {
+		t.Fatalf("with a cache the spare is used and no slot is added: %s", got)
+	}
+	if *l.Plan.FastDevices[0].Cache != *cache {
+		t.Fatalf("the cache partition moved: %+v -> %+v", cache, l.Plan.FastDevices[0].Cache)
+	}
+	if len(l.Unplaced) != 1 || l.Unplaced[0].Name != "/dev/disk/by-id/nvme-QLC_03" {
+		t.Fatalf("unplaced = %+v", l.Unplaced)
+	}
+}
+
+func TestPlanLayoutRefusals(t *testing.T) {
+	cases := []struct {
+		name                      string
+		nFast, nCap               int
+		fastSize, capSize         int64
+		db                        prismv1.DBSizing
+		wantProblem, wantUnplaced string
+		wantWarning               string
+	}{
+		{name: "fast device too small", nFast: 1, nCap: 4, fastSize: optane375, capSize: p5316, db: prismv1.DBSizing{PercentOfData: pct(2)},
+			wantProblem: "is too small for 4 DB slots of 293026 MiB"}, // 2 % of 15362991415296 B = 307259828305 B, up to a MiB
+		{name: "slot below minimum", nFast: 1, nCap: 2, fastSize: optane375, capSize: 100 * GiB, db: prismv1.DBSizing{PercentOfData: pct(1)},
+			wantProblem: "below the 2048 MiB minimum"},
+		{name: "blast radius cap leaves devices without a slot", nFast: 1, nCap: 3, fastSize: 1600 * GiB, capSize: p5316,
+			db:           prismv1.DBSizing{Size: resource.NewQuantity(160*GiB, resource.BinarySI), MaxDataDevicesPerFastDevice: 2},
+			wantUnplaced: "already serves 2 data devices"},
+		{name: "small slot warns", nFast: 1, nCap: 2, fastSize: optane375, capSize: p5316, db: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI)},
+			wantWarning: "0.42 % of the data device"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			devs, sel := node(tc.nFast, tc.fastSize, tc.nCap, tc.capSize)
+			l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: &prismv1.HybridStoragePolicySpec{DB: tc.db}})
+			check := func(what string, got []string, want string) {
+				joined := strings.Join(got, "\n")
+				if (want == "") != (joined == "") || !strings.Contains(joined, want) {
+					t.Errorf("%s = %q, want %q", what, joined, want)
+				}
+			}
+			var unplaced []string
+			for _, u := range l.Unplaced {
+				unplaced = append(unplaced, u.Name+": "+u.Reason)
+			}
+			check("problems", l.Problems, tc.wantProblem)
+			check("unplaced", unplaced, tc.wantUnplaced)
+			check("warnings", l.Warnings, tc.wantWarning)
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// RookNode is one entry of a Rook CephCluster's spec.storage.nodes.
+type RookNode struct {
+	Name    string       `json:"name"`
+	Devices []RookDevice `json:"devices"`
+}
+
+// RookDevice is one OSD device of a node entry. Rook matches config.metadataDevice against
+// the kernel name, /dev/<name> or any udev link of a device (pkg/daemon/ceph/osd/volume.go,
+// v1.20), so the fast device's by-id -partN link names the slot across reboots; for a partition
+// Rook runs `ceph-volume lvm prepare --data <device> --block.db <partition>`: one OSD per slot.
+type RookDevice struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config,omitempty"`
+}
+
+// PartitionPath is the udev by-id link of partition number on a device named by its by-id path.
+func PartitionPath(stablePath string, number int32) string {
+	return fmt.Sprintf("%s-part%d", stablePath, number)
+}
+
+// RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
+// sorted by node and data device so that the same plans always give the same object.
+func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
+	var nodes []RookNode
+	for name, p := range plans {
+		n := RookNode{Name: name}
+		for _, f := range p.FastDevices {
+			for _, s := range f.Slots {
+				if s.DataDevice == "" {
+					continue
+				}
+				cfg := map[string]string{
+					"metadataDevice": PartitionPath(f.StablePath, s.Partition.Number),
+					"databaseSizeMB": strconv.FormatInt(s.Partition.SizeBytes/MiB, 10),
+				}
+				if deviceClass != "" {
+					cfg["deviceClass"] = deviceClass
+				}
+				n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: cfg})
+			}
+		}
+		if len(n.Devices) == 0 {
+			continue
+		}
+		sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	return nodes
+}
+
+// MinAllocSize picks bluestore_min_alloc_size for the capacity devices: their common
+// internal write unit. It refuses when they disagree or one is unknown, because the value is
+// fixed for an OSD's lifetime and a wrong guess costs capacity or endurance.
+func MinAllocSize(devices []prismv1.Device) (int64, error) {
+	var iu int64
+	for _, d := range devices {
+		switch {
+		case d.InternalWriteUnitBytes == 0:
+			return 0, fmt.Errorf("%s (%s) has no known internal write unit", d.Name, d.Model)
+		case iu != 0 && d.InternalWriteUnitBytes != iu:
+			return 0, fmt.Errorf("capacity devices disagree on the internal write unit (%d and %d bytes)", iu, d.InternalWriteUnitBytes)
+		}
+		iu = d.InternalWriteUnitBytes
+	}
+	if iu == 0 {
+		return 0, fmt.Errorf("no capacity devices")
+	}
+	return iu, nil
+}
+
+// CephConfigSection is the Rook cephConfig "who" that scopes settings to Prism's OSDs: the
+// CRUSH device class mask, known to the monitor when ceph-volume creates the OSD.
+func CephConfigSection(deviceClass string) string { return "osd/class:" + deviceClass }
