@@ -31,6 +31,12 @@ type scope struct {
 	policy     *prismv1.HybridStoragePolicy
 	candidates []candidate // nodes matching the selector, sorted by name
 	selections []prismv1.NodeSelection
+	// plans are the layouts of the nodes with both tiers, by node name.
+	plans map[string]prismv1.NodePlan
+	// planProblems block writing any plan or Rook entry.
+	planProblems []string
+	// rook is what happened to the CephCluster.
+	rook rookOutcome
 }
 
 type phase func(ctx context.Context, s *scope) error
@@ -40,6 +46,7 @@ type phase func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=prism.storage.io,resources=storagenodes,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ceph.rook.io,resources=cephclusters,verbs=get;list;watch;patch
 
 // Reconcile selects nodes and devices for one policy and reports them in its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -60,12 +67,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
 	var errs []error
-	for _, p := range []phase{r.findCandidates, r.claimNodes, r.selectDevices} {
+	for _, p := range []phase{r.findCandidates, r.claimNodes, r.selectDevices, r.planLayouts, r.writePlans, r.applyRook} {
 		if err := p(ctx, s); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	policy.Status = computeStatus(policy, s.selections, errs)
+	policy.Status = computeStatus(policy, s.selections, s.planProblems, s.rook, errs)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
 		if err := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
 			errs = append(errs, fmt.Errorf("patching status: %w", err))
@@ -74,9 +81,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, kerrors.NewAggregate(errs)
 }
 
-// reconcileDelete releases every node this policy claimed, then drops the finalizer.
-// It never touches a device.
+// reconcileDelete removes Prism's entries from the CephCluster and releases every node this
+// policy claimed, then drops the finalizer. It never touches a device: the OSDs Rook created
+// keep running until an admin removes them (docs/runbooks).
 func (r *Reconciler) reconcileDelete(ctx context.Context, policy *prismv1.HybridStoragePolicy) error {
+	if err := r.removeRookEntries(ctx, policy); err != nil {
+		return err
+	}
 	if err := r.releaseNodes(ctx, policy.Name, nil); err != nil {
 		return err
 	}

@@ -96,8 +96,9 @@ func (r *Reconciler) releaseNodes(ctx context.Context, policy string, keep map[s
 		if sn.Spec.PolicyName != policy || keep[sn.Name] {
 			continue
 		}
+		// The plan goes with the claim: the agent stops acting; what it made stays on disk.
 		patch := client.MergeFrom(sn.DeepCopy())
-		sn.Spec.PolicyName = ""
+		sn.Spec = prismv1.StorageNodeSpec{}
 		if err := r.Client.Patch(ctx, sn, patch, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("releasing node %s: %w", sn.Name, err))
 		}

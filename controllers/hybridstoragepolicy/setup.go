@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,12 +20,20 @@ import (
 // Node labels (they change which nodes a selector matches).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&prismv1.HybridStoragePolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&prismv1.StorageNode{}, allPolicies).
-		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		Named("hybridstoragepolicy").
-		Complete(r)
+		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	// Watch the CephClusters when Rook is installed: someone editing spec.storage must see
+	// Prism's entries restored; Rook's frequent status updates do not change the generation.
+	if _, err := mgr.GetRESTMapper().RESTMapping(CephClusterGVK.GroupKind(), CephClusterGVK.Version); err == nil {
+		cluster := &unstructured.Unstructured{}
+		cluster.SetGroupVersionKind(CephClusterGVK)
+		b = b.Watches(cluster, allPolicies, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
+	} else {
+		mgr.GetLogger().Info("Rook's CephCluster kind is not installed; not watching it", "reason", err.Error())
+	}
+	return b.Named("hybridstoragepolicy").Complete(r)
 }
 
 // allPolicies maps any StorageNode or Node change to every policy: there are few policies,

@@ -2,6 +2,7 @@ package hybridstoragepolicy
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,11 +19,16 @@ const (
 	ReasonSelectionComplete = "SelectionComplete"
 	ReasonNodesIncomplete   = "NodesIncomplete"
 	ReasonReconcileError    = "ReconcileError"
+	ReasonPlanned           = "Planned"
+	ReasonPlanRefused       = "PlanRefused"
+	ReasonNothingToPlan     = "NothingToPlan"
+	ReasonProvisioning      = "Provisioning"
+	ReasonProvisioned       = "Provisioned"
 )
 
 // computeStatus derives the policy status from the per-node selections and the errors of
 // this reconcile. Pure: the same inputs give the same status.
-func computeStatus(policy *prismv1.HybridStoragePolicy, selections []prismv1.NodeSelection, errs []error) prismv1.HybridStoragePolicyStatus {
+func computeStatus(policy *prismv1.HybridStoragePolicy, selections []prismv1.NodeSelection, planProblems []string, rook rookOutcome, errs []error) prismv1.HybridStoragePolicyStatus {
 	st := prismv1.HybridStoragePolicyStatus{
 		Conditions:         append([]metav1.Condition(nil), policy.Status.Conditions...),
 		ObservedGeneration: policy.Generation,
@@ -42,17 +48,43 @@ func computeStatus(policy *prismv1.HybridStoragePolicy, selections []prismv1.Nod
 			fmt.Sprintf("%d of %d matched nodes have fast and capacity devices", st.ReadyNodes, st.SelectedNodes), gen)
 	}
 	switch {
+	case len(planProblems) > 0:
+		set(&st, prismv1.ConditionPlanned, false, ReasonPlanRefused, summarise(planProblems), gen)
+	case st.ReadyNodes == 0:
+		set(&st, prismv1.ConditionPlanned, false, ReasonNothingToPlan, "no node has both a fast and a capacity device", gen)
+	default:
+		set(&st, prismv1.ConditionPlanned, true, ReasonPlanned, fmt.Sprintf("DB slots planned on %d nodes", st.ReadyNodes), gen)
+	}
+	if rook.reason != "" {
+		set(&st, prismv1.ConditionRookConfigured, rook.ok, rook.reason, rook.message, gen)
+	}
+	switch {
 	case len(errs) > 0:
 		set(&st, prismv1.ConditionReady, false, ReasonReconcileError, kerrors.NewAggregate(errs).Error(), gen)
 	case st.SelectedNodes == 0:
 		set(&st, prismv1.ConditionReady, false, ReasonNoNodesMatched, "spec.nodeSelector matches no node", gen)
+	case len(planProblems) > 0:
+		set(&st, prismv1.ConditionReady, false, ReasonPlanRefused, summarise(planProblems), gen)
 	case st.ReadyNodes < st.SelectedNodes:
 		set(&st, prismv1.ConditionReady, false, ReasonNodesIncomplete, incompleteMessage(selections), gen)
-	default:
+	case policy.Spec.Mode == prismv1.ModeDryRun:
 		set(&st, prismv1.ConditionReady, true, ReasonSelectionComplete,
-			fmt.Sprintf("every one of %d nodes has fast and capacity devices", st.SelectedNodes), gen)
+			fmt.Sprintf("dry run: every one of %d nodes has fast and capacity devices and a plan", st.SelectedNodes), gen)
+	case !rook.ok:
+		set(&st, prismv1.ConditionReady, false, ReasonProvisioning, rook.message, gen)
+	default:
+		set(&st, prismv1.ConditionReady, true, ReasonProvisioned,
+			fmt.Sprintf("every one of %d nodes is partitioned and in the CephCluster", st.SelectedNodes), gen)
 	}
 	return st
+}
+
+// summarise keeps a condition message short for thousands of nodes.
+func summarise(problems []string) string {
+	if len(problems) <= 5 {
+		return strings.Join(problems, "; ")
+	}
+	return strings.Join(problems[:5], "; ") + fmt.Sprintf("; and %d more", len(problems)-5)
 }
 
 func incompleteMessage(selections []prismv1.NodeSelection) string {

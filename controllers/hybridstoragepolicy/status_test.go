@@ -20,9 +20,14 @@ func incomplete(node, msg string) prismv1.NodeSelection {
 }
 
 func TestComputeStatus(t *testing.T) {
+	applied := rookOutcome{reason: ReasonRookApplied, message: "2 nodes' OSD entries", ok: true}
+	waiting := rookOutcome{reason: ReasonWaitingForPartitions, message: "waiting for the agents to create the DB partitions on b"}
 	cases := []struct {
 		name                string
+		mode                prismv1.PolicyMode
 		selections          []prismv1.NodeSelection
+		problems            []string
+		rook                rookOutcome
 		errs                []error
 		selected, ready     int32
 		readyStatus         metav1.ConditionStatus
@@ -30,18 +35,21 @@ func TestComputeStatus(t *testing.T) {
 		readyMessage        string
 		nodesSelectedReason string
 	}{
-		{"no nodes", nil, nil, 0, 0, metav1.ConditionFalse, ReasonNoNodesMatched, "matches no node", ReasonNoNodesMatched},
-		{"all complete", []prismv1.NodeSelection{complete("a"), complete("b")}, nil, 2, 2, metav1.ConditionTrue, ReasonSelectionComplete, "every one of 2 nodes", ReasonNodesSelected},
-		{"one incomplete", []prismv1.NodeSelection{complete("a"), incomplete("c", "no device matched")}, nil, 2, 1, metav1.ConditionFalse, ReasonNodesIncomplete, "c: no device matched", ReasonNodesSelected},
-		{"errors win", []prismv1.NodeSelection{complete("a")}, []error{errors.New("claiming node a: boom")}, 1, 1, metav1.ConditionFalse, ReasonReconcileError, "boom", ReasonNodesSelected},
-		{"many incomplete are summarised", []prismv1.NodeSelection{
+		{"no nodes", prismv1.ModeApply, nil, nil, rookOutcome{}, nil, 0, 0, metav1.ConditionFalse, ReasonNoNodesMatched, "matches no node", ReasonNoNodesMatched},
+		{"applied", prismv1.ModeApply, []prismv1.NodeSelection{complete("a"), complete("b")}, nil, applied, nil, 2, 2, metav1.ConditionTrue, ReasonProvisioned, "every one of 2 nodes is partitioned", ReasonNodesSelected},
+		{"waiting for partitions", prismv1.ModeApply, []prismv1.NodeSelection{complete("a"), complete("b")}, nil, waiting, nil, 2, 2, metav1.ConditionFalse, ReasonProvisioning, "partitions on b", ReasonNodesSelected},
+		{"dry run", prismv1.ModeDryRun, []prismv1.NodeSelection{complete("a"), complete("b")}, nil, rookOutcome{reason: ReasonRookDryRun}, nil, 2, 2, metav1.ConditionTrue, ReasonSelectionComplete, "dry run: every one of 2 nodes", ReasonNodesSelected},
+		{"plan refused", prismv1.ModeApply, []prismv1.NodeSelection{complete("a")}, []string{"a: /dev/x (349 GiB) is too small"}, rookOutcome{reason: ReasonRookPlanRefused}, nil, 1, 1, metav1.ConditionFalse, ReasonPlanRefused, "too small", ReasonNodesSelected},
+		{"one incomplete", prismv1.ModeApply, []prismv1.NodeSelection{complete("a"), incomplete("c", "no device matched")}, nil, applied, nil, 2, 1, metav1.ConditionFalse, ReasonNodesIncomplete, "c: no device matched", ReasonNodesSelected},
+		{"errors win", prismv1.ModeApply, []prismv1.NodeSelection{complete("a")}, nil, applied, []error{errors.New("claiming node a: boom")}, 1, 1, metav1.ConditionFalse, ReasonReconcileError, "boom", ReasonNodesSelected},
+		{"many incomplete are summarised", prismv1.ModeApply, []prismv1.NodeSelection{
 			incomplete("n1", "x"), incomplete("n2", "x"), incomplete("n3", "x"), incomplete("n4", "x"), incomplete("n5", "x"), incomplete("n6", "x"), incomplete("n7", "x"),
-		}, nil, 7, 0, metav1.ConditionFalse, ReasonNodesIncomplete, "and 2 more nodes", ReasonNodesSelected},
+		}, nil, rookOutcome{}, nil, 7, 0, metav1.ConditionFalse, ReasonNodesIncomplete, "and 2 more nodes", ReasonNodesSelected},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Generation: 7}}
-			st := computeStatus(p, tc.selections, tc.errs)
+			p := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Generation: 7}, Spec: prismv1.HybridStoragePolicySpec{Mode: tc.mode}}
+			st := computeStatus(p, tc.selections, tc.problems, tc.rook, tc.errs)
 			if st.SelectedNodes != tc.selected || st.ReadyNodes != tc.ready || st.ObservedGeneration != 7 {
 				t.Errorf("selected/ready/gen = %d/%d/%d", st.SelectedNodes, st.ReadyNodes, st.ObservedGeneration)
 			}
@@ -58,13 +66,13 @@ func TestComputeStatus(t *testing.T) {
 
 func TestComputeStatusKeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	p := &prismv1.HybridStoragePolicy{}
-	first := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil)
+	first := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil, rookOutcome{}, nil)
 	old := metav1.NewTime(first.Conditions[0].LastTransitionTime.Add(-3600e9))
 	for i := range first.Conditions {
 		first.Conditions[i].LastTransitionTime = old
 	}
 	p.Status = first
-	second := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil)
+	second := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil, rookOutcome{}, nil)
 	for _, c := range second.Conditions {
 		if !c.LastTransitionTime.Equal(&old) {
 			t.Errorf("%s transition time moved although its status did not change", c.Type)

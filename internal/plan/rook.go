@@ -82,3 +82,40 @@ func MinAllocSize(devices []prismv1.Device) (int64, error) {
 // CephConfigSection is the Rook cephConfig "who" that scopes settings to Prism's OSDs: the
 // CRUSH device class mask, known to the monitor when ceph-volume creates the OSD.
 func CephConfigSection(deviceClass string) string { return "osd/class:" + deviceClass }
+
+// MergeRookNodes replaces, in a CephCluster's spec.storage.nodes, the entries of the nodes a
+// policy manages (those it managed before and those it manages now) with its new entries,
+// and keeps every other entry exactly as it was, in its place. Rook declares the list atomic,
+// so whoever applies it applies all of it: Prism re-applies foreign entries verbatim.
+func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode) ([]any, error) {
+	drop := map[string]bool{}
+	for _, n := range previouslyManaged {
+		drop[n] = true
+	}
+	for _, n := range prism {
+		drop[n.Name] = true
+	}
+	merged := []any{}
+	for i, e := range existing {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("spec.storage.nodes[%d] is not an object", i)
+		}
+		name, _ := m["name"].(string)
+		if !drop[name] {
+			merged = append(merged, m)
+		}
+	}
+	for _, n := range prism {
+		devices := make([]any, 0, len(n.Devices))
+		for _, d := range n.Devices {
+			cfg := map[string]any{}
+			for k, v := range d.Config {
+				cfg[k] = v
+			}
+			devices = append(devices, map[string]any{"name": d.Name, "config": cfg})
+		}
+		merged = append(merged, map[string]any{"name": n.Name, "devices": devices})
+	}
+	return merged, nil
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,8 @@ func newPolicy(testLabel string, mode prismv1.PolicyMode) *prismv1.HybridStorage
 			Mode:         mode,
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"prism-test": testLabel, "prism.storage.io/role": "storage"}},
 			CephCluster:  prismv1.ObjectRef{Namespace: "rook-ceph", Name: "rook-ceph"},
+			// 60 GiB slots: what fits 3-4 QLC drives on one Optane (2 % of 15 TB would not).
+			DB: prismv1.DBSizing{Size: resource.NewQuantity(60<<30, resource.BinarySI)},
 		},
 	}
 }

@@ -1,0 +1,270 @@
+package hybridstoragepolicy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+// CephClusterGVK is Rook's CephCluster.
+var CephClusterGVK = schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephCluster"}
+
+// Reasons of the RookConfigured condition.
+const (
+	ReasonRookApplied            = "Applied"
+	ReasonRookDryRun             = "DryRun"
+	ReasonRookPlanRefused        = "PlanRefused"
+	ReasonCephClusterNotFound    = "CephClusterNotFound"
+	ReasonCephClusterAllNodes    = "CephClusterUsesAllNodes"
+	ReasonWaitingForPartitions   = "WaitingForPartitions"
+	ReasonRookNothingToConfigure = "NothingToConfigure"
+)
+
+// rookOutcome is what applyRook did, for the status.
+type rookOutcome struct {
+	reason  string
+	message string
+	ok      bool
+}
+
+// managedNodesAnnotation records, on the CephCluster, which nodes' entries a policy owns, so
+// that entries of nodes the policy lets go are removed and everybody else's are kept.
+func managedNodesAnnotation(policy string) string {
+	name := policy
+	if len(name) > 63 {
+		sum := sha256.Sum256([]byte(policy))
+		name = name[:50] + "-" + hex.EncodeToString(sum[:])[:12]
+	}
+	return "nodes.prism.storage.io/" + name
+}
+
+// applyRook writes the OSD entries of every provisioned node into the target CephCluster
+// with server-side apply under Prism's field manager, and the QLC allocation unit into its
+// cephConfig. A node's entries appear only once its agent reports every slot partition
+// Ready, so Rook never looks for a partition that does not exist yet.
+func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
+	switch {
+	case s.policy.Spec.Mode == prismv1.ModeDryRun:
+		s.rook = rookOutcome{reason: ReasonRookDryRun, message: "dry run: the CephCluster is not changed"}
+		return nil
+	case len(s.planProblems) > 0:
+		s.rook = rookOutcome{reason: ReasonRookPlanRefused, message: "nothing applied while a node's plan is refused"}
+		return nil
+	}
+	cluster, err := r.getCephCluster(ctx, s.policy)
+	if err != nil || cluster == nil {
+		if err == nil {
+			ref := s.policy.Spec.CephCluster
+			s.rook = rookOutcome{reason: ReasonCephClusterNotFound, message: fmt.Sprintf("CephCluster %s/%s does not exist", ref.Namespace, ref.Name)}
+		}
+		return err
+	}
+	if all, _, _ := unstructured.NestedBool(cluster.Object, "spec", "storage", "useAllNodes"); all {
+		s.rook = rookOutcome{reason: ReasonCephClusterAllNodes, message: "spec.storage.useAllNodes is true, so Rook ignores per-node entries: set it to false"}
+		return nil
+	}
+
+	ready, waiting := provisionedPlans(s)
+	entries := plan.RookNodes(ready, deviceClass(s.policy))
+	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	key := managedNodesAnnotation(s.policy.Name)
+	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
+	// flap Rook's view of running OSDs.
+	previous, kept := splitNodes(cluster.GetAnnotations()[key]), []string{}
+	var drop []string
+	for _, n := range previous {
+		if slices.Contains(waiting, n) {
+			kept = append(kept, n)
+		} else {
+			drop = append(drop, n)
+		}
+	}
+	merged, err := plan.MergeRookNodes(existing, drop, entries)
+	if err != nil {
+		return fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
+	}
+	config, configNote := r.cephConfig(s, ready)
+	managed := joinNodes(append(nodeNamesOf(entries), kept...))
+
+	unchanged := equality.Semantic.DeepEqual(existing, merged) && cluster.GetAnnotations()[key] == managed && configApplied(cluster, config)
+	if !unchanged {
+		apply := applyObject(cluster, key, managed, merged, config)
+		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
+		}
+	}
+	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(entries), cluster.GetNamespace(), cluster.GetName())
+	if configNote != "" {
+		msg += "; " + configNote
+	}
+	if len(waiting) > 0 {
+		s.rook = rookOutcome{reason: ReasonWaitingForPartitions, message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(waiting, ", ")}
+		return nil
+	}
+	if len(entries) == 0 {
+		s.rook = rookOutcome{reason: ReasonRookNothingToConfigure, message: "no node has a plan"}
+		return nil
+	}
+	s.rook = rookOutcome{reason: ReasonRookApplied, message: msg, ok: true}
+	return nil
+}
+
+// removeRookEntries drops this policy's entries and annotation from the CephCluster.
+func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.HybridStoragePolicy) error {
+	cluster, err := r.getCephCluster(ctx, policy)
+	if err != nil || cluster == nil {
+		return err
+	}
+	key := managedNodesAnnotation(policy.Name)
+	previous, ok := cluster.GetAnnotations()[key]
+	if !ok {
+		return nil
+	}
+	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	merged, err := plan.MergeRookNodes(existing, splitNodes(previous), nil)
+	if err != nil {
+		return err
+	}
+	apply := applyObject(cluster, "", "", merged, nil)
+	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+func (r *Reconciler) getCephCluster(ctx context.Context, policy *prismv1.HybridStoragePolicy) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(CephClusterGVK)
+	ref := policy.Spec.CephCluster
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting CephCluster %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return u, nil
+}
+
+// provisionedPlans returns the plans whose partitions the node's agent reports Ready for the
+// current plan, and the names of the nodes still waiting.
+func provisionedPlans(s *scope) (map[string]prismv1.NodePlan, []string) {
+	ready := map[string]prismv1.NodePlan{}
+	var waiting []string
+	for _, c := range s.candidates {
+		p, ok := s.plans[c.node]
+		if !ok || c.storage == nil {
+			continue
+		}
+		cond := meta.FindStatusCondition(c.storage.Status.Conditions, prismv1.ConditionProvisioned)
+		current := c.storage.Spec.Plan != nil && equality.Semantic.DeepEqual(*c.storage.Spec.Plan, p) &&
+			c.storage.Status.ObservedPlanGeneration == c.storage.Generation
+		if current && cond != nil && cond.Status == "True" {
+			ready[c.node] = p
+		} else {
+			waiting = append(waiting, c.node)
+		}
+	}
+	sort.Strings(waiting)
+	return ready, waiting
+}
+
+// cephConfig is the Rook cephConfig Prism sets: bluestore_min_alloc_size for its OSDs' device
+// class, matching the capacity devices' internal write unit.
+func (r *Reconciler) cephConfig(s *scope, ready map[string]prismv1.NodePlan) (map[string]any, string) {
+	if s.policy.Spec.OSD.MinAllocSize == prismv1.MinAllocSizeDefault || len(ready) == 0 {
+		return nil, ""
+	}
+	var devices []prismv1.Device
+	for _, c := range s.candidates {
+		if _, ok := ready[c.node]; !ok {
+			continue
+		}
+		for _, sel := range s.selections {
+			if sel.Node != c.node {
+				continue
+			}
+			for _, d := range c.storage.Status.Devices {
+				for _, cd := range sel.Capacity {
+					if cd.StablePath == d.StablePath {
+						devices = append(devices, d)
+					}
+				}
+			}
+		}
+	}
+	iu, err := plan.MinAllocSize(devices)
+	if err != nil {
+		return nil, "bluestore_min_alloc_size left at Ceph's default: " + err.Error()
+	}
+	return map[string]any{plan.CephConfigSection(deviceClass(s.policy)): map[string]any{"bluestore_min_alloc_size": strconv.FormatInt(iu, 10)}},
+		fmt.Sprintf("bluestore_min_alloc_size %d for device class %s", iu, deviceClass(s.policy))
+}
+
+func configApplied(cluster *unstructured.Unstructured, config map[string]any) bool {
+	for who, v := range config {
+		for k, want := range v.(map[string]any) {
+			got, _, _ := unstructured.NestedString(cluster.Object, "spec", "cephConfig", who, k)
+			if got != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// applyObject is the apply configuration: only the fields Prism owns.
+func applyObject(cluster *unstructured.Unstructured, key, managed string, nodes []any, config map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{"storage": map[string]any{"nodes": nodes}},
+	}}
+	u.SetGroupVersionKind(CephClusterGVK)
+	u.SetNamespace(cluster.GetNamespace())
+	u.SetName(cluster.GetName())
+	if key != "" {
+		u.SetAnnotations(map[string]string{key: managed})
+	}
+	if config != nil {
+		_ = unstructured.SetNestedMap(u.Object, config, "spec", "cephConfig")
+	}
+	return u
+}
+
+func deviceClass(p *prismv1.HybridStoragePolicy) string {
+	if p.Spec.OSD.DeviceClass == "" {
+		return "qlc"
+	}
+	return p.Spec.OSD.DeviceClass
+}
+
+func nodeNamesOf(entries []plan.RookNode) []string {
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+func joinNodes(names []string) string {
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func splitNodes(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
