@@ -19,6 +19,9 @@ import (
 const usage = `kubectl prism: Prism's view of the cluster's storage.
 
 Usage:
+  kubectl prism plan --inventory FILE... --policy FILE [-o yaml|json|cephadm]
+                            plan offline from prism-agent inventory JSON files: DB slots per node,
+                            the Rook storage section, or cephadm OSD service specs
   kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
   kubectl prism devices     every device of every node: model, size, tier and why, eligibility
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
@@ -38,6 +41,13 @@ func main() {
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
+	if cmd == "plan" { // offline: no cluster flags
+		if err := runPlan(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "kubectl prism plan: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
 	}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/sysfs"
+)
+
+const repo = "../.."
+
+// inventoryFiles writes `prism-agent inventory -o json` documents for the fixture nodes.
+func inventoryFiles(t *testing.T) []string {
+	t.Helper()
+	nodes, err := fixturehost.LoadAll(filepath.Join(repo, fixturehost.NodesDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, n := range nodes {
+		root := filepath.Join(t.TempDir(), n.Name)
+		if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := inventory.Take(context.Background(), inventory.Options{Host: sysfs.Host{Root: root}, Identifier: nvme.RecordedIdentifier{Dir: filepath.Join(root, "identify")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := inventory.NewDocument(n.Name, root, time.Now(), rep).WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(t.TempDir(), n.Name+".json")
+		if err := os.WriteFile(f, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func planArgs(files []string, output string) []string {
+	args := []string{"--policy", filepath.Join(repo, "config/samples/hybridstoragepolicy.yaml"), "-o", output}
+	for _, f := range files {
+		args = append(args, "--inventory", f)
+	}
+	return args
+}
+
+func TestPlanOfflineJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := runPlan(planArgs(inventoryFiles(t), "json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var result plan.ClusterPlan
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Problems) != 0 {
+		t.Fatalf("the sample policy must plan the fixture nodes: %v", result.Problems)
+	}
+	// Every slot of the Rook section points at a planned partition of a fast device.
+	planned := map[string]bool{}
+	for _, n := range result.Nodes {
+		if n.Plan == nil {
+			continue
+		}
+		for _, f := range n.Plan.FastDevices {
+			for _, s := range f.Slots {
+				if s.DataDevice != "" {
+					planned[s.DataDevice+" "+plan.PartitionPath(f.StablePath, s.Partition.Number)] = true
+				}
+			}
+		}
+	}
+	osds := 0
+	for _, n := range result.RookStorageNodes {
+		for _, d := range n.Devices {
+			osds++
+			if !planned[d.Name+" "+d.Config["metadataDevice"]] {
+				t.Errorf("Rook device %s -> %s is not in the plan", d.Name, d.Config["metadataDevice"])
+			}
+		}
+	}
+	if osds != len(planned) || osds == 0 {
+		t.Fatalf("%d Rook OSD devices for %d planned slots", osds, len(planned))
+	}
+}
+
+// TestPlanOfflineCephadmSpecsAreValid checks the cephadm output with Ceph's own spec parser
+// (python3-ceph-common's ceph.deployment.service_spec), and that the parser does reject a
+// broken spec, so the check can fail.
+func TestPlanOfflineCephadmSpecsAreValid(t *testing.T) {
+	python := "/usr/bin/python3"
+	check := exec.Command(python, "-c", "import ceph.deployment.drive_group, yaml")
+	if err := check.Run(); err != nil {
+		if os.Geteuid() != 0 {
+			t.Skip("needs Debian's python3-ceph-common (ceph.deployment) and python3-yaml; run as root to install them")
+		}
+		install := exec.Command("apt-get", "install", "-y", "-qq", "--no-install-recommends", "python3-ceph-common", "python3-yaml")
+		install.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("installing python3-ceph-common: %v\n%s", err, out)
+		}
+	}
+	var out bytes.Buffer
+	if err := runPlan(planArgs(inventoryFiles(t), "cephadm"), &out); err != nil {
+		t.Fatal(err)
+	}
+	const validate = `
+import sys, yaml
+from ceph.deployment.service_spec import ServiceSpec
+n = 0
+for doc in yaml.safe_load_all(sys.stdin):
+    if doc:
+        ServiceSpec.from_json(doc).validate()
+        n += 1
+print(n)
+`
+	run := func(input string) (string, error) {
+		cmd := exec.Command(python, "-c", validate)
+		cmd.Stdin = strings.NewReader(input)
+		b, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(b)), err
+	}
+	got, err := run(out.String())
+	if err != nil {
+		t.Fatalf("Ceph rejected the cephadm specs: %v\n%s\n%s", err, got, out.String())
+	}
+	if got != "4" { // one spec per fast device with data devices: a 1, b 2, homelab 1
+		t.Fatalf("Ceph parsed %s specs:\n%s", got, out.String())
+	}
+	broken := strings.Replace(out.String(), "objectstore: bluestore", "objectstore: papyrus", 1)
+	if _, err := run(broken); err == nil {
+		t.Fatal("the validator accepted an unknown objectstore: the check cannot fail")
+	}
+}
+
+func TestPlanOfflineRejectsBadInput(t *testing.T) {
+	files := inventoryFiles(t)
+	bad := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: prism.storage.io/v1alpha1\nkind: HybridStoragePolicy\nspec:\n  mode: Apply\n  dbSizing: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runPlan([]string{"--policy", bad, "--inventory", files[0]}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.dbSizing"`) {
+		t.Fatalf("a misspelt field must be named: %v", err)
+	}
+	notInventory := filepath.Join(t.TempDir(), "x.json")
+	if err := os.WriteFile(notInventory, []byte(`{"kind":"Inventory","devices":[],"extra":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runPlan([]string{"--policy", filepath.Join(repo, "config/samples/hybridstoragepolicy.yaml"), "--inventory", notInventory}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "extra"`) {
+		t.Fatalf("an unknown inventory field must be named: %v", err)
+	}
+}

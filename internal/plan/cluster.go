@@ -1,0 +1,75 @@
+package plan
+
+import (
+	"sort"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// NodeInventory is one node's devices, as a StorageNode status or `prism-agent inventory` holds them.
+type NodeInventory struct {
+	Node    string
+	Devices []prismv1.Device
+	// Previous is the plan already in force on the node, if any.
+	Previous *prismv1.NodePlan
+}
+
+// NodeResult is what the planner decided for one node.
+type NodeResult struct {
+	Node      string                `json:"node"`
+	Selection prismv1.NodeSelection `json:"selection"`
+	Plan      *prismv1.NodePlan     `json:"plan,omitempty"`
+	Warnings  []string              `json:"warnings,omitempty"`
+	Problems  []string              `json:"problems,omitempty"`
+}
+
+// ClusterPlan is the whole plan for a policy: per node, and what Rook and cephadm get.
+type ClusterPlan struct {
+	Nodes []NodeResult `json:"nodes"`
+	// RookStorageNodes are the entries for CephCluster spec.storage.nodes.
+	RookStorageNodes []RookNode `json:"rookStorageNodes"`
+	// Problems block applying anything.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// PlanCluster selects and lays out every node. It is what the operator does, without a
+// cluster: `kubectl prism plan` prints it.
+func PlanCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, deviceClass string) ClusterPlan {
+	var out ClusterPlan
+	plans := map[string]prismv1.NodePlan{}
+	sorted := append([]NodeInventory(nil), nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
+	for _, n := range sorted {
+		r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec)}
+		if Complete(r.Selection) {
+			l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
+			r.Warnings = l.Warnings
+			r.Problems = append(r.Problems, l.Problems...)
+			for _, u := range l.Unplaced {
+				r.Problems = append(r.Problems, u.Name+": "+u.Reason)
+			}
+			if len(r.Problems) == 0 {
+				p := l.Plan
+				r.Plan = &p
+				plans[n.Node] = p
+			}
+		}
+		for _, p := range r.Problems {
+			out.Problems = append(out.Problems, n.Node+": "+p)
+		}
+		out.Nodes = append(out.Nodes, r)
+	}
+	out.RookStorageNodes = RookNodes(plans, deviceClass)
+	return out
+}
+
+// Plans returns the node plans by node name.
+func (c ClusterPlan) Plans() map[string]prismv1.NodePlan {
+	m := map[string]prismv1.NodePlan{}
+	for _, n := range c.Nodes {
+		if n.Plan != nil {
+			m[n.Node] = *n.Plan
+		}
+	}
+	return m
+}
