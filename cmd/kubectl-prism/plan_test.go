@@ -154,7 +154,7 @@ func TestPlanOfflineRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := runPlan([]string{"--policy", bad, "--inventory", files[0]}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.dbSizing"`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown field "dbSizing"`) {
 		t.Fatalf("a misspelt field must be named: %v", err)
 	}
 	notInventory := filepath.Join(t.TempDir(), "x.json")

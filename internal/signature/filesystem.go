@@ -124,11 +124,16 @@ const (
 	zfsWant       = 4
 )
 
+// zfsLabels are the offsets of the four vdev labels: two at the start, two in the last
+// 256 KiB-aligned 512 KiB (negative on a device too small for them).
+func zfsLabels(size int64) [4]int64 {
+	align := size % zfsLabelSize
+	return [4]int64{0, zfsLabelSize, size - 2*zfsLabelSize - align, size - zfsLabelSize - align}
+}
+
 func probeZFS(d *device) ([]Signature, error) {
-	align := d.size % zfsLabelSize
-	labels := []int64{0, zfsLabelSize, d.size - 2*zfsLabelSize - align, d.size - zfsLabelSize - align}
 	found, first := 0, int64(-1)
-	for _, l := range labels {
+	for _, l := range zfsLabels(d.size) {
 		ring, err := d.at(l+zfsUberOffset, zfsLabelSize-zfsUberOffset)
 		if err != nil || ring == nil {
 			if err != nil {
