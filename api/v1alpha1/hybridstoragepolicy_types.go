@@ -293,12 +293,17 @@ type HybridStoragePolicyStatus struct {
 	// readyNodes counts selected nodes with at least one fast and one capacity device chosen.
 	// +optional
 	ReadyNodes int32 `json:"readyNodes,omitempty"`
-	// nodes is the per-node selection, sorted by node name.
+	// nodes is the per-node selection, sorted by node name. Above 100 selected nodes only the
+	// nodes with a problem or warning are listed (at most 100), so the object stays small; every
+	// node's plan is in its StorageNode.
 	// +optional
 	// +listType=map
 	// +listMapKey=node
-	// +kubebuilder:validation:MaxItems=5000
+	// +kubebuilder:validation:MaxItems=100
 	Nodes []NodeSelection `json:"nodes,omitempty"`
+	// omittedNodes counts selected nodes not listed in nodes.
+	// +optional
+	OmittedNodes int32 `json:"omittedNodes,omitempty"`
 }
 
 // HybridStoragePolicy pairs fast, high-endurance devices with dense QLC devices on selected nodes.

@@ -67,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
 	var errs []error
-	for _, p := range []phase{r.findCandidates, r.claimNodes, r.selectDevices, r.planLayouts, r.writePlans, r.applyRook} {
+	for _, p := range []phase{r.findCandidates, r.selectDevices, r.planLayouts, r.writeSpecs, r.applyRook} {
 		if err := p(ctx, s); err != nil {
 			errs = append(errs, err)
 		}

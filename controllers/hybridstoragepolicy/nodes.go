@@ -20,6 +20,7 @@ type candidate struct {
 	node      string
 	storage   *prismv1.StorageNode
 	claimedBy string // another policy that already manages the node
+	want      prismv1.StorageNodeSpec
 }
 
 // findCandidates lists the nodes matching the policy's selector and their StorageNodes.
@@ -49,39 +50,6 @@ func (r *Reconciler) findCandidates(ctx context.Context, s *scope) error {
 	}
 	sort.Slice(s.candidates, func(i, j int) bool { return s.candidates[i].node < s.candidates[j].node })
 	return nil
-}
-
-// claimNodes records this policy in the spec of every matched, unclaimed StorageNode and
-// releases nodes it no longer matches. DryRun claims nothing: it writes status only.
-func (r *Reconciler) claimNodes(ctx context.Context, s *scope) error {
-	if s.policy.Spec.Mode == prismv1.ModeDryRun {
-		return r.releaseNodes(ctx, s.policy.Name, nil)
-	}
-	keep := map[string]bool{}
-	var errs []error
-	for i := range s.candidates {
-		c := &s.candidates[i]
-		if c.storage == nil || c.claimedBy != "" {
-			continue
-		}
-		keep[c.node] = true
-		if c.storage.Spec.PolicyName == s.policy.Name {
-			continue
-		}
-		// Optimistic lock: if another policy claims the node at the same moment, one update fails.
-		patch := client.MergeFromWithOptions(c.storage.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		c.storage.Spec.PolicyName = s.policy.Name
-		if err := r.Client.Patch(ctx, c.storage, patch, client.FieldOwner(FieldManager)); err != nil {
-			if apierrors.IsConflict(err) {
-				errs = append(errs, fmt.Errorf("claiming node %s: changed concurrently, will retry", c.node))
-			} else {
-				errs = append(errs, fmt.Errorf("claiming node %s: %w", c.node, err))
-			}
-			c.storage.Spec.PolicyName = ""
-		}
-	}
-	errs = append(errs, r.releaseNodes(ctx, s.policy.Name, keep))
-	return kerrors.NewAggregate(errs)
 }
 
 // releaseNodes clears this policy's claim from every StorageNode not in keep.

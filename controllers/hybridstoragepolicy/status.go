@@ -33,8 +33,8 @@ func computeStatus(policy *prismv1.HybridStoragePolicy, selections []prismv1.Nod
 		Conditions:         append([]metav1.Condition(nil), policy.Status.Conditions...),
 		ObservedGeneration: policy.Generation,
 		SelectedNodes:      int32(len(selections)),
-		Nodes:              selections,
 	}
+	st.Nodes, st.OmittedNodes = detailedNodes(selections)
 	for _, sel := range selections {
 		if plan.Complete(sel) {
 			st.ReadyNodes++
@@ -77,6 +77,25 @@ func computeStatus(policy *prismv1.HybridStoragePolicy, selections []prismv1.Nod
 			fmt.Sprintf("every one of %d nodes is partitioned and in the CephCluster", st.SelectedNodes), gen)
 	}
 	return st
+}
+
+// MaxDetailedNodes bounds status.nodes: a policy over thousands of nodes would otherwise
+// exceed the API server's object size limit.
+const MaxDetailedNodes = 100
+
+// detailedNodes lists every node up to MaxDetailedNodes; beyond that, the nodes that need
+// attention (a message or warnings) first, up to the limit.
+func detailedNodes(selections []prismv1.NodeSelection) ([]prismv1.NodeSelection, int32) {
+	if len(selections) <= MaxDetailedNodes {
+		return selections, 0
+	}
+	var listed []prismv1.NodeSelection
+	for _, sel := range selections {
+		if (sel.Message != "" || len(sel.Warnings) > 0) && len(listed) < MaxDetailedNodes {
+			listed = append(listed, sel)
+		}
+	}
+	return listed, int32(len(selections) - len(listed))
 }
 
 // summarise keeps a condition message short for thousands of nodes.

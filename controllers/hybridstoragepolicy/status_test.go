@@ -2,6 +2,7 @@ package hybridstoragepolicy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,5 +78,21 @@ func TestComputeStatusKeepsTransitionTimeWhenUnchanged(t *testing.T) {
 		if !c.LastTransitionTime.Equal(&old) {
 			t.Errorf("%s transition time moved although its status did not change", c.Type)
 		}
+	}
+}
+
+func TestComputeStatusBoundsNodeDetail(t *testing.T) {
+	var sels []prismv1.NodeSelection
+	for i := 0; i < 1000; i++ {
+		sels = append(sels, complete(fmt.Sprintf("n%04d", i)))
+	}
+	sels[10] = incomplete("n0010", "no fast device")
+	sels[500].Warnings = []string{"slots below 1 %"}
+	st := computeStatus(&prismv1.HybridStoragePolicy{}, sels, nil, rookOutcome{}, nil)
+	if st.SelectedNodes != 1000 || len(st.Nodes) != 2 || st.OmittedNodes != 998 || st.Nodes[0].Node != "n0010" || st.Nodes[1].Node != "n0500" {
+		t.Fatalf("selected %d, listed %d, omitted %d", st.SelectedNodes, len(st.Nodes), st.OmittedNodes)
+	}
+	if few := computeStatus(&prismv1.HybridStoragePolicy{}, sels[:100], nil, rookOutcome{}, nil); len(few.Nodes) != 100 || few.OmittedNodes != 0 {
+		t.Fatalf("100 nodes must all be listed: %d listed", len(few.Nodes))
 	}
 }

@@ -106,7 +106,8 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 			f.path, len(f.slots)))
 		return prismv1.FastDevicePlan{}, false
 	}
-	p := prismv1.FastDevicePlan{StablePath: f.path, SlotSizeBytes: f.slotSize}
+	p := prismv1.FastDevicePlan{StablePath: f.path, SlotSizeBytes: f.slotSize, Slots: make([]prismv1.DBSlot, 0, len(f.slots))}
+	small, smallest := 0, 100.0
 	for i, dev := range f.slots {
 		p.Slots = append(p.Slots, prismv1.DBSlot{
 			Index: int32(i),
@@ -117,10 +118,14 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 		})
 		if dev != "" && sizes[dev] > 0 {
 			if pct := float64(f.slotSize) * 100 / float64(sizes[dev]); pct < WarnBelowPercent {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%s: its %d MiB DB slot is %.2f %% of the data device; RocksDB will likely spill to QLC below 1 %%",
-					dev, f.slotSize/MiB, pct))
+				small++
+				smallest = min(smallest, pct)
 			}
 		}
+	}
+	if small > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d DB slots of %d MiB are below 1 %% of their data devices (down to %.2f %%); RocksDB may spill to QLC",
+			f.path, small, f.slotSize/MiB, smallest))
 	}
 	if spec.Cache.Mode != "" && spec.Cache.Mode != prismv1.CacheNone {
 		if rest := usable - end; rest >= MinCacheBytes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -176,7 +177,12 @@ func leastLoaded(devs []*fastState, limit int32) *fastState {
 
 func alignUp(n int64) int64 { return (n + MiB - 1) / MiB * MiB }
 
-func slotLabel(i int) string { return fmt.Sprintf("%s%02d", slotLabelPrefix, i) }
+func slotLabel(i int) string {
+	if i < 10 {
+		return slotLabelPrefix + "0" + strconv.Itoa(i)
+	}
+	return slotLabelPrefix + strconv.Itoa(i)
+}
 
 // contains reports whether sorted list holds s.
 func contains(list []string, s string) bool {

@@ -186,7 +186,7 @@ func TestPlanLayoutRefusals(t *testing.T) {
 			db:           prismv1.DBSizing{Size: resource.NewQuantity(160*GiB, resource.BinarySI), MaxDataDevicesPerFastDevice: 2},
 			wantUnplaced: "already serves 2 data devices"},
 		{name: "small slot warns", nFast: 1, nCap: 2, fastSize: optane375, capSize: p5316, db: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI)},
-			wantWarning: "0.42 % of the data device"},
+			wantWarning: "2 DB slots of 61440 MiB are below 1 % of their data devices (down to 0.42 %)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ type RookDevice struct {
 
 // PartitionPath is the udev by-id link of partition number on a device named by its by-id path.
 func PartitionPath(stablePath string, number int32) string {
-	return fmt.Sprintf("%s-part%d", stablePath, number)
+	return stablePath + "-part" + strconv.Itoa(int(number))
 }
 
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,

@@ -18,18 +18,22 @@ import (
 func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec) prismv1.NodeSelection {
 	sel := prismv1.NodeSelection{Node: node}
 	wipe := wipeGrants(node, spec.AllowWipe)
-	ordered := slices.Clone(devices)
-	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(&ordered[i]) < sortKey(&ordered[j]) })
+	// Order pointers, not copies: a Device is large and a node may have dozens.
+	ordered := make([]*prismv1.Device, len(devices))
+	for i := range devices {
+		ordered[i] = &devices[i]
+	}
+	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(ordered[i]) < sortKey(ordered[j]) })
 
-	taken := map[string]bool{}
-	var rejectFast, rejectCapacity = map[string]string{}, map[string]string{}
+	taken := make(map[string]bool, len(devices))
+	rejectFast, rejectCapacity := make(map[string]string, len(devices)), make(map[string]string, len(devices))
 	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, rejectFast)
 	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, wipe, taken, rejectCapacity)
 	for _, d := range ordered {
 		if taken[d.Name] {
 			continue
 		}
-		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(&d, rejectFast[d.Name], rejectCapacity[d.Name])})
+		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, rejectFast[d.Name], rejectCapacity[d.Name])})
 	}
 	switch {
 	case len(devices) == 0:
@@ -71,10 +75,9 @@ func sortKey(d *prismv1.Device) string {
 	return "~" + d.Name // devices without a stable path sort last
 }
 
-func pick(devs []prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, rejected map[string]string) []prismv1.SelectedDevice {
+func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, rejected map[string]string) []prismv1.SelectedDevice {
 	var chosen []prismv1.SelectedDevice
-	for i := range devs {
-		d := &devs[i]
+	for _, d := range devs {
 		if taken[d.Name] {
 			continue
 		}
@@ -98,6 +101,17 @@ func pick(devs []prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 
 const tierMismatch = "tier "
 
+func tierList(tiers []prismv1.Tier) string {
+	if len(tiers) == 1 {
+		return "[" + string(tiers[0]) + "]"
+	}
+	s := make([]string, len(tiers))
+	for i, t := range tiers {
+		s[i] = string(t)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
 // mismatch says why a device does not match a selector, or "" when it matches.
 func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier) string {
 	if len(s.Paths) > 0 {
@@ -111,7 +125,7 @@ func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 		tiers = []prismv1.Tier{defaultTier}
 	}
 	if len(tiers) > 0 && !slices.Contains(tiers, d.Tier) {
-		return fmt.Sprintf("%s%s is not in %v (%s)", tierMismatch, d.Tier, tiers, d.TierReason)
+		return tierMismatch + string(d.Tier) + " is not in " + tierList(tiers) + " (" + d.TierReason + ")"
 	}
 	if len(s.Models) > 0 && !globAny(s.Models, d.Model) {
 		return fmt.Sprintf("model %q matches none of %q", d.Model, s.Models)

@@ -79,6 +79,9 @@ func Selection(w io.Writer, policies []prismv1.HybridStoragePolicy) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if p.Status.OmittedNodes > 0 {
+			fmt.Fprintf(w, "  (%d more nodes without problems are not listed; their plans are in their StorageNodes)\n", p.Status.OmittedNodes)
+		}
 	}
 	return nil
 }

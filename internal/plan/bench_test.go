@@ -1,0 +1,44 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// clusterOf builds n nodes with 2 fast and 22 capacity devices each (24 devices per node).
+func clusterOf(n int) []NodeInventory {
+	nodes := make([]NodeInventory, n)
+	for i := range nodes {
+		var devs []prismv1.Device
+		for j := 0; j < 24; j++ {
+			d := prismv1.Device{
+				Name: fmt.Sprintf("nvme%dn1", j), StablePath: fmt.Sprintf("/dev/disk/by-id/nvme-NODE%04d_DEV%02d", i, j),
+				Model: "INTEL SSDPF2NV307TZ", SizeBytes: 30720827326464, Tier: prismv1.TierCapacity,
+				TierReason: "D5-P5316", Eligibility: prismv1.Eligibility{Eligible: true},
+			}
+			if j < 2 {
+				d.Model, d.SizeBytes, d.Tier = "INTEL SSDPF21Q016TB", 1600321314816, prismv1.TierFast
+			}
+			devs = append(devs, d)
+		}
+		nodes[i] = NodeInventory{Node: fmt.Sprintf("node-%04d", i), Devices: devs}
+	}
+	return nodes
+}
+
+// BenchmarkPlanCluster1000x24 plans 1000 nodes of 24 devices: selection, DB slots, Rook entries.
+func BenchmarkPlanCluster1000x24(b *testing.B) {
+	nodes := clusterOf(1000)
+	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
+	b.ReportAllocs()
+	for b.Loop() {
+		p := PlanCluster(nodes, spec, "qlc")
+		if len(p.Problems) != 0 || len(p.RookStorageNodes) != 1000 {
+			b.Fatalf("problems %v, %d rook nodes", p.Problems, len(p.RookStorageNodes))
+		}
+	}
+}
