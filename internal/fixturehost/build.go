@@ -86,6 +86,8 @@ func writeDevice(root, identifyFixtures string, d Device, major, minor int) erro
 		"queue/physical_block_size": strconv.FormatInt(or512(d.PhysicalBlockSize), 10),
 		"queue/minimum_io_size":     strconv.FormatInt(or512(max(d.MinimumIOSize, d.PhysicalBlockSize)), 10),
 		"queue/optimal_io_size":     strconv.FormatInt(d.OptimalIOSize, 10),
+		// The kernel's 17 stat fields; field 7 is sectors written.
+		"stat": fmt.Sprintf("0 0 0 0 0 0 %d 0 0 0 0 0 0 0 0 0 0", d.SectorsWritten),
 	}
 	for i, p := range d.Partitions {
 		files[p+"/partition"] = strconv.Itoa(i + 1)
@@ -123,6 +125,22 @@ func writeDevice(root, identifyFixtures string, d Device, major, minor int) erro
 	}
 	if err := os.WriteFile(filepath.Join(root, "dev", d.Name), contents[d.Content](), 0o644); err != nil {
 		return err
+	}
+	if d.Logs != "" && ctrl != "" {
+		dir := filepath.Join(identifyFixtures, "logs", d.Logs)
+		pages, err := filepath.Glob(filepath.Join(dir, "log-*.bin"))
+		if err != nil || len(pages) == 0 {
+			return fmt.Errorf("log fixture %s: no log-*.bin pages in %s", d.Logs, dir)
+		}
+		for _, page := range pages {
+			data, err := os.ReadFile(page)
+			if err != nil {
+				return err
+			}
+			if err := writeFiles(filepath.Join(root, "logs", ctrl), map[string]string{filepath.Base(page): string(data)}); err != nil {
+				return err
+			}
+		}
 	}
 	if d.Identify != "" && ctrl != "" {
 		for _, f := range []string{"id-ctrl.bin", "id-ns-1.bin"} {

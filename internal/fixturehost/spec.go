@@ -41,6 +41,10 @@ type Device struct {
 	Rotational        bool  `json:"rotational,omitempty"`
 	// Identify names a recorded NVMe Identify directory under internal/nvme/testdata.
 	Identify string `json:"identify,omitempty"`
+	// Logs names a directory of recorded NVMe log pages under internal/nvme/testdata/logs.
+	Logs string `json:"logs,omitempty"`
+	// SectorsWritten is field 7 of /sys/block/<name>/stat (512-byte sectors written since boot).
+	SectorsWritten int64 `json:"sectorsWritten,omitempty"`
 	// Partitions are partition names (sda1); Holders stacked devices (dm-0).
 	Partitions []string `json:"partitions,omitempty"`
 	Holders    []string `json:"holders,omitempty"`
