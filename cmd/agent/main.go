@@ -1,5 +1,6 @@
 // Command prism-agent is Prism's node agent. `inventory` prints a host's block devices with
-// their tier and eligibility; `run` keeps the node's StorageNode status current.
+// their tier and eligibility; `run` keeps the node's StorageNode status current and carries
+// out the plan in its spec (GPT partitions on the fast devices).
 package main
 
 import (
@@ -14,7 +15,8 @@ const usage = `prism-agent: Prism's node agent.
 
 Usage:
   prism-agent inventory [--host-root DIR] [-o json|table]   print this host's devices, tiers and eligibility (read-only)
-  prism-agent run --node-name NAME [--host-root DIR]         keep the node's StorageNode status current
+  prism-agent run --node-name NAME [--host-root DIR]         keep the node's StorageNode status current and partition
+                                                              its fast devices as spec.plan says (only in mode Apply)
   prism-agent version
 
 Run "prism-agent <command> -h" for a command's flags.

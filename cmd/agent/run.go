@@ -16,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/kube"
+	"github.com/prism-storage/prism/internal/provision"
 )
 
 func runAgent(args []string) error {
@@ -27,6 +29,8 @@ func runAgent(args []string) error {
 	nodeName := fs.String("node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME, from the downward API)")
 	period := fs.Duration("period", 5*time.Minute, "re-inventory this often even without udev events")
 	heartbeat := fs.Duration("heartbeat", 30*time.Minute, "rewrite an unchanged status this often, so a stale agent shows")
+	doProvision := fs.Bool("provision", true, "carry out spec.plan on the fast devices (the host changes only when spec.mode is Apply); false keeps the agent read-only")
+	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -62,6 +66,12 @@ func runAgent(args []string) error {
 		},
 		Version: version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
 	}
-	logf.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot)
+	if *doProvision {
+		// Every host tool runs through this executor; device paths are mapped under --host-root.
+		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
+		p.Provision = runner.Reconcile
+		p.PlanPoll = *planPoll
+	}
+	logf.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot, "provision", *doProvision, "planPoll", p.PlanPoll.String())
 	return p.Run(ctx)
 }

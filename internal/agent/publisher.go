@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -30,28 +31,80 @@ type Publisher struct {
 	// Changes signals device changes (udev); nil when the host has no udev database.
 	Changes <-chan struct{}
 	Now     func() time.Time
+	// Provision realises spec.plan after each inventory and reports the partitions; nil
+	// keeps the agent read-only (status.partitions is then never written).
+	Provision ProvisionFunc
+	// PlanPoll is how often Run reads its StorageNode to notice a new plan or mode
+	// (metadata.generation != status.observedPlanGeneration); 0 turns the poll off.
+	//
+	// Why a poll and not a watch: the agent's RBAC (config/rbac/agent_role.yaml) grants only
+	// get and create on storagenodes, and a watch needs list and watch, with a
+	// metadata.name field selector to stay on the agent's own object. A GET of one object per
+	// node every 10 s is cheap (0.1 request/s per node, served from the watch cache), keeps
+	// no informer memory or long-lived connection in the agent, and has nothing to resync
+	// after a disconnect: the next poll simply sees the generation. Large clusters can
+	// lengthen it (--plan-poll); the period and udev events sync regardless.
+	PlanPoll time.Duration
 }
 
-// Run syncs now, then on every change signal and every period, until ctx ends.
+// Run syncs now, then on every change signal, every period and whenever the plan poll sees
+// a spec the agent has not carried out, until ctx ends.
 func (p *Publisher) Run(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithValues("node", p.NodeName)
 	ticker := time.NewTicker(p.Period)
 	defer ticker.Stop()
+	var poll <-chan time.Time
+	if p.Provision != nil && p.PlanPoll > 0 {
+		pt := time.NewTicker(p.PlanPoll)
+		defer pt.Stop()
+		poll = pt.C
+	}
 	for {
 		if err := p.Sync(ctx); err != nil {
 			log.Error(err, "Publishing inventory failed; will retry")
 		}
-		select {
-		case <-ctx.Done():
+		if !p.wait(ctx, ticker.C, poll) {
 			return nil
-		case <-ticker.C:
-		case <-p.Changes:
-			log.V(1).Info("Device change seen, re-inventorying")
 		}
 	}
 }
 
-// Sync takes one inventory and writes the StorageNode status when it changed.
+// wait blocks until the next sync is due; false when ctx ended.
+func (p *Publisher) wait(ctx context.Context, tick, poll <-chan time.Time) bool {
+	log := logf.FromContext(ctx).WithValues("node", p.NodeName)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
+		case <-p.Changes:
+			log.V(1).Info("Device change seen, re-inventorying")
+			return true
+		case <-poll:
+			if p.planOutdated(ctx) {
+				log.Info("StorageNode spec changed, provisioning")
+				return true
+			}
+		}
+	}
+}
+
+// planOutdated GETs the StorageNode and reports whether its status lags its spec.
+func (p *Publisher) planOutdated(ctx context.Context) bool {
+	sn := &prismv1.StorageNode{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, sn); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true // Sync recreates it
+		}
+		logf.FromContext(ctx).V(1).Info("Polling the StorageNode failed", "node", p.NodeName, "error", err.Error())
+		return false
+	}
+	return planOutdated(sn)
+}
+
+// Sync takes one inventory, carries out spec.plan (when Provision is set), and writes the
+// StorageNode status, in one patch, when it changed.
 func (p *Publisher) Sync(ctx context.Context) error {
 	sn, err := p.ensureStorageNode(ctx)
 	if err != nil {
@@ -59,6 +112,10 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	rep, invErr := p.Inventory(ctx)
 	next := nodeStatus(sn.Status, rep, invErr, p.now(), p.Version)
+	if invErr == nil && p.Provision != nil {
+		// A failed inventory proves nothing about the devices: provision only from a good one.
+		next = p.provision(ctx, sn, rep, next)
+	}
 	if !needsWrite(sn.Status, next, p.Heartbeat) {
 		return invErr
 	}
@@ -68,6 +125,28 @@ func (p *Publisher) Sync(ctx context.Context) error {
 		return fmt.Errorf("patching StorageNode %s status: %w", p.NodeName, err)
 	}
 	return invErr
+}
+
+// provision carries out spec.plan and adds the result to next.
+func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep inventory.Report, next prismv1.StorageNodeStatus) prismv1.StorageNodeStatus {
+	if sn.Spec.Plan == nil {
+		return withoutPlan(next)
+	}
+	res := p.Provision(ctx, sn.Spec.Plan, rep.Devices, sn.Spec.Mode)
+	if res.Changed {
+		// Publish the devices as they are now, with their new partitions.
+		if again, err := p.Inventory(ctx); err == nil {
+			next = nodeStatus(sn.Status, again, nil, p.now(), p.Version)
+		}
+	}
+	next = withPartitions(next, res.Partitions, sn.Generation, sn.Spec.Mode)
+	if c := meta.FindStatusCondition(next.Conditions, prismv1.ConditionProvisioned); c != nil {
+		if old := meta.FindStatusCondition(sn.Status.Conditions, prismv1.ConditionProvisioned); res.Changed || old == nil || old.Reason != c.Reason {
+			logf.FromContext(ctx).Info("Provisioning", "node", p.NodeName, "generation", sn.Generation, "mode", sn.Spec.Mode,
+				"changed", res.Changed, "reason", c.Reason, "message", c.Message)
+		}
+	}
+	return next
 }
 
 // ensureStorageNode gets or creates this node's StorageNode, owned by the Node object so
