@@ -50,6 +50,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'IODirection' || !has(self.value) || self.value in ['read', 'write']",message="IODirection value must be read or write"
 // +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['ProcessName', 'Directory', 'Extension', 'FileNamePrefix']) || (self.value.matches('^[ -~]+$') && !self.value.matches('[&|:,\"]'))",message="string values must be printable ASCII without &, |, :, comma or double quote (the Open CAS rule syntax cannot express them)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ProcessName' || !has(self.value) || self.value.size() <= 15",message="ProcessName matches the kernel task name, which is at most 15 characters"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.value.startsWith(' ') || self.value.endsWith(' '))",message="value must not start or end with a space (casadm strips it, which would change the rule)"
 type IOCondition struct {
 	// type is what the condition tests.
 	// +required
@@ -78,7 +79,7 @@ type MatchTerm struct {
 // +kubebuilder:validation:XValidation:rule="self.id != 0 || self.name == 'unclassified'",message="class 0 must be named unclassified"
 // +kubebuilder:validation:XValidation:rule="self.id == 0 ? !has(self.allOf) && !(has(self.done) && self.done) : has(self.allOf)",message="class 0 takes every IO no other class matched and has no rule; every other class needs allOf"
 // +kubebuilder:validation:XValidation:rule="(has(self.pinned) && self.pinned) != has(self.evictionPriority)",message="set exactly one of evictionPriority or pinned: true"
-// +kubebuilder:validation:XValidation:rule="!has(self.allOf) || self.allOf.map(t, t.anyOf.map(c, {'RequestSize': 12, 'IODirection': 12, 'ProcessName': 12, 'LBA': 3, 'CoreID': 7, 'WriteLifeHint': 4, 'Direct': 6, 'PID': 3, 'Metadata': 8, 'Directory': 9, 'FileSize': 9, 'Extension': 9, 'FileNamePrefix': 16, 'FileOffset': 11, 'IOClass': 8}[c.type] + (has(c.comparison) ? 3 : 0) + (has(c.value) ? 1 + size(c.value) : 0) + 1).sum()).sum() + (has(self.done) && self.done ? 5 : 0) <= 1024",message="the compiled Open CAS rule would exceed 1023 characters: shorten values or use fewer conditions"
+// +kubebuilder:validation:XValidation:rule="!has(self.allOf) || self.allOf.map(t, t.anyOf.map(c, {'RequestSize': 12, 'IODirection': 12, 'ProcessName': 12, 'LBA': 3, 'CoreID': 7, 'WriteLifeHint': 4, 'Direct': 6, 'PID': 3, 'Metadata': 8, 'Directory': 9, 'FileSize': 9, 'Extension': 9, 'FileNamePrefix': 16, 'FileOffset': 11, 'IOClass': 8}[c.type] + (c.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass'] ? 3 : 0) + (has(c.value) ? 1 + size(c.value) : 0) + 1).sum()).sum() + (has(self.done) && self.done ? 5 : 0) <= 1024",message="the compiled Open CAS rule would exceed 1023 characters: shorten values or use fewer conditions"
 type IOClass struct {
 	// id is the Open CAS class id; classes are evaluated in ascending id.
 	// +required

@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/prism-storage/prism/internal/health"
+	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/sysfs"
@@ -16,6 +18,7 @@ import (
 type hostFlags struct {
 	hostRoot    string
 	identifyDir string
+	logsDir     string
 	includeLoop bool
 	noIdentify  bool
 }
@@ -23,6 +26,7 @@ type hostFlags struct {
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.hostRoot, "host-root", "/", "root of the host's /sys, /dev and /run/udev (a fixture tree works)")
 	fs.StringVar(&h.identifyDir, "identify-dir", "", "read recorded NVMe Identify data from DIR/<controller>/ instead of the admin ioctl")
+	fs.StringVar(&h.logsDir, "logs-dir", "", "read recorded NVMe log pages from DIR/<controller>/log-XX.bin instead of the admin ioctl")
 	fs.BoolVar(&h.includeLoop, "include-loop", false, "inventory loop devices too")
 	fs.BoolVar(&h.noIdentify, "no-identify", false, "skip NVMe Identify (sysfs still gives model and serial)")
 }
@@ -63,4 +67,18 @@ func runInventory(args []string, out io.Writer) error {
 		return doc.WriteJSON(out)
 	}
 	return doc.WriteTable(out)
+}
+
+// healthCollector reads wear counters the same way the inventory reads identify data: the
+// admin ioctl on a real host, recorded pages for fixtures.
+func (h *hostFlags) healthCollector() health.Collector {
+	c := health.Collector{Host: sysfs.Host{Root: h.hostRoot}, Exec: hostexec.Local{Timeout: 30 * time.Second}}
+	switch {
+	case h.logsDir != "":
+		c.Logs = nvme.RecordedLogReader{Dir: h.logsDir}
+		c.Exec = nil // fixture hosts have no drives for smartctl
+	case !h.noIdentify:
+		c.Logs = nvme.DeviceLogReader{Root: h.hostRoot}
+	}
+	return c
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/kube"
@@ -31,6 +32,9 @@ func runAgent(args []string) error {
 	heartbeat := fs.Duration("heartbeat", 30*time.Minute, "rewrite an unchanged status this often, so a stale agent shows")
 	doProvision := fs.Bool("provision", true, "carry out spec.plan on the fast devices (the host changes only when spec.mode is Apply); false keeps the agent read-only")
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
+	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
+	healthPeriod := fs.Duration("health-period", time.Minute, "read the devices' wear counters (SMART/log pages) this often")
+	stateDir := fs.String("state-dir", "", "keep the wear history here (a hostPath) so forecasts survive restarts; empty keeps it in memory")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -56,13 +60,18 @@ func runAgent(args []string) error {
 		return fmt.Errorf("watching udev: %w", err)
 	}
 	opts := host.options()
+	latest := &latestDevices{}
 	p := &agent.Publisher{
 		Client:   c,
 		NodeName: *nodeName,
 		Inventory: func(ctx context.Context) (inventory.Report, error) {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			return inventory.Take(ctx, opts)
+			rep, err := inventory.Take(ctx, opts)
+			if err == nil {
+				latest.set(rep)
+			}
+			return rep, err
 		},
 		Version: version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
 	}
@@ -71,6 +80,17 @@ func runAgent(args []string) error {
 		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
 		p.Provision = runner.Reconcile
 		p.PlanPoll = *planPoll
+	}
+	if *metricsAddr != "0" {
+		e := &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
+		if *stateDir != "" {
+			e.StateFile = filepath.Join(*stateDir, "wear-history.json")
+		}
+		go func() {
+			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, e, latest); err != nil {
+				logf.Log.Error(err, "Metrics server stopped")
+			}
+		}()
 	}
 	logf.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot, "provision", *doProvision, "planPoll", p.PlanPoll.String())
 	return p.Run(ctx)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -22,6 +23,10 @@ Usage:
   kubectl prism plan --inventory FILE... --policy FILE [-o yaml|json|cephadm]
                             plan offline from prism-agent inventory JSON files: DB slots per node,
                             the Rook storage section, or cephadm OSD service specs
+  kubectl prism ioclass [--policy FILE]
+                            the Open CAS IO class CSV a ClassificationPolicy compiles to (default: Prism's Ceph policy)
+  kubectl prism ioclass explain [--policy FILE] --io size=4096,dir=write,comm=bstore_kv_sync
+                            which class an IO gets, rule by rule, with the kernel classifier's semantics
   kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
   kubectl prism devices     every device of every node: model, size, tier and why, eligibility
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
@@ -41,9 +46,9 @@ func main() {
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
-	if cmd == "plan" { // offline: no cluster flags
-		if err := runPlan(os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintf(os.Stderr, "kubectl prism plan: %v\n", err)
+	if offline, ok := map[string]func([]string, io.Writer) error{"plan": runPlan, "ioclass": runIOClass}[cmd]; ok { // no cluster needed
+		if err := offline(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "kubectl prism %s: %v\n", cmd, err)
 			os.Exit(1)
 		}
 		return

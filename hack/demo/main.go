@@ -8,10 +8,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -78,9 +81,15 @@ func run(dir, bin string, once bool) error {
 	}
 
 	procs := []*exec.Cmd{start(ctx, dir, kubeconfig, "operator", filepath.Join(bin, "prism-manager"), "--metrics-bind-address=0", "--health-probe-bind-address=0")}
-	for _, n := range nodes {
+	metricsAddrs := map[string]string{}
+	for i, n := range nodes {
+		// Simulated devices are files, not block devices: the agents inventory, plan and export
+		// metrics, but do not partition (--provision=false).
+		metricsAddrs[n.Name] = fmt.Sprintf("127.0.0.1:%d", 19464+i)
 		procs = append(procs, start(ctx, dir, kubeconfig, "agent-"+n.Name, filepath.Join(bin, "prism-agent"), "run",
-			"--node-name="+n.Name, "--host-root="+roots[n.Name], "--identify-dir="+filepath.Join(roots[n.Name], "identify"), "--period=1m"))
+			"--node-name="+n.Name, "--host-root="+roots[n.Name], "--identify-dir="+filepath.Join(roots[n.Name], "identify"),
+			"--logs-dir="+filepath.Join(roots[n.Name], "logs"), "--period=1m", "--provision=false",
+			"--metrics-bind-address="+metricsAddrs[n.Name], "--health-period=5s"))
 	}
 	defer func() {
 		for _, p := range procs {
@@ -97,6 +106,9 @@ func run(dir, bin string, once bool) error {
 	}); err != nil {
 		return fmt.Errorf("waiting for the agents to publish their inventories (logs in %s): %w", dir, err)
 	}
+	if err := createCephCluster(ctx, env.Client); err != nil {
+		return err
+	}
 	policy, err := applySample(ctx, env.Client)
 	if err != nil {
 		return err
@@ -110,6 +122,9 @@ func run(dir, bin string, once bool) error {
 	}
 
 	if err := show(ctx, env, kubeconfig, bin); err != nil {
+		return err
+	}
+	if err := showMetrics(ctx, metricsAddrs["optane-qlc-homelab-d"]); err != nil {
 		return err
 	}
 	say("")
@@ -151,6 +166,46 @@ func show(ctx context.Context, env *testenv.Env, kubeconfig, bin string) error {
 	}
 	say("\n$ kubectl prism selection")
 	return report.Selection(os.Stdout, policies.Items)
+}
+
+// createCephCluster is the Rook CephCluster the sample policy targets (Rook's real CRD is
+// installed; no Rook operator runs, so no OSD is created).
+func createCephCluster(ctx context.Context, c client.Client) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph"}}); err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`{apiVersion: ceph.rook.io/v1, kind: CephCluster, metadata: {name: rook-ceph, namespace: rook-ceph},
+	  spec: {cephVersion: {image: "quay.io/ceph/ceph:v19.2.3"}, dataDirHostPath: /var/lib/rook, mon: {count: 3},
+	    storage: {useAllNodes: false, useAllDevices: false}}}`), &u.Object); err != nil {
+		return err
+	}
+	return c.Create(ctx, u)
+}
+
+// showMetrics prints the endurance metrics one agent serves for its Optane.
+func showMetrics(ctx context.Context, addr string) error {
+	say("\n$ curl -s http://%s/metrics | grep 'prism_device.*nvme0n1'   # the homelab node's Optane 900P, from its recorded SMART log", addr)
+	var body string
+	err := waitFor(ctx, 30*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, "prism_device_host_written_bytes_total")
+	})
+	if err != nil {
+		return fmt.Errorf("agent metrics at %s: %w", addr, err)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "prism_device") && strings.Contains(line, `device="nvme0n1"`) {
+			say("%s", line)
+		}
+	}
+	return nil
 }
 
 func applySample(ctx context.Context, c client.Client) (string, error) {

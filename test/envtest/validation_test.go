@@ -211,3 +211,29 @@ func condition(m map[string]any, classIndex, term int) map[string]any {
 func device(m map[string]any) map[string]any {
 	return m["status"].(map[string]any)["devices"].([]any)[0].(map[string]any)
 }
+
+func TestClassificationRuleLengthCountsTheOperatorCompileWrites(t *testing.T) {
+	// 64 RequestSize conditions without an explicit comparison compile to
+	// "request_size:eq:10" (18 characters) each, 64*18 + 63 separators + "&done" = 1220 > 1023.
+	var anyOf []any
+	for i := 0; i < 8; i++ {
+		anyOf = append(anyOf, map[string]any{"type": "RequestSize", "value": "10"})
+	}
+	var terms []any
+	for i := 0; i < 8; i++ {
+		terms = append(terms, map[string]any{"anyOf": anyOf})
+	}
+	obj := parse(t, validClasses, func(m map[string]any) { class(m, 1)["allOf"] = terms })
+	obj.SetName(unique("toolong"))
+	if err := create(obj); err == nil || !strings.Contains(err.Error(), "exceed 1023 characters") {
+		t.Fatalf("a rule that compiles past 1023 characters must be rejected: %v", err)
+	}
+	trailing := parse(t, validClasses, func(m map[string]any) {
+		c := condition(m, 1, 1)
+		c["type"], c["value"] = "ProcessName", "ceph-osd "
+	})
+	trailing.SetName(unique("space"))
+	if err := create(trailing); err == nil || !strings.Contains(err.Error(), "start or end with a space") {
+		t.Fatalf("a value with trailing space must be rejected: %v", err)
+	}
+}
