@@ -8,10 +8,13 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-// RookNode is one entry of a Rook CephCluster's spec.storage.nodes.
+// RookNode is one entry of a Rook CephCluster's spec.storage.nodes. Settings every device of
+// the node shares go into the node's config (Rook applies node config to each device), which
+// keeps a CephCluster of thousands of OSDs under the API server's object size limit.
 type RookNode struct {
-	Name    string       `json:"name"`
-	Devices []RookDevice `json:"devices"`
+	Name    string            `json:"name"`
+	Config  map[string]string `json:"config,omitempty"`
+	Devices []RookDevice      `json:"devices"`
 }
 
 // RookDevice is one OSD device of a node entry. Rook matches config.metadataDevice against
@@ -53,10 +56,31 @@ func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode
 			continue
 		}
 		sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
+		hoistShared(&n, "databaseSizeMB", "deviceClass")
 		nodes = append(nodes, n)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes
+}
+
+// hoistShared moves config keys whose value is the same on every device to the node config.
+func hoistShared(n *RookNode, keys ...string) {
+	for _, k := range keys {
+		v, ok := n.Devices[0].Config[k]
+		for _, d := range n.Devices[1:] {
+			ok = ok && d.Config[k] == v
+		}
+		if !ok {
+			continue
+		}
+		if n.Config == nil {
+			n.Config = map[string]string{}
+		}
+		n.Config[k] = v
+		for _, d := range n.Devices {
+			delete(d.Config, k)
+		}
+	}
 }
 
 // MinAllocSize picks bluestore_min_alloc_size for the capacity devices: their common
@@ -115,7 +139,15 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 			}
 			devices = append(devices, map[string]any{"name": d.Name, "config": cfg})
 		}
-		merged = append(merged, map[string]any{"name": n.Name, "devices": devices})
+		entry := map[string]any{"name": n.Name, "devices": devices}
+		if len(n.Config) > 0 {
+			cfg := map[string]any{}
+			for k, v := range n.Config {
+				cfg[k] = v
+			}
+			entry["config"] = cfg
+		}
+		merged = append(merged, entry)
 	}
 	return merged, nil
 }

@@ -141,10 +141,12 @@ func TestRookEntriesAppliedOnlyForProvisionedNodesAndForeignFieldsSurvive(t *tes
 	}
 	first := devices[0].(map[string]any)
 	cfg := first["config"].(map[string]any)
+	// Settings shared by every device sit in the node's config, which Rook applies to each device.
+	nodeCfg := got[a.name]["config"].(map[string]any)
 	if !strings.HasPrefix(first["name"].(string), "/dev/disk/by-id/nvme-INTEL_SSDPE2NV153T8_") ||
 		cfg["metadataDevice"] != "/dev/disk/by-id/nvme-INTEL_SSDPE21K375GA_PHKE752000AA375AGN-part1" ||
-		cfg["databaseSizeMB"] != "61440" || cfg["deviceClass"] != "qlc" {
-		t.Fatalf("first OSD device = %v", first)
+		nodeCfg["databaseSizeMB"] != "61440" || nodeCfg["deviceClass"] != "qlc" {
+		t.Fatalf("node a = %v", got[a.name])
 	}
 	// The admin's fields and node entry survive, and Prism records what it manages.
 	if _, ok := got["hdd-node-1"]; !ok {
