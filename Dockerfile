@@ -11,9 +11,10 @@ ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-manager ./cmd/manager && \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-agent ./cmd/agent
 
-# The agent needs host tools in later stages (sgdisk, casadm); Debian slim carries them.
+# Host tools the agent runs through its executor: sgdisk, sfdisk, partx, wipefs, smartctl.
+# casadm is not in any registry: it comes with Open CAS on the host (docs/cache.md).
 FROM debian:12-slim
-RUN apt-get update && apt-get install -y --no-install-recommends gdisk util-linux && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends gdisk fdisk util-linux smartmontools && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/prism-manager /out/prism-agent /
 USER 65532:65532
 ENTRYPOINT ["/prism-manager"]
