@@ -14,6 +14,7 @@ import (
 
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/kube"
+	"github.com/prism-storage/prism/internal/webui"
 )
 
 func main() {
@@ -24,6 +25,8 @@ func main() {
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one operator replica reconciles")
+	promURL := flag.String("prometheus-url", "", "Prometheus base URL (e.g. http://prometheus-operated.monitoring:9090); when set, the endurance page is served on --endurance-page-address")
+	pageAddr := flag.String("endurance-page-address", ":8082", "address of Prism's endurance page")
 	flag.Float64Var(&qps, "kube-api-qps", 100, "sustained requests per second to the API server (a policy over 1000 nodes writes 1000 plans)")
 	flag.IntVar(&burst, "kube-api-burst", 200, "request burst to the API server")
 	opts := zap.Options{}
@@ -49,6 +52,12 @@ func main() {
 	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
 		os.Exit(1)
+	}
+	if *promURL != "" {
+		if err := mgr.Add(&webui.Server{Addr: *pageAddr, PrometheusURL: *promURL}); err != nil {
+			log.Error(err, "Unable to set up the endurance page")
+			os.Exit(1)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "Unable to set up health check")

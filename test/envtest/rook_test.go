@@ -281,4 +281,3 @@ func keys(m map[string]map[string]any) []string {
 	}
 	return k
 }
-

@@ -1,0 +1,261 @@
+package browser
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The fixture cluster: five storage nodes, each with an Optane P4800X (fast
+// tier, Open CAS cache and BlueStore DBs) and Solidigm/Intel D5-P5316 QLC drives.
+// Values follow the endurance model of internal/endurance (see wearout):
+// stor-delta's nvme1n1, a P5316 at 23 % wear with WAF 1.8, is the first drive
+// to wear out; stor-echo is new and has no projection at all.
+const (
+	qlcCapacity    = 15.36e12
+	qlcRatedDWPD   = 0.82 // ≈ 22.9 PBW over 5 years (fixture value)
+	optaneCapacity = 750e9
+	optaneDWPD     = 30
+	warrantyYears  = 5
+	day            = 86400.0
+	horizonDays    = 100 * 365
+)
+
+type fixtureDevice struct {
+	name, model, serial, firmware, tier, media string
+	capacity, ratedDWPD                        float64
+	wear                                       float64 // percentage used ÷ 100
+	dwpd                                       float64 // lifetime host drive writes per power-on day
+	waf                                        float64 // 0: the drive publishes no media writes
+	temp, spare                                float64
+	osd                                        int // Ceph OSD id whose block device this is; -1 none
+}
+
+type fixtureNode struct {
+	name        string
+	powerOnDays float64
+	devices     []fixtureDevice
+}
+
+func optane(wear, dwpd float64, serial string) fixtureDevice {
+	return fixtureDevice{name: "nvme0n1", model: "INTEL SSDPE21K750GA", serial: serial, firmware: "E2010650",
+		tier: "Fast", media: "3DXPoint", capacity: optaneCapacity, ratedDWPD: optaneDWPD,
+		wear: wear, dwpd: dwpd, temp: 36, spare: 1.0, osd: -1}
+}
+
+func p5316(name string, wear, dwpd, waf float64, serial string, osd int) fixtureDevice {
+	return fixtureDevice{name: name, model: "INTEL SSDPF2NV153TZ", serial: serial, firmware: "ACV10320",
+		tier: "Capacity", media: "QLC", capacity: qlcCapacity, ratedDWPD: qlcRatedDWPD,
+		wear: wear, dwpd: dwpd, waf: waf, temp: 41, spare: 1 - wear/4, osd: osd}
+}
+
+var fixtureNodes = []fixtureNode{
+	{"stor-alpha", 300, []fixtureDevice{optane(0.01, 2.0, "PHKS0001"),
+		p5316("nvme1n1", 0.06, 0.12, 1.30, "PHAC0101", 0), p5316("nvme2n1", 0.05, 0.10, 1.25, "PHAC0102", 1), p5316("nvme3n1", 0.04, 0.09, 1.20, "PHAC0103", 2)}},
+	{"stor-bravo", 350, []fixtureDevice{optane(0.01, 2.4, "PHKS0002"),
+		p5316("nvme1n1", 0.11, 0.16, 1.50, "PHAC0201", 3), p5316("nvme2n1", 0.09, 0.14, 1.45, "PHAC0202", 4), p5316("nvme3n1", 0.10, 0.15, 1.50, "PHAC0203", 5)}},
+	{"stor-charlie", 400, []fixtureDevice{optane(0.02, 2.6, "PHKS0003"),
+		p5316("nvme1n1", 0.14, 0.18, 1.60, "PHAC0301", 6), p5316("nvme2n1", 0.12, 0.16, 1.55, "PHAC0302", 7), p5316("nvme3n1", 0.13, 0.17, 1.60, "PHAC0303", 8)}},
+	{"stor-delta", 500, []fixtureDevice{optane(0.02, 3.0, "PHKS0004"),
+		p5316("nvme1n1", 0.23, 0.20, 1.80, "PHAC0401", 9), p5316("nvme2n1", 0.19, 0.17, 1.70, "PHAC0402", 10), p5316("nvme3n1", 0.17, 0.15, 1.60, "PHAC0403", 11)}},
+	{"stor-echo", 20, []fixtureDevice{optane(0, 0.05, "PHKS0005"),
+		p5316("nvme1n1", 0, 0.01, 1.10, "PHAC0501", 12), p5316("nvme2n1", 0, 0.01, 1.10, "PHAC0502", 13)}},
+}
+
+// Expected results, derived from the fixture above.
+const (
+	soonestNode   = "stor-delta"
+	soonestDevice = "nvme1n1"
+)
+
+var expectedOrder = []string{"stor-delta", "stor-charlie", "stor-bravo", "stor-alpha", "stor-echo"}
+
+// wearout projects a device's wear-out date as internal/endurance does: the
+// earlier of the percentage-used line (wear grew linearly over the power-on
+// days) and the rated-writes projection at the lifetime write rate; none when
+// neither wears or the date is more than 100 years out.
+func wearout(now time.Time, d fixtureDevice, powerOnDays, hostBytes float64) (time.Time, bool) {
+	best := math.Inf(1)
+	if d.wear > 0 {
+		best = (1 - d.wear) / (d.wear / powerOnDays)
+	}
+	if rate := d.dwpd * d.capacity; rate > 0 {
+		rated := d.ratedDWPD * d.capacity * 365 * warrantyYears
+		best = math.Min(best, (rated-hostBytes)/rate)
+	}
+	if math.IsInf(best, 1) || best > horizonDays {
+		return time.Time{}, false
+	}
+	return now.Add(time.Duration(best * day * float64(time.Second))), true
+}
+
+// exposition collects samples by metric family and writes the text format.
+type exposition struct {
+	order []string
+	types map[string]string
+	lines map[string][]string
+}
+
+func newExposition() *exposition {
+	return &exposition{types: map[string]string{}, lines: map[string][]string{}}
+}
+
+func (e *exposition) add(name, typ string, value float64, labels ...string) {
+	if _, ok := e.types[name]; !ok {
+		e.order = append(e.order, name)
+		e.types[name] = typ
+	}
+	var ls []string
+	for i := 0; i+1 < len(labels); i += 2 {
+		ls = append(ls, fmt.Sprintf("%s=%q", labels[i], labels[i+1]))
+	}
+	e.lines[name] = append(e.lines[name], fmt.Sprintf("%s{%s} %s", name, strings.Join(ls, ","), formatFloat(value)))
+}
+
+func formatFloat(v float64) string { return fmt.Sprintf("%.10g", v) }
+
+func (e *exposition) String() string {
+	var b strings.Builder
+	for _, name := range e.order {
+		fmt.Fprintf(&b, "# HELP %s Prism test fixture.\n# TYPE %s %s\n", name, name, e.types[name])
+		for _, l := range e.lines[name] {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// fixtureServer serves /nodes/<node>/metrics (the node agent of each node, per
+// docs/metrics.md) and /ceph/metrics (Ceph mgr's prometheus module). Counters
+// grow with time at the fixture's write rates, so rate() has something to see.
+func fixtureServer(start time.Time) http.Handler {
+	mux := http.NewServeMux()
+	for _, n := range fixtureNodes {
+		mux.HandleFunc("GET /nodes/"+n.name+"/metrics", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = fmt.Fprint(w, nodeMetrics(n, start, time.Now()))
+		})
+	}
+	mux.HandleFunc("GET /ceph/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = fmt.Fprint(w, cephMetrics(start, time.Now()))
+	})
+	return mux
+}
+
+func nodeMetrics(n fixtureNode, start, now time.Time) string {
+	e := newExposition()
+	elapsed := now.Sub(start).Seconds()
+	powerOn := n.powerOnDays*day + elapsed
+	firstSeen := start.Add(-time.Duration(n.powerOnDays * day * float64(time.Second)))
+	var fastRate, qlcRate float64
+	for _, d := range n.devices {
+		ids := []string{"node", n.name, "device", d.name, "stable_path", "/dev/disk/by-id/nvme-" + d.model + "_" + d.serial}
+		l := func(extra ...string) []string { return append(append([]string{}, ids...), extra...) }
+		rate := d.dwpd * d.capacity / day // host bytes per second
+		host := d.dwpd*d.capacity*n.powerOnDays + rate*elapsed
+		rated := d.ratedDWPD * d.capacity * 365 * warrantyYears
+		if d.tier == "Fast" {
+			fastRate += rate
+		} else {
+			qlcRate += rate
+		}
+		e.add("prism_device_info", "gauge", 1, l("model", d.model, "serial", d.serial, "firmware", d.firmware,
+			"tier", d.tier, "media", d.media, "transport", "nvme")...)
+		e.add("prism_device_capacity_bytes", "gauge", d.capacity, ids...)
+		e.add("prism_device_host_written_bytes_total", "counter", host, ids...)
+		e.add("prism_device_host_written_bytes_source", "gauge", 1, l("source", "nvme-smart")...)
+		if d.waf > 0 {
+			e.add("prism_device_media_written_bytes_total", "counter", host*d.waf, ids...)
+			e.add("prism_device_write_amplification_ratio", "gauge", d.waf, ids...)
+		}
+		e.add("prism_device_percentage_used_ratio", "gauge", d.wear, ids...)
+		e.add("prism_device_available_spare_ratio", "gauge", d.spare, ids...)
+		e.add("prism_device_available_spare_threshold_ratio", "gauge", 0.10, ids...)
+		e.add("prism_device_critical_warning", "gauge", 0, ids...)
+		e.add("prism_device_media_errors_total", "counter", 0, ids...)
+		e.add("prism_device_power_on_seconds_total", "counter", powerOn, ids...)
+		e.add("prism_device_temperature_celsius", "gauge", d.temp+math.Sin(elapsed/10), ids...)
+		e.add("prism_device_rated_dwpd", "gauge", d.ratedDWPD, ids...)
+		e.add("prism_device_rated_written_bytes", "gauge", rated, ids...)
+		e.add("prism_device_dwpd_lifetime", "gauge", host/d.capacity/(powerOn/day), ids...)
+		e.add("prism_device_rated_written_remaining_bytes", "gauge", rated-host, ids...)
+		e.add("prism_device_warranty_end_timestamp_seconds", "gauge",
+			float64(firstSeen.AddDate(warrantyYears, 0, 0).Unix()), ids...)
+		if at, ok := wearout(start, d, n.powerOnDays, d.dwpd*d.capacity*n.powerOnDays); ok {
+			e.add("prism_device_wearout_timestamp_seconds", "gauge", float64(at.Unix()), ids...)
+		}
+		e.add("prism_device_collect_errors_total", "counter", 0, l("source", "ocp-c0")...)
+	}
+	// α over the window: the fast tier's share of host writes.
+	e.add("prism_node_qlc_write_reduction_ratio", "gauge", 1-qlcRate/(qlcRate+fastRate), "node", n.name)
+	e.add("prism_node_inventory_timestamp_seconds", "gauge", float64(now.Add(-30*time.Second).Unix()), "node", n.name)
+
+	// One write-back cache on a partition of the Optane, in front of the QLC cores.
+	const cacheSize = 600e9
+	cache := []string{"node", n.name, "cache", "1"}
+	e.add("prism_cache_info", "gauge", 1, "node", n.name, "cache", "1", "device", "nvme0n1p3", "mode", "wb", "state", "Running", "line_size_bytes", "4096")
+	e.add("prism_cache_occupancy_ratio", "gauge", 0.83, cache...)
+	e.add("prism_cache_dirty_ratio", "gauge", 0.12+0.01*math.Sin(elapsed/7), cache...)
+	e.add("prism_cache_dirty_age_seconds", "gauge", 42+elapsed, cache...)
+	e.add("prism_cache_failed", "gauge", 0, cache...)
+	classes := []struct {
+		id, name          string
+		share, dirty, hit float64
+	}{{"0", "unclassified", 0.30, 0.05, 0.40}, {"1", "metadata", 0.25, 0.30, 0.95}, {"2", "small-writes", 0.35, 0.50, 0.80}, {"3", "large-sequential", 0.10, 0.02, 0.10}}
+	for _, c := range classes {
+		cl := []string{"node", n.name, "cache", "1", "class", c.id, "class_name", c.name}
+		e.add("prism_cache_class_occupancy_bytes", "gauge", cacheSize*0.83*c.share, cl...)
+		e.add("prism_cache_class_dirty_bytes", "gauge", cacheSize*0.12*c.dirty, cl...)
+		reqs := 5000 * c.share * (1000 + elapsed)
+		for _, dir := range []string{"read", "write"} {
+			e.add("prism_cache_class_hits_total", "counter", math.Floor(reqs*c.hit), append(cl, "dir", dir)...)
+			e.add("prism_cache_class_misses_total", "counter", math.Floor(reqs*(1-c.hit)), append(cl, "dir", dir)...)
+			e.add("prism_cache_class_pass_through_total", "counter", math.Floor(reqs*0.01), append(cl, "dir", dir)...)
+		}
+		e.add("prism_cache_class_core_written_bytes_total", "counter", qlcRate*c.share*(1000+elapsed), cl...)
+		e.add("prism_cache_class_write_invalidation_ratio", "gauge", 0.2+c.dirty, cl...)
+	}
+	for _, d := range n.devices {
+		if d.tier == "Capacity" {
+			e.add("prism_cache_core_written_bytes_total", "counter", d.dwpd*d.capacity/day*(1000+elapsed),
+				"node", n.name, "cache", "1", "core", d.name, "device", d.name)
+		}
+	}
+	return e.String()
+}
+
+func cephMetrics(start, now time.Time) string {
+	e := newExposition()
+	elapsed := now.Sub(start).Seconds()
+	type osd struct {
+		id        int
+		node, dev string
+		db, spill float64
+	}
+	var osds []osd
+	for _, n := range fixtureNodes {
+		for _, d := range n.devices {
+			if d.osd < 0 {
+				continue
+			}
+			o := osd{id: d.osd, node: n.name, dev: d.name, db: 28e9 + float64(d.osd)*1e9 + elapsed*1e5}
+			if n.name == soonestNode && d.name == soonestDevice {
+				o.spill = 3.2e9 // this OSD's DB outgrew its slot: metadata writes land on QLC
+			}
+			osds = append(osds, o)
+		}
+	}
+	sort.Slice(osds, func(i, j int) bool { return osds[i].id < osds[j].id })
+	for _, o := range osds {
+		daemon := fmt.Sprintf("osd.%d", o.id)
+		e.add("ceph_bluefs_db_used_bytes", "gauge", o.db, "ceph_daemon", daemon)
+		e.add("ceph_bluefs_slow_used_bytes", "gauge", o.spill, "ceph_daemon", daemon)
+		e.add("ceph_disk_occupation_human", "gauge", 1, "ceph_daemon", daemon, "device", "/dev/"+o.dev, "instance", o.node)
+	}
+	return e.String()
+}
