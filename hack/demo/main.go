@@ -80,12 +80,31 @@ func run(dir, bin string, once bool) error {
 		}
 	}
 
-	procs := []*exec.Cmd{start(ctx, dir, kubeconfig, "operator", filepath.Join(bin, "prism-manager"), "--metrics-bind-address=0", "--health-probe-bind-address=0")}
 	metricsAddrs := map[string]string{}
 	for i, n := range nodes {
+		metricsAddrs[n.Name] = fmt.Sprintf("127.0.0.1:%d", 19464+i)
+	}
+	// A real Prometheus (Debian's package) scrapes the agents; the operator serves the
+	// endurance page from it. Without Prometheus the demo runs without the page.
+	operatorArgs := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+	var procs []*exec.Cmd
+	promAddr, pageAddr := "127.0.0.1:19090", "127.0.0.1:18082"
+	if prom, err := exec.LookPath("prometheus"); err == nil {
+		cfgFile, err := prometheusConfig(dir, metricsAddrs)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, start(ctx, dir, "", "prometheus", prom, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "prometheus"),
+			"--web.listen-address="+promAddr))
+		operatorArgs = append(operatorArgs, "--prometheus-url=http://"+promAddr, "--endurance-page-address="+pageAddr)
+	} else {
+		pageAddr = ""
+		say("(prometheus is not installed: no endurance page; `apt-get install prometheus` adds it)")
+	}
+	procs = append(procs, start(ctx, dir, kubeconfig, "operator", filepath.Join(bin, "prism-manager"), operatorArgs...))
+	for _, n := range nodes {
 		// Simulated devices are files, not block devices: the agents inventory, plan and export
 		// metrics, but do not partition (--provision=false).
-		metricsAddrs[n.Name] = fmt.Sprintf("127.0.0.1:%d", 19464+i)
 		procs = append(procs, start(ctx, dir, kubeconfig, "agent-"+n.Name, filepath.Join(bin, "prism-agent"), "run",
 			"--node-name="+n.Name, "--host-root="+roots[n.Name], "--identify-dir="+filepath.Join(roots[n.Name], "identify"),
 			"--logs-dir="+filepath.Join(roots[n.Name], "logs"), "--period=1m", "--provision=false",
@@ -135,6 +154,9 @@ func run(dir, bin string, once bool) error {
 	}
 	say("  %s selection", filepath.Join(bin, "kubectl-prism"))
 	say("  %s inventory --host-root %s", filepath.Join(bin, "prism-agent"), roots[nodes[0].Name])
+	if pageAddr != "" {
+		say("  Endurance page (Prometheus scraping the agents): http://%s", pageAddr)
+	}
 	say("Logs: %s/*.log. Press Ctrl-C to stop.", dir)
 	if once {
 		return nil
@@ -166,6 +188,17 @@ func show(ctx context.Context, env *testenv.Env, kubeconfig, bin string) error {
 	}
 	say("\n$ kubectl prism selection")
 	return report.Selection(os.Stdout, policies.Items)
+}
+
+// prometheusConfig writes a scrape configuration for the agents, job prism-agent.
+func prometheusConfig(dir string, agents map[string]string) (string, error) {
+	var b strings.Builder
+	b.WriteString("global: {scrape_interval: 5s, evaluation_interval: 5s}\nscrape_configs:\n- job_name: prism-agent\n  static_configs:\n")
+	for node, addr := range agents {
+		fmt.Fprintf(&b, "  - targets: [%q]\n    labels: {instance_node: %q}\n", addr, node)
+	}
+	path := filepath.Join(dir, "prometheus.yml")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // createCephCluster is the Rook CephCluster the sample policy targets (Rook's real CRD is
@@ -237,7 +270,10 @@ func start(ctx context.Context, dir, kubeconfig, name, path string, args ...stri
 		panic(err)
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Env = os.Environ()
+	if kubeconfig != "" {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+kubeconfig)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: starting %s: %v (run make build)\n", path, err)
