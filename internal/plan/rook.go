@@ -103,9 +103,14 @@ func MinAllocSize(devices []prismv1.Device) (int64, error) {
 	return iu, nil
 }
 
-// CephConfigSection is the Rook cephConfig "who" that scopes settings to Prism's OSDs: the
-// CRUSH device class mask, known to the monitor when ceph-volume creates the OSD.
-func CephConfigSection(deviceClass string) string { return "osd/class:" + deviceClass }
+// CephConfigSection is the Rook cephConfig "who" under which bluestore_min_alloc_size takes
+// effect when an OSD is created. Measured on real Ceph 16.2.15 (test/ceph): a device-class mask
+// (osd/class:qlc) does NOT apply at mkfs — `ceph-osd --mkfs` fetches its configuration as
+// client.?, and the monitor resolves class masks only for osd.N — so the value must go in the
+// plain osd section, where it also applies to other OSDs created while it is set
+// (docs/decisions/0007-min-alloc-size.md). The device class is kept in the signature for when
+// Ceph resolves masks at mkfs.
+func CephConfigSection(deviceClass string) string { return "osd" }
 
 // MergeRookNodes replaces, in a CephCluster's spec.storage.nodes, the entries of the nodes a
 // policy manages (those it managed before and those it manages now) with its new entries,

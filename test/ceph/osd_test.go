@@ -1,0 +1,264 @@
+//go:build linux
+
+package ceph
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+// osd is one OSD the test created from a Rook entry.
+type osd struct {
+	id   int
+	uuid string
+	// data and db are the kernel devices; dataByID and dbByID what the Rook entry names.
+	data, db         string
+	dataByID, dbByID string
+	slot             prismv1.DBSlot
+	daemon           *daemon
+}
+
+func (o *osd) name() string { return fmt.Sprintf("osd.%d", o.id) }
+
+// rawListEntry is one OSD of `ceph-volume raw list --format json`.
+type rawListEntry struct {
+	OSDID     int    `json:"osd_id"`
+	OSDUUID   string `json:"osd_uuid"`
+	CephFSID  string `json:"ceph_fsid"`
+	Device    string `json:"device"`
+	DeviceDB  string `json:"device_db"`
+	DeviceWAL string `json:"device_wal"`
+	Type      string `json:"type"`
+}
+
+// createOSD does what Rook's osd prepare job does for a device entry with a metadataDevice
+// partition, in ceph-volume's raw mode (Rook's lvm mode needs device-mapper, which this kernel
+// lacks): prepare with the slot as block.db and the entry's device class, activate, and start
+// the daemon in the foreground.
+func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan) *osd {
+	t := c.e.t
+	o := &osd{dataByID: d.Name, dbByID: d.Config["metadataDevice"]}
+	o.data, o.db = kernel[o.dataByID], kernel[o.dbByID]
+	if o.data == "" || o.db == "" {
+		t.Fatalf("Rook entry %+v names devices the test did not create", d)
+	}
+	for _, s := range fp.Slots {
+		if s.DataDevice == d.Name {
+			o.slot = s
+		}
+	}
+	if got, want := d.Config["databaseSizeMB"], strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != plan.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
+		t.Fatalf("Rook entry %+v does not match slot %+v", d, o.slot)
+	}
+	class := d.Config["deviceClass"]
+	if class != deviceClass {
+		t.Fatalf("Rook entry %+v: device class %q", d, class)
+	}
+
+	out, err := c.cephVolume(slow, "raw", "prepare", "--bluestore", "--data", o.data, "--block.db", o.db,
+		"--crush-device-class", class, "--no-tmpfs")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tail(out, 40))
+	}
+	out, err = c.cephVolume(slow, "raw", "list", o.data, o.db, "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tail(out, 40))
+	}
+	list := map[string]rawListEntry{}
+	if err := json.Unmarshal([]byte(jsonPart(out)), &list); err != nil || len(list) != 1 {
+		t.Fatalf("ceph-volume raw list %s %s: %v, %d OSDs:\n%s", o.data, o.db, err, len(list), out)
+	}
+	for uuid, l := range list {
+		o.id, o.uuid = l.OSDID, uuid
+		if l.Device != o.data || l.DeviceDB != o.db || l.DeviceWAL != "" || l.CephFSID != c.fsid || l.Type != "bluestore" {
+			t.Fatalf("ceph-volume raw list: %+v; want device %s, device_db %s, no WAL, fsid %s", l, o.data, o.db, c.fsid)
+		}
+	}
+	out, err = c.cephVolume(slow, "raw", "activate", "--device", o.data, "--block.db", o.db, "--no-systemd", "--no-tmpfs")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tail(out, 40))
+	}
+	dataDir := c.path("varlib", "osd", fmt.Sprintf("%s-%d", clusterName, o.id))
+	for link, want := range map[string]string{"block": o.data, "block.db": o.db} {
+		if got, err := os.Readlink(dataDir + "/" + link); err != nil || got != want {
+			t.Fatalf("%s/%s -> %q (%v), want %s", dataDir, link, got, err, want)
+		}
+	}
+	if _, err := os.Lstat(dataDir + "/block.wal"); err == nil {
+		t.Fatalf("%s has a block.wal: the WAL must share the DB slot", dataDir)
+	}
+	t.Logf("%s (uuid %s): data %s (%s), block.db %s (%s), class %s", o.name(), o.uuid, o.data, o.dataByID, o.db, o.dbByID, class)
+	o.daemon = c.e.startDaemon(o.name(), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f")
+	c.daemons[o.name()] = o.daemon
+	return o
+}
+
+// jsonPart drops whatever ceph-volume logs before its JSON document.
+func jsonPart(s string) string {
+	if i := strings.Index(s, "{"); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+func (c *cluster) waitOSDsUpIn(osds []*osd) {
+	c.e.waitFor(3*time.Minute, "every OSD up and in", func() (bool, string) {
+		for _, o := range osds {
+			if !o.daemon.running() {
+				c.e.t.Fatalf("%s exited: %v\n%s", o.name(), o.daemon.err, c.logTail(o.name()))
+			}
+		}
+		var dump struct {
+			OSDs []struct {
+				OSD  int    `json:"osd"`
+				UUID string `json:"uuid"`
+				Up   int    `json:"up"`
+				In   int    `json:"in"`
+			} `json:"osds"`
+		}
+		if err := c.cephJSON(&dump, "osd", "dump"); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, d := range dump.OSDs {
+			for _, o := range osds {
+				if d.OSD == o.id && d.UUID == o.uuid && d.Up == 1 && d.In == 1 {
+					n++
+				}
+			}
+		}
+		return n == len(osds), fmt.Sprintf("%+v", dump.OSDs)
+	})
+}
+
+// bluestoreLabel is one device of `ceph-bluestore-tool show-label`.
+type bluestoreLabel struct {
+	OSDUUID     string `json:"osd_uuid"`
+	Size        int64  `json:"size"`
+	Description string `json:"description"`
+	CephFSID    string `json:"ceph_fsid"`
+	Whoami      string `json:"whoami"`
+}
+
+func (c *cluster) showLabel(dev string) bluestoreLabel {
+	out := c.e.must(quick, "ceph-bluestore-tool", "show-label", "--dev", dev)
+	labels := map[string]bluestoreLabel{}
+	if err := json.Unmarshal([]byte(out), &labels); err != nil {
+		c.e.t.Fatalf("show-label --dev %s: %v\n%s", dev, err, out)
+	}
+	l, ok := labels[dev]
+	if !ok {
+		c.e.t.Fatalf("show-label --dev %s: no label for it: %s", dev, out)
+	}
+	return l
+}
+
+// checkOSD asserts, from Ceph's own tools, that the OSD's DB is its planned slot.
+func (c *cluster) checkOSD(o *osd) {
+	t := c.e.t
+	main, db := c.showLabel(o.data), c.showLabel(o.db)
+	if main.Description != "main" || main.OSDUUID != o.uuid || main.Whoami != strconv.Itoa(o.id) || main.CephFSID != c.fsid {
+		t.Errorf("%s: label of %s: %+v", o.name(), o.data, main)
+	}
+	if db.Description != "bluefs db" || db.OSDUUID != main.OSDUUID || db.Size != o.slot.Partition.SizeBytes {
+		t.Errorf("%s: label of the slot %s: %+v; want the bluefs db of osd_uuid %s, %d bytes", o.name(), o.db, db, main.OSDUUID, o.slot.Partition.SizeBytes)
+	}
+	t.Logf("%s: show-label %s: %q osd_uuid %s size %d; %s: %q whoami %s", o.name(), o.db, db.Description, db.OSDUUID, db.Size, o.data, main.Description, main.Whoami)
+
+	md := c.metadata(o)
+	fastName := strings.TrimPrefix(strings.TrimSuffix(o.db, "p"+strconv.Itoa(int(o.slot.Partition.Number))), "/dev/")
+	want := map[string]string{
+		"bluefs_dedicated_db":           "1",
+		"bluefs_dedicated_wal":          "0",
+		"bluefs_single_shared_device":   "0",
+		"bluefs_db_partition_path":      o.db,
+		"bluefs_db_dev_node":            o.db,
+		"bluefs_db_devices":             fastName,
+		"bluefs_db_size":                strconv.FormatInt(o.slot.Partition.SizeBytes, 10),
+		"bluefs_db_rotational":          "0",
+		"bluestore_bdev_partition_path": o.data,
+		"bluestore_bdev_rotational":     "0",
+		"osd_objectstore":               "bluestore",
+	}
+	for k, v := range want {
+		if md[k] != v {
+			t.Errorf("%s: ceph osd metadata %s = %q, want %q", o.name(), k, md[k], v)
+		}
+	}
+	t.Logf("%s: osd metadata: dedicated db %s at %s (dev node %s, %s bytes), dedicated wal %s, bdev %s, min_alloc %q",
+		o.name(), md["bluefs_dedicated_db"], md["bluefs_db_partition_path"], md["bluefs_db_dev_node"], md["bluefs_db_size"],
+		md["bluefs_dedicated_wal"], md["bluestore_bdev_partition_path"], md["bluestore_min_alloc_size"])
+
+	var class struct {
+		Nodes []struct {
+			ID          int    `json:"id"`
+			DeviceClass string `json:"device_class"`
+		} `json:"nodes"`
+	}
+	c.mustCephJSON(&class, "osd", "tree")
+	for _, n := range class.Nodes {
+		if n.ID == o.id && n.DeviceClass != deviceClass {
+			t.Errorf("%s: crush device class %q, want %q", o.name(), n.DeviceClass, deviceClass)
+		}
+	}
+}
+
+// checkNoSpill asserts that RocksDB lives on the slot only: bytes on the DB device, none on
+// the slow device.
+func (c *cluster) checkNoSpill(o *osd) {
+	t := c.e.t
+	var perf struct {
+		BlueFS map[string]any `json:"bluefs"`
+	}
+	out, err := c.ceph(slow, "tell", o.name(), "perf", "dump", "bluefs")
+	if err == nil {
+		err = json.Unmarshal([]byte(out), &perf)
+	}
+	if err != nil {
+		t.Fatalf("%s: perf dump bluefs: %v\n%s", o.name(), err, out)
+	}
+	b := map[string]int64{}
+	for k, v := range perf.BlueFS {
+		if f, ok := v.(float64); ok {
+			b[k] = int64(f)
+		}
+	}
+	t.Logf("%s: bluefs db_total %d db_used %d wal_total %d wal_used %d slow_total %d slow_used %d; written wal %d sst %d slow %d",
+		o.name(), b["db_total_bytes"], b["db_used_bytes"], b["wal_total_bytes"], b["wal_used_bytes"], b["slow_total_bytes"], b["slow_used_bytes"],
+		b["bytes_written_wal"], b["bytes_written_sst"], b["bytes_written_slow"])
+	if b["db_used_bytes"] <= 0 {
+		t.Errorf("%s: db_used_bytes = %d, want > 0", o.name(), b["db_used_bytes"])
+	}
+	if b["slow_used_bytes"] != 0 {
+		t.Errorf("%s: slow_used_bytes = %d: RocksDB spilled onto the slow device", o.name(), b["slow_used_bytes"])
+	}
+	// The RocksDB WAL shares the slot, as Prism plans it: BlueFS has no WAL device, yet
+	// WAL bytes were written (to the DB device).
+	if b["wal_total_bytes"] != 0 || b["bytes_written_wal"] <= 0 {
+		t.Errorf("%s: wal_total_bytes %d, bytes_written_wal %d: want no WAL device and the WAL written on the DB slot", o.name(), b["wal_total_bytes"], b["bytes_written_wal"])
+	}
+	if b["bytes_written_slow"] != 0 {
+		t.Errorf("%s: bytes_written_slow = %d: BlueFS wrote to the slow device", o.name(), b["bytes_written_slow"])
+	}
+	if b["db_total_bytes"] <= 0 || b["db_total_bytes"] > o.slot.Partition.SizeBytes {
+		t.Errorf("%s: db_total_bytes = %d, want the slot (%d bytes) or a little less", o.name(), b["db_total_bytes"], o.slot.Partition.SizeBytes)
+	}
+}
+
+// metadata is `ceph osd metadata N`, every value as a string.
+func (c *cluster) metadata(o *osd) map[string]string {
+	raw := map[string]any{}
+	c.mustCephJSON(&raw, "osd", "metadata", strconv.Itoa(o.id))
+	md := map[string]string{}
+	for k, v := range raw {
+		md[k] = fmt.Sprint(v)
+	}
+	return md
+}

@@ -1,0 +1,41 @@
+//go:build linux
+
+package ceph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/provision"
+)
+
+// partitioner names what partitionFast uses, for the log.
+const partitioner = "internal/provision.Reconcile (the node agent's partitioner), host root /, mode Apply"
+
+// partitionFast creates the plan's partitions on the node's fast devices with the agent's
+// own partitioner, exactly as the agent does for a StorageNode in Apply mode; devices is
+// the inventory, which maps each plan stable path to its kernel path (Device.Path). It fails
+// unless the partitioner reports every planned partition Ready.
+func partitionFast(ctx context.Context, ex hostexec.Executor, p prismv1.NodePlan, devices []prismv1.Device) ([]prismv1.PartitionStatus, error) {
+	statuses := provision.Reconcile(ctx, ex, "/", &p, devices, prismv1.ModeApply)
+	want := 0
+	for _, f := range p.FastDevices {
+		want += len(f.Slots)
+		if f.Cache != nil {
+			want++
+		}
+	}
+	var notReady []string
+	for _, s := range statuses {
+		if s.State != prismv1.PartitionReady {
+			notReady = append(notReady, fmt.Sprintf("%s partition %d %q: %s: %s", s.Device, s.Number, s.Label, s.State, s.Message))
+		}
+	}
+	if len(notReady) > 0 || len(statuses) != want {
+		return statuses, fmt.Errorf("%d of %d planned partitions reported, not Ready: %s", len(statuses), want, strings.Join(notReady, "; "))
+	}
+	return statuses, nil
+}
