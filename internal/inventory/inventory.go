@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/drivedb"
@@ -35,7 +37,8 @@ type Report struct {
 	Warnings []string
 }
 
-// Take inventories every whole disk of the host.
+// Take inventories every whole disk of the host, in BlockDevices order. It reads the
+// disks' signatures up to maxSignatureReaders at a time and does the rest one disk at a time.
 func Take(ctx context.Context, opts Options) (Report, error) {
 	if opts.DB == nil {
 		opts.DB = drivedb.Default()
@@ -48,16 +51,54 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
+	sigs := readSignatures(opts.Host, disks)
 	var rep Report
-	for _, disk := range disks {
-		d, warnings := describe(ctx, opts, disk, byID[disk.Name])
+	for i, disk := range disks {
+		d, warnings := describe(ctx, opts, disk, byID[disk.Name], sigs[i])
 		rep.Devices = append(rep.Devices, d)
 		rep.Warnings = append(rep.Warnings, warnings...)
 	}
 	return rep, nil
 }
 
-func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string) (prismv1.Device, []string) {
+// maxSignatureReaders bounds how many devices have their signatures read at once.
+const maxSignatureReaders = 8
+
+// signatures is what signature.DetectPath returned for one device.
+type signatures struct {
+	found []signature.Signature
+	err   error
+}
+
+// readSignatures reads the on-disk signatures of every disk, up to maxSignatureReaders
+// at a time: the reads wait on the devices, not the CPU. Result i belongs to disks[i],
+// so the report keeps the disks' order whatever order the reads finish in.
+func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice) []signatures {
+	out := make([]signatures, len(disks))
+	read := func(i int) {
+		out[i].found, out[i].err = signature.DetectPath(host.DevicePath(disks[i].Name))
+	}
+	workers := min(maxSignatureReaders, len(disks))
+	if workers <= 1 {
+		for i := range disks {
+			read(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(disks); i = int(next.Add(1) - 1) {
+				read(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (prismv1.Device, []string) {
 	problems := append([]string(nil), disk.Problems...)
 	var warnings []string
 	udev, err := opts.Host.Udev(disk.Major, disk.Minor)
@@ -87,11 +128,10 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		warnings = append(warnings, identify(ctx, opts.Identifier, disk, &d)...)
 	}
 
-	sigs, err := signature.DetectPath(opts.Host.DevicePath(disk.Name))
-	if err != nil {
-		problems = append(problems, fmt.Sprintf("reading signatures of %s: %v", d.Path, err))
+	if sigs.err != nil {
+		problems = append(problems, fmt.Sprintf("reading signatures of %s: %v", d.Path, sigs.err))
 	}
-	for _, s := range sigs {
+	for _, s := range sigs.found {
 		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
 	}
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -30,7 +32,9 @@ func (s *sparse) ReadAt(p []byte, off int64) (int, error) {
 		n = int(rem)
 	}
 	clear(p[:n])
-	for o, b := range s.parts {
+	// In offset order, so that where parts overlap the later one wins on every read.
+	for _, o := range slices.Sorted(maps.Keys(s.parts)) {
+		b := s.parts[o]
 		lo, hi := max(o, off), min(o+int64(len(b)), off+int64(n))
 		if lo < hi {
 			copy(p[lo-off:hi-off], b[lo-o:hi-o])
@@ -187,6 +191,8 @@ func FuzzDetect(f *testing.F) {
 	f.Add(fatBoot(), int64(4096))
 	f.Add(append(make([]byte, 1024), extSB(4, 0x42, 3)...), int64(0))
 	f.Add(gptHdr(512, 1), int64(-512))
+	f.Add(zfsRing(), int64(8*mib+100<<10))
+	f.Add(append(u32(0xa92b4efc), u32(1)...), int64(8*mib+1000))
 	f.Fuzz(func(t *testing.T, b []byte, extra int64) {
 		// extra stretches the device past the data, so end-of-device probes
 		// run against zeros; negative values shrink it.
@@ -198,6 +204,11 @@ func FuzzDetect(f *testing.F) {
 		if size > int64(len(b)) && len(b) > 0 {
 			d.put(size-int64(len(b)), b) // same bytes at the end too
 		}
-		_, _ = Detect(d, size)
+		got, err := Detect(d, size)
+		// The head and tail reads must not change what is found.
+		want, wantErr := detectUncached(d, size)
+		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("size %d: Detect %v, %v; uncached %v, %v", size, got, err, want, wantErr)
+		}
 	})
 }

@@ -77,17 +77,17 @@ func (h Host) BlockDevices(includeLoop bool) ([]BlockDevice, error) {
 		if Virtual(e.Name(), includeLoop) {
 			continue
 		}
-		d := h.readBlockDevice(e.Name())
-		if strings.HasPrefix(d.Name, "loop") && d.SizeBytes == 0 {
-			continue // an unbound loop device has no backing file
+		if d, ok := h.readBlockDevice(e.Name()); ok {
+			devs = append(devs, d)
 		}
-		devs = append(devs, d)
 	}
 	sort.Slice(devs, func(i, j int) bool { return NaturalLess(devs[i].Name, devs[j].Name) })
 	return devs, nil
 }
 
-func (h Host) readBlockDevice(name string) BlockDevice {
+// readBlockDevice reads one device's attributes; false means an unbound loop device,
+// which BlockDevices leaves out.
+func (h Host) readBlockDevice(name string) (BlockDevice, bool) {
 	r := attrReader{dir: h.path("sys", "block", name), rel: filepath.Join("sys", "block", name)}
 	d := BlockDevice{Name: name}
 	if dev := r.str("dev"); dev != "" {
@@ -100,6 +100,10 @@ func (h Host) readBlockDevice(name string) BlockDevice {
 		r.problem("size", fmt.Errorf("%d sectors overflow a byte count", sectors))
 	} else {
 		d.SizeBytes = sectors * 512
+	}
+	if strings.HasPrefix(name, "loop") && d.SizeBytes == 0 {
+		// An unbound loop device has no backing file: skip its other attributes too.
+		return d, false
 	}
 	d.Rotational = r.int("queue/rotational") == 1
 	d.ReadOnly = r.int("ro") == 1
@@ -118,7 +122,7 @@ func (h Host) readBlockDevice(name string) BlockDevice {
 	d.Partitions = h.partitions(name)
 	d.Holders = h.children(name, "holders")
 	d.Problems = r.problems
-	return d
+	return d, true
 }
 
 func (h Host) readNVMe(d *BlockDevice, r *attrReader) {
@@ -164,6 +168,10 @@ func isController(name string) bool {
 	return err == nil
 }
 
+// partitions lists the partitions of a disk: the entries of /sys/block/<name> with a
+// partition attribute. The kernel names a partition after its disk (sda1, nvme0n1p1,
+// mmcblk0p1), so only entries that start with the disk's name are checked; the two dozen
+// attributes and directories beside them (queue, holders, size...) are never stat'ed.
 func (h Host) partitions(name string) []string {
 	entries, err := os.ReadDir(h.path("sys", "block", name))
 	if err != nil {
@@ -171,6 +179,9 @@ func (h Host) partitions(name string) []string {
 	}
 	var parts []string
 	for _, e := range entries {
+		if len(e.Name()) <= len(name) || !strings.HasPrefix(e.Name(), name) {
+			continue
+		}
 		if _, err := os.Stat(h.path("sys", "block", name, e.Name(), "partition")); err == nil {
 			parts = append(parts, e.Name())
 		}

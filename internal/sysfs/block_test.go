@@ -3,6 +3,7 @@ package sysfs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -83,6 +84,26 @@ func TestBlockDevicesReportsBadAttributesByFile(t *testing.T) {
 		if !strings.Contains(p, want) {
 			t.Errorf("problems %q do not mention %q", p, want)
 		}
+	}
+}
+
+// Partitions are the entries named after the disk (sda1, nvme0n1p1) that carry a
+// partition attribute; no other entry of /sys/block/<disk> is looked at.
+func TestPartitionsNamedAfterDisk(t *testing.T) {
+	root := t.TempDir()
+	disk(t, root, "nvme0n1", map[string]string{
+		"dev": "259:0\n", "nsid": "1\n",
+		"nvme0n1p1/partition": "1\n", "nvme0n1p2/partition": "2\n", "nvme0n1p10/partition": "10\n",
+		"nvme0n1p3/size":  "2048\n", // named like a partition, but no partition attribute
+		"power/partition": "1\n",    // not named after the disk: never a partition
+	})
+	h := Host{Root: root}
+	got := h.partitions("nvme0n1")
+	if want := []string{"nvme0n1p1", "nvme0n1p10", "nvme0n1p2"}; !slices.Equal(got, want) {
+		t.Errorf("partitions = %v, want %v", got, want)
+	}
+	if got := h.partitions("nvme9n9"); got != nil {
+		t.Errorf("partitions of a missing disk = %v", got)
 	}
 }
 
