@@ -266,6 +266,33 @@ type Device struct {
 	// eligibility says whether Prism may use the device without wiping it.
 	// +required
 	Eligibility Eligibility `json:"eligibility"`
+	// endurance summarises the device's wear, from its SMART counters and the agent's history.
+	// +optional
+	Endurance *DeviceEndurance `json:"endurance,omitempty"`
+}
+
+// DeviceEndurance is a device's wear at the last collection (details in the agent's metrics).
+type DeviceEndurance struct {
+	// percentUsed is the share of rated endurance used as the drive reports it (NVMe may exceed 100).
+	// +optional
+	PercentUsed *int32 `json:"percentUsed,omitempty"`
+	// hostWrittenBytes is what the host wrote over the drive's life.
+	// +optional
+	HostWrittenBytes int64 `json:"hostWrittenBytes,omitempty"`
+	// writeAmplification is media bytes written / host bytes written, as a decimal string ("1.82").
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	WriteAmplification string `json:"writeAmplification,omitempty"`
+	// dwpdLifetime is host bytes written / capacity / power-on days, as a decimal string.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	DWPDLifetime string `json:"dwpdLifetime,omitempty"`
+	// wearOutTime is the projected wear-out date; absent with too little history or no wear.
+	// +optional
+	WearOutTime *metav1.Time `json:"wearOutTime,omitempty"`
+	// warrantyEndTime is when the warranty ends (power-on start + warranty years).
+	// +optional
+	WarrantyEndTime *metav1.Time `json:"warrantyEndTime,omitempty"`
 }
 
 // StorageNodeStatus is what the node's agent observed. Only that node's agent writes it.

@@ -61,6 +61,13 @@ func runAgent(args []string) error {
 	}
 	opts := host.options()
 	latest := &latestDevices{}
+	var endurance *exporter.Exporter
+	if *metricsAddr != "0" {
+		endurance = &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
+		if *stateDir != "" {
+			endurance.StateFile = filepath.Join(*stateDir, "wear-history.json")
+		}
+	}
 	p := &agent.Publisher{
 		Client:   c,
 		NodeName: *nodeName,
@@ -70,6 +77,11 @@ func runAgent(args []string) error {
 			rep, err := inventory.Take(ctx, opts)
 			if err == nil {
 				latest.set(rep)
+				if endurance != nil {
+					for i := range rep.Devices {
+						rep.Devices[i].Endurance = endurance.Summary(rep.Devices[i].Name)
+					}
+				}
 			}
 			return rep, err
 		},
@@ -81,13 +93,9 @@ func runAgent(args []string) error {
 		p.Provision = runner.Reconcile
 		p.PlanPoll = *planPoll
 	}
-	if *metricsAddr != "0" {
-		e := &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
-		if *stateDir != "" {
-			e.StateFile = filepath.Join(*stateDir, "wear-history.json")
-		}
+	if endurance != nil {
 		go func() {
-			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, e, latest); err != nil {
+			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
 			}
 		}()

@@ -30,6 +30,7 @@ Usage:
   kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
   kubectl prism devices     every device of every node: model, size, tier and why, eligibility
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
+  kubectl prism endurance   every node's worst drive, sorted by soonest wear-out: wear, date, DWPD spent vs rated, WAF
 
 Flags:
   --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG or ~/.kube/config)
@@ -64,7 +65,7 @@ func main() {
 
 func run(cmd, kubeconfig, kubecontext string) error {
 	switch cmd {
-	case "nodes", "devices", "selection":
+	case "nodes", "devices", "selection", "endurance":
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil
@@ -94,8 +95,13 @@ func run(cmd, kubeconfig, kubecontext string) error {
 	if err := c.List(ctx, list); err != nil {
 		return err
 	}
-	if cmd == "devices" {
+	switch cmd {
+	case "devices":
 		return report.Devices(os.Stdout, list.Items)
+	case "endurance":
+		fi, err := os.Stdout.Stat()
+		terminal := err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+		return report.Endurance(os.Stdout, list.Items, time.Now(), terminal)
 	}
 	return report.Nodes(os.Stdout, list.Items, time.Now())
 }

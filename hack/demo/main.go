@@ -107,7 +107,7 @@ func run(dir, bin string, once bool) error {
 		// metrics, but do not partition (--provision=false).
 		procs = append(procs, start(ctx, dir, kubeconfig, "agent-"+n.Name, filepath.Join(bin, "prism-agent"), "run",
 			"--node-name="+n.Name, "--host-root="+roots[n.Name], "--identify-dir="+filepath.Join(roots[n.Name], "identify"),
-			"--logs-dir="+filepath.Join(roots[n.Name], "logs"), "--period=1m", "--provision=false",
+			"--logs-dir="+filepath.Join(roots[n.Name], "logs"), "--period=10s", "--provision=false",
 			"--metrics-bind-address="+metricsAddrs[n.Name], "--health-period=5s"))
 	}
 	defer func() {
@@ -140,6 +140,19 @@ func run(dir, bin string, once bool) error {
 		return fmt.Errorf("waiting for the operator (logs in %s): %w", dir, err)
 	}
 
+	// Endurance reaches the StorageNodes with the inventory after the first SMART poll.
+	_ = waitFor(ctx, 45*time.Second, func() bool {
+		sn := &prismv1.StorageNode{}
+		if env.Client.Get(ctx, client.ObjectKey{Name: "optane-qlc-homelab-d"}, sn) != nil {
+			return false
+		}
+		for _, d := range sn.Status.Devices {
+			if d.Endurance != nil {
+				return true
+			}
+		}
+		return false
+	})
 	if err := show(ctx, env, kubeconfig, bin); err != nil {
 		return err
 	}
@@ -187,7 +200,11 @@ func show(ctx context.Context, env *testenv.Env, kubeconfig, bin string) error {
 		return err
 	}
 	say("\n$ kubectl prism selection")
-	return report.Selection(os.Stdout, policies.Items)
+	if err := report.Selection(os.Stdout, policies.Items); err != nil {
+		return err
+	}
+	say("\n$ kubectl prism endurance   # endurance as the agents last published it")
+	return report.Endurance(os.Stdout, nodes.Items, time.Now(), false)
 }
 
 // prometheusConfig writes a scrape configuration for the agents, job prism-agent.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/endurance"
@@ -123,4 +124,44 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	for src, n := range e.errors {
 		m.counter("prism_device_collect_errors_total", "Failed reads of a wear counter source, per source.", []string{"source"}, []string{src}, n)
 	}
+}
+
+// Summary is the device's endurance at the last poll, for its StorageNode status; nil when the
+// device has not been read yet. Figures are rounded so the status changes only when they do.
+func (e *Exporter) Summary(device string) *prismv1.DeviceEndurance {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st, ok := e.devices[device]
+	if !ok {
+		return nil
+	}
+	r := st.reading
+	out := &prismv1.DeviceEndurance{}
+	if r.HostSource != "" && r.HostSource != health.SourceSysfs {
+		out.HostWrittenBytes = int64(min(r.HostWritten, 1<<62))
+	}
+	if r.PercentUsed != endurance.UnknownPercent {
+		p := int32(r.PercentUsed)
+		out.PercentUsed = &p
+	}
+	switch {
+	case r.MediaWritten > 0 && out.HostWrittenBytes > 0:
+		out.WriteAmplification = strconv.FormatFloat(float64(r.MediaWritten)/float64(r.HostWritten), 'f', 2, 64)
+	case r.WAF > 0:
+		out.WriteAmplification = strconv.FormatFloat(r.WAF, 'f', 2, 64)
+	}
+	if rep := st.report; rep != nil {
+		if rep.DWPDLifetime.Known && rep.DWPDLifetime.V >= 0 {
+			out.DWPDLifetime = strconv.FormatFloat(rep.DWPDLifetime.V, 'f', 3, 64)
+		}
+		if rep.WearOut.HasDate() {
+			t := metav1.NewTime(rep.WearOut.Date.Truncate(24 * time.Hour))
+			out.WearOutTime = &t
+		}
+		if !rep.WarrantyEnd.IsZero() {
+			t := metav1.NewTime(rep.WarrantyEnd.Truncate(24 * time.Hour))
+			out.WarrantyEndTime = &t
+		}
+	}
+	return out
 }

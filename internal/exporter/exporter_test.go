@@ -213,3 +213,22 @@ func TestExporterProjectsWearOut(t *testing.T) {
 		t.Fatalf("wear-out %s, want %s", time.Unix(int64(got), 0).UTC(), want)
 	}
 }
+
+func TestExporterSummaryForStatus(t *testing.T) {
+	root, rep := homelab(t)
+	e := &Exporter{Node: "homelab", Collector: health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}}
+	if e.Summary("nvme0n1") != nil {
+		t.Fatal("a summary before any poll")
+	}
+	if err := e.Poll(context.Background(), rep.Devices); err != nil {
+		t.Fatal(err)
+	}
+	s := e.Summary("nvme0n1")
+	// The 900P recording: 65516455 data units x 512000 B, 0 % used.
+	if s == nil || s.HostWrittenBytes != 33544424960000 || s.PercentUsed == nil || *s.PercentUsed != 0 {
+		t.Fatalf("summary = %+v", s)
+	}
+	if sda := e.Summary("sda"); sda == nil || sda.HostWrittenBytes != 0 || sda.PercentUsed != nil {
+		t.Fatalf("a sysfs-only drive has no lifetime figures: %+v", sda)
+	}
+}
