@@ -34,53 +34,51 @@ func PartitionPath(stablePath string, number int32) string {
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
 // sorted by node and data device so that the same plans always give the same object.
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
-	var nodes []RookNode
+	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
 		n := RookNode{Name: name}
+		var sizes []string
 		for _, f := range p.FastDevices {
+			size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
 			for _, s := range f.Slots {
 				if s.DataDevice == "" {
 					continue
 				}
-				cfg := map[string]string{
+				n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: map[string]string{
 					"metadataDevice": PartitionPath(f.StablePath, s.Partition.Number),
-					"databaseSizeMB": strconv.FormatInt(s.Partition.SizeBytes/MiB, 10),
-				}
-				if deviceClass != "" {
-					cfg["deviceClass"] = deviceClass
-				}
-				n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: cfg})
+				}})
+				sizes = append(sizes, size)
 			}
 		}
 		if len(n.Devices) == 0 {
 			continue
 		}
+		// Settings every device shares go to the node config (Rook applies it to each device).
+		n.Config = map[string]string{}
+		if deviceClass != "" {
+			n.Config["deviceClass"] = deviceClass
+		}
+		if allEqual(sizes) {
+			n.Config["databaseSizeMB"] = sizes[0]
+		} else {
+			for i := range n.Devices {
+				n.Devices[i].Config["databaseSizeMB"] = sizes[i]
+			}
+		}
 		sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
-		hoistShared(&n, "databaseSizeMB", "deviceClass")
 		nodes = append(nodes, n)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes
 }
 
-// hoistShared moves config keys whose value is the same on every device to the node config.
-func hoistShared(n *RookNode, keys ...string) {
-	for _, k := range keys {
-		v, ok := n.Devices[0].Config[k]
-		for _, d := range n.Devices[1:] {
-			ok = ok && d.Config[k] == v
-		}
-		if !ok {
-			continue
-		}
-		if n.Config == nil {
-			n.Config = map[string]string{}
-		}
-		n.Config[k] = v
-		for _, d := range n.Devices {
-			delete(d.Config, k)
+func allEqual(s []string) bool {
+	for _, v := range s[1:] {
+		if v != s[0] {
+			return false
 		}
 	}
+	return true
 }
 
 // MinAllocSize picks bluestore_min_alloc_size for the capacity devices: their common

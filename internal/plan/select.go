@@ -26,14 +26,21 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(ordered[i]) < sortKey(ordered[j]) })
 
 	taken := make(map[string]bool, len(devices))
-	rejectFast, rejectCapacity := make(map[string]string, len(devices)), make(map[string]string, len(devices))
-	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, rejectFast)
-	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, wipe, taken, rejectCapacity)
+	overLimit := make(map[string]string)
+	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, overLimit)
+	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, wipe, taken, overLimit)
+	// Reasons are built only for the devices finally left out: most devices of a large node
+	// fail one selector and pass the other, and their reason would be thrown away.
 	for _, d := range ordered {
 		if taken[d.Name] {
 			continue
 		}
-		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, rejectFast[d.Name], rejectCapacity[d.Name])})
+		fast := whyNot(d, &spec.FastDevices, prismv1.TierFast, wipe)
+		capacity := whyNot(d, &spec.CapacityDevices, prismv1.TierCapacity, wipe)
+		if r, ok := overLimit[d.Name]; ok {
+			capacity = r
+		}
+		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, fast, capacity)})
 	}
 	switch {
 	case len(devices) == 0:
@@ -75,22 +82,22 @@ func sortKey(d *prismv1.Device) string {
 	return "~" + d.Name // devices without a stable path sort last
 }
 
-func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, rejected map[string]string) []prismv1.SelectedDevice {
+// whyNot says why a selector does not take a device ("" when it would).
+func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool) string {
+	if reason := mismatch(d, s, defaultTier); reason != "" {
+		return reason
+	}
+	return unusable(d, wipe)
+}
+
+func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, overLimit map[string]string) []prismv1.SelectedDevice {
 	var chosen []prismv1.SelectedDevice
 	for _, d := range devs {
-		if taken[d.Name] {
-			continue
-		}
-		if reason := mismatch(d, s, defaultTier); reason != "" {
-			rejected[d.Name] = reason
-			continue
-		}
-		if reason := unusable(d, wipe); reason != "" {
-			rejected[d.Name] = reason
+		if taken[d.Name] || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
 			continue
 		}
 		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
-			rejected[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
+			overLimit[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
 			continue
 		}
 		taken[d.Name] = true
@@ -110,6 +117,33 @@ func tierList(tiers []prismv1.Tier) string {
 		s[i] = string(t)
 	}
 	return "[" + strings.Join(s, " ") + "]"
+}
+
+// matches is mismatch without building the reason.
+func matches(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier) bool {
+	if len(s.Paths) > 0 {
+		return slices.Contains(s.Paths, d.StablePath)
+	}
+	if len(s.Tiers) > 0 || (len(s.Models) == 0 && len(s.Vendors) == 0) {
+		tiers := s.Tiers
+		if len(tiers) == 0 {
+			tiers = []prismv1.Tier{defaultTier}
+		}
+		if !slices.Contains(tiers, d.Tier) {
+			return false
+		}
+	}
+	return mismatch(d, s, defaultTier) == ""
+}
+
+// usableAsIs is unusable without building the reason.
+func usableAsIs(d *prismv1.Device, wipe map[string]bool) bool {
+	for _, r := range d.Eligibility.Reasons {
+		if !(wipeOverrides[r.Filter] && wipe[d.StablePath]) {
+			return false
+		}
+	}
+	return true
 }
 
 // mismatch says why a device does not match a selector, or "" when it matches.
