@@ -1,0 +1,458 @@
+package main
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/prism-storage/prism/internal/ioclass"
+)
+
+// The cache model: which core lines a cache holds, for which IO class,
+// dirty or clean, and the counters OCF keeps. It follows the OCF semantics
+// FORMATS.md §1.2 describes (caps, priorities, pinning, allocation 0 →
+// pass-through) at the granularity of cache lines, with no data.
+
+const (
+	kib = 1024
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// metadataBytes is the emulator's stand-in for the OCF metadata that a
+// cache device holds besides its lines: 32 MiB plus 1/256 of the device.
+// (Real OCF's reservation depends on its version and the line size.)
+func metadataBytes(size int64) int64 { return 32*mib + size/256 }
+
+// cacheLines is how many lines of lineKiB fit on a device of size bytes.
+func cacheLines(size int64, lineKiB int) uint64 {
+	md := metadataBytes(size)
+	if size <= md {
+		return 0
+	}
+	return uint64(size-md) / uint64(lineKiB*kib)
+}
+
+// footprintBytes is the emulator's stand-in for the metadata memory
+// footprint casadm prints: 16 MiB plus 330 bytes per line.
+func footprintBytes(lines uint64) uint64 { return 16*mib + 330*lines }
+
+// newCache is a freshly started cache: OCF defaults, class 0 (and master's
+// class 33 "prefetch") only, empty.
+func newCache(id int, dev *Device, mode string, lineKiB int) *Cache {
+	return &Cache{
+		ID: id, Device: dev.Path, Mode: mode, LineKiB: lineKiB,
+		Lines:  cacheLines(dev.SizeBytes, lineKiB),
+		Params: defaultCacheParams(),
+		Classes: []Class{
+			{ID: 0, Name: ioclass.UnclassifiedName, Priority: 255, MaxSize: 100},
+			{ID: prefetchClassID, Name: "prefetch", Priority: 255, MaxSize: 100},
+		},
+	}
+}
+
+// prefetchClassID is master's reserved class (OCF_IO_CLASS_PREFETCH).
+const prefetchClassID = 33
+
+func newCore(id int, dev string) *Core {
+	return &Core{ID: id, Device: dev, SeqCutoffBytes: defaultSeqCutoffBytes, SeqCutoffPolicy: defaultSeqPolicy,
+		SeqPromotionCount: defaultSeqPromoCount}
+}
+
+// lineKey identifies a cache line by the core line it holds.
+type lineKey struct {
+	core int
+	addr uint64
+}
+
+// model indexes a cache's lines for one command.
+type model struct {
+	c   *Cache
+	idx map[lineKey]*Line
+	// all holds the lines densely (fast scans); pos is each line's index in it.
+	all      []*Line
+	pos      map[*Line]int
+	perClass map[int]uint64
+	now      int64
+	// lost counts dirty bytes dropped by this command.
+	lost uint64
+}
+
+func newModel(c *Cache, now int64) *model {
+	m := &model{c: c, idx: make(map[lineKey]*Line, len(c.Blocks)), pos: make(map[*Line]int, len(c.Blocks)),
+		perClass: map[int]uint64{}, now: now}
+	for i := range c.Blocks {
+		l := c.Blocks[i]
+		m.insert(&l)
+	}
+	return m
+}
+
+func (m *model) insert(l *Line) {
+	m.idx[lineKey{l.Core, l.Addr}] = l
+	m.pos[l] = len(m.all)
+	m.all = append(m.all, l)
+	m.perClass[l.Class]++
+}
+
+// commit writes the index back into the cache, in a stable order.
+func (m *model) commit() {
+	out := make([]Line, 0, len(m.all))
+	for _, l := range m.all {
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b Line) int {
+		return cmp.Or(cmp.Compare(a.Core, b.Core), cmp.Compare(a.Addr, b.Addr))
+	})
+	m.c.Blocks = out
+}
+
+func (m *model) lineBytes() uint64 { return uint64(m.c.LineKiB) * kib }
+
+func (m *model) free() uint64 { return m.c.Lines - uint64(len(m.idx)) }
+
+// capLines is a class's cap in lines (OCF: size * max_size / 100).
+func (m *model) capLines(class int) uint64 {
+	cl := m.c.class(class)
+	if cl == nil {
+		return 0 // a removed class holding lines is over its cap
+	}
+	return m.c.Lines * uint64(cl.MaxSize) / 100
+}
+
+func (m *model) priority(class int) (prio int, pinned, exists bool) {
+	cl := m.c.class(class)
+	if cl == nil {
+		return 256, false, false
+	}
+	return cl.Priority, cl.Priority < 0, true
+}
+
+// clean writes a dirty line back to its core (the cleaner's counters).
+// It reports false when the cache device has failed and cannot be read.
+func (m *model) clean(l *Line) bool {
+	if !l.Dirty {
+		return true
+	}
+	if m.c.Failed {
+		return false
+	}
+	k := m.c.core(l.Core)
+	if k == nil || k.Inactive {
+		return false // the core device is missing
+	}
+	cnt := k.stats(l.Class)
+	cnt.CleanerReqs++
+	cnt.CleanerCacheRd += m.lineBytes()
+	cnt.CleanerCoreWr += m.lineBytes()
+	l.Dirty, l.DirtyAt = false, 0
+	return true
+}
+
+func (m *model) drop(l *Line) {
+	if l.Dirty {
+		m.lost += m.lineBytes()
+	}
+	delete(m.idx, lineKey{l.Core, l.Addr})
+	i, last := m.pos[l], m.all[len(m.all)-1]
+	m.all[i], m.pos[last] = last, i
+	m.all = m.all[:len(m.all)-1]
+	delete(m.pos, l)
+	m.perClass[l.Class]--
+}
+
+// victim picks the line to evict for a request of class: lines of removed
+// or overflown classes first, then, lowest priority first, lines of classes
+// whose priority value is at least the requester's; pinned classes only
+// when over their own cap. Least recently used within a class.
+func (m *model) victim(class int) *Line {
+	prio, _, _ := m.priority(class)
+	type verdict struct {
+		rank int
+		ok   bool
+	}
+	var verdicts [maxClassID + 1]*verdict
+	rank := func(c int) verdict {
+		if c >= 0 && c <= maxClassID && verdicts[c] != nil {
+			return *verdicts[c]
+		}
+		p, pinned, exists := m.priority(c)
+		var v verdict
+		switch {
+		case !exists || m.perClass[c] > m.capLines(c):
+			v = verdict{1000, true} // removed or overflown: first
+		case pinned:
+		case p >= prio:
+			v = verdict{p, true}
+		}
+		if c >= 0 && c <= maxClassID {
+			verdicts[c] = &v
+		}
+		return v
+	}
+	var best *Line
+	bestRank := -1
+	for _, l := range m.all {
+		r := rank(l.Class)
+		if !r.ok || (l.Dirty && m.stranded(l)) {
+			continue
+		}
+		if r.rank > bestRank || (r.rank == bestRank && (l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best)))) {
+			best, bestRank = l, r.rank
+		}
+	}
+	return best
+}
+
+// stranded says a dirty line cannot be written back (its core is missing).
+func (m *model) stranded(l *Line) bool {
+	k := m.c.core(l.Core)
+	return k == nil || k.Inactive
+}
+
+func lessKey(a, b *Line) bool {
+	return a.Core < b.Core || (a.Core == b.Core && a.Addr < b.Addr)
+}
+
+// lruOf returns the least recently used line of a class.
+func (m *model) lruOf(class int) *Line {
+	var best *Line
+	for _, l := range m.all {
+		if l.Class == class && (best == nil || l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best))) {
+			best = l
+		}
+	}
+	return best
+}
+
+// allocate makes room for one more line of class; false when it cannot
+// (nothing evictable: the request then goes pass-through).
+func (m *model) allocate(class int) bool {
+	if m.perClass[class] >= m.capLines(class) {
+		// At its cap: the class recycles its own least recently used line.
+		l := m.lruOf(class)
+		if l == nil || !m.clean(l) {
+			return false
+		}
+		m.drop(l)
+		return true
+	}
+	if m.free() > 0 {
+		return true
+	}
+	l := m.victim(class)
+	if l == nil || !m.clean(l) {
+		return false
+	}
+	m.drop(l)
+	return true
+}
+
+func (m *model) tick() uint64 {
+	m.c.Clock++
+	return m.c.Clock
+}
+
+// submit runs one request on core k, classified by ev.
+func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
+	req.CoreID = k.ID
+	class := ev.Classify(req)
+	if m.c.class(class) == nil {
+		class = 0
+	}
+	cnt := k.stats(class)
+	size := req.Size
+	if req.Write {
+		cnt.ExpWr += size
+	} else {
+		cnt.ExpRd += size
+	}
+	off := req.LBA * 512
+	lb := m.lineBytes()
+	first, last := off/lb, (off+size-1)/lb
+
+	// Sequential cut-off: one stream per core.
+	if off == k.StreamEnd && k.StreamBytes > 0 {
+		k.StreamBytes += size
+	} else {
+		k.StreamBytes = size
+	}
+	k.StreamEnd = off + size
+
+	cl := m.c.class(class)
+	pt := false
+	switch {
+	case m.c.Failed:
+		// The cache device returns errors; serve from the core (OCF's
+		// fallback pass-through) and count the cache error.
+		if req.Write {
+			cnt.CacheErrWr++
+		} else {
+			cnt.CacheErrRd++
+		}
+		pt = true
+	case cl.MaxSize == 0, m.c.Mode == "pt":
+		pt = true
+	case k.SeqCutoffPolicy == "always" || (k.SeqCutoffPolicy == "full" && m.free() == 0):
+		pt = k.StreamBytes >= k.SeqCutoffBytes
+	}
+
+	var present []*Line
+	for a := first; a <= last; a++ {
+		if l := m.idx[lineKey{k.ID, a}]; l != nil {
+			present = append(present, l)
+		}
+	}
+	n := last - first + 1
+	hits := uint64(len(present))
+
+	if !pt {
+		switch {
+		case req.Write && m.c.Mode == "wa" && hits == 0:
+			pt = true // write-around: a write miss bypasses the cache
+		case !req.Write && m.c.Mode == "wo":
+			dirty := uint64(0)
+			for _, l := range present {
+				if l.Dirty {
+					dirty++
+				}
+			}
+			if dirty < n {
+				pt = true // write-only: reads come from the core
+			}
+		}
+	}
+	if !pt && hits < n {
+		// Map the missing lines; if one cannot be had, the whole request
+		// is serviced in pass-through, as OCF does on a mapping error.
+		for a := first; a <= last; a++ {
+			if m.idx[lineKey{k.ID, a}] != nil {
+				continue
+			}
+			if !m.allocate(class) {
+				pt = true
+				break
+			}
+			m.insert(&Line{Core: k.ID, Addr: a, Class: class, LRU: m.tick()})
+		}
+	}
+
+	if pt {
+		if req.Write {
+			cnt.WrPT++
+			cnt.PTWr += size
+			cnt.CoreWr += size
+			// The write supersedes what the cache holds for those lines:
+			// write dirty ones back first (never drop data), then invalidate.
+			if !m.c.Failed {
+				for a := first; a <= last; a++ {
+					if l := m.idx[lineKey{k.ID, a}]; l != nil {
+						m.clean(l)
+						m.drop(l)
+					}
+				}
+			}
+		} else {
+			cnt.RdPT++
+			cnt.PTRd += size
+			cnt.CoreRd += size
+		}
+		return
+	}
+
+	// Serviced by the cache.
+	missPart := func(total uint64) uint64 { return total * (n - hits) / n }
+	if req.Write {
+		cnt.WrTotal++
+		switch {
+		case hits == 0:
+			cnt.WrFullMiss++
+		case hits < n:
+			cnt.WrPartialMiss++
+		}
+		cnt.CacheWr += size
+		lazy := m.c.Mode == "wb" || m.c.Mode == "wo"
+		if !lazy {
+			cnt.CoreWr += size
+		}
+		for a := first; a <= last; a++ {
+			l := m.idx[lineKey{k.ID, a}]
+			l.LRU = m.tick()
+			if l.Class != class {
+				m.perClass[l.Class]--
+				m.perClass[class]++
+				l.Class = class
+			}
+			if lazy {
+				if !l.Dirty {
+					l.Dirty, l.DirtyAt = true, m.now
+				}
+			} else {
+				l.Dirty, l.DirtyAt = false, 0
+			}
+		}
+		return
+	}
+	cnt.RdTotal++
+	switch {
+	case hits == 0:
+		cnt.RdFullMiss++
+	case hits < n:
+		cnt.RdPartialMiss++
+	}
+	if hits == n {
+		cnt.CacheRd += size
+	} else {
+		cnt.CoreRd += size
+		cnt.CacheWr += missPart(size)
+	}
+	for a := first; a <= last; a++ {
+		m.idx[lineKey{k.ID, a}].LRU = m.tick()
+	}
+}
+
+// flush writes back every dirty line of core (all active cores when core < 0;
+// an inactive core's dirty lines stay, they cannot be written anywhere).
+// It reports false when a dirty line could not be written back.
+func (m *model) flush(core int) bool {
+	ok := true
+	for _, l := range m.sortedLines() {
+		if (core >= 0 && l.Core != core) || (core < 0 && m.stranded(l)) {
+			continue
+		}
+		if !m.clean(l) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// dropCore removes every line of a core; dirty ones are lost.
+func (m *model) dropCore(core int) {
+	for _, l := range m.sortedLines() {
+		if l.Core == core {
+			m.drop(l)
+		}
+	}
+}
+
+func (m *model) sortedLines() []*Line {
+	out := make([]*Line, 0, len(m.all))
+	for _, l := range m.all {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *Line) int {
+		return cmp.Or(cmp.Compare(a.Core, b.Core), cmp.Compare(a.Addr, b.Addr))
+	})
+	return out
+}
+
+// dirtyLines counts dirty lines of a core (all when core < 0).
+func dirtyLines(c *Cache, core int) uint64 {
+	var n uint64
+	for _, l := range c.Blocks {
+		if l.Dirty && (core < 0 || l.Core == core) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,409 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prism-storage/prism/internal/casadm"
+)
+
+// classStats reads -P -i 1 -d N -o csv.
+func (e *env) classStats(id int) casadm.Stats {
+	e.t.Helper()
+	s, err := casadm.ParseStats(strings.NewReader(e.must("-P", "-i", "1", "-d", strconv.Itoa(id), "-o", "csv")))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s[0]
+}
+
+func (e *env) cacheStats(args ...string) casadm.Stats {
+	e.t.Helper()
+	s, err := casadm.ParseStats(strings.NewReader(e.must(append([]string{"-P", "-i", "1", "-o", "csv"}, args...)...)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s[0]
+}
+
+func (e *env) io(core int, spec string, count int, extra ...string) {
+	e.t.Helper()
+	e.must(append([]string{"--emulator-io", "--cache-id", "1", "--core-id", strconv.Itoa(core), "--io", spec, "--count", strconv.Itoa(count)}, extra...)...)
+}
+
+func (e *env) load(csv string) {
+	e.t.Helper()
+	if out, errs, rc := e.runStdin(csv, "-C", "-C", "-i", "1", "-f", "-"); rc != 0 {
+		e.t.Fatalf("load: %s %s", out, errs)
+	}
+}
+
+func v(c *casadm.Counter) uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.Value
+}
+
+// TestPyOCFDemoBehaviour drives the emulator through the real OCF run of
+// pyocf_prism_demo_run.log (7264-line WB cache, NOP cleaning, the §1.5 classes; targeted
+// writes, then a 2x-cache flood of unclassified writes, then a flush) and checks what the
+// model can derive: the pinned class keeps its lines, the priority-1 class is not evicted by
+// priority-22 writes, the priority-100 class is, allocation 0 goes pass-through, the flush
+// leaves nothing dirty. (Which requests OCF serviced in pass-through when a class hit its
+// cap depends on OCF internals the model does not have; those counts are not compared.)
+func TestPyOCFDemoBehaviour(t *testing.T) {
+	raw, err := os.ReadFile("testdata/pyocf_prism_demo_run.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real struct {
+		Phase2, Phase3 map[string]struct {
+			Occupancy int    `json:"occupancy_4k"`
+			Dirty     int    `json:"dirty_4k"`
+			WrHits    uint64 `json:"wr_hits"`
+			WrMisses  uint64 `json:"wr_full_misses"`
+			WrPT      uint64 `json:"wr_pt"`
+			WrTotal   uint64 `json:"wr_total"`
+		}
+		Cache int `json:"cache_4k"`
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(l, `{"phase1"`) {
+			if err := json.Unmarshal([]byte(l), &real); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if real.Cache != 7264 {
+		t.Fatalf("log: cache %d", real.Cache)
+	}
+	e := newEnv(t)
+	e.must("--emulator-add-device", "--device", refDevice, "--size", strconv.Itoa(refDeviceSize))
+	e.must("--emulator-add-device", "--device", refCore, "--size", strconv.Itoa(1<<30))
+	e.must("-S", "-d", refDevice, "-i", "1", "-c", "wb")
+	e.must("-A", "-i", "1", "-d", refCore)
+	e.must("-X", "-n", "cleaning", "-i", "1", "-p", "nop")
+	e.must("-X", "-n", "seq-cutoff", "-i", "1", "-p", "never")
+	e.load("IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n1,metadata&done,,1\n" +
+		"2,directory:/var/tmp&done,200,0\n3,extension:log&done,100,0.10\n4,directory:/data/hot&done,1,1\n")
+	const req = 65536
+	e.io(1, "size=65536,dir=write,metadata", 64)
+	e.io(1, "size=65536,dir=write,directory=/var/tmp,file=x,lba=200000", 64)
+	e.io(1, "size=65536,dir=write,directory=/srv,file=a.log,lba=400000", 256)
+	e.io(1, "size=65536,dir=write,directory=/data/hot,file=f,lba=600000", 128)
+	e.io(1, "size=65536,dir=write,directory=/data/hot,file=f,lba=600000", 128)
+	if got := e.classStats(3).Usage.Occupancy.Value; got > 7264/10 {
+		t.Errorf("class 3 (10%%) holds %d blocks, over its cap", got)
+	}
+	// The flood: twice the cache, unclassified.
+	e.io(1, fmt.Sprintf("size=%d,dir=write,lba=1000000", req), 2*7264*4096/req)
+	for id := 0; id <= 4; id++ {
+		want := real.Phase2[strconv.Itoa(id)]
+		got := e.classStats(id)
+		if int(got.Usage.Occupancy.Value) != want.Occupancy {
+			t.Errorf("after the flood class %d holds %d blocks, real OCF %d", id, got.Usage.Occupancy.Value, want.Occupancy)
+		}
+		if id == 1 || id == 2 || id == 4 {
+			r := got.Requests
+			if v(r.WriteHits) != want.WrHits || v(r.WriteFullMisses) != want.WrMisses || v(r.PassThroughWrites) != want.WrPT || v(r.WriteTotal) != want.WrTotal {
+				t.Errorf("class %d requests: hits %d misses %d pt %d total %d; real OCF %+v", id,
+					v(r.WriteHits), v(r.WriteFullMisses), v(r.PassThroughWrites), v(r.WriteTotal), want)
+			}
+		}
+	}
+	e.must("-F", "-i", "1")
+	for id := 0; id <= 4; id++ {
+		got := e.classStats(id)
+		if want := real.Phase3[strconv.Itoa(id)]; int(v(got.Usage.Dirty)) != want.Dirty || int(v(got.Usage.Occupancy)) != want.Occupancy {
+			t.Errorf("after the flush class %d: %d dirty of %d, real OCF %d of %d", id, v(got.Usage.Dirty), v(got.Usage.Occupancy), want.Dirty, want.Occupancy)
+		}
+	}
+	if lost := e.snapshot().LostDirtyBytes; lost != 0 {
+		t.Errorf("%d dirty bytes lost", lost)
+	}
+}
+
+// TestKernelFacts: the path and rule errors KERNEL-FACTS.md records.
+func TestKernelFacts(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wt", 2<<30)
+	e.must("--emulator-add-device", "--device", "/dev/disk/by-id/nvme-X-part1", "--size", "1073741824", "--kernel-name", "/dev/nvme0n1p1")
+	out, errs, rc := e.run("-S", "-d", "/dev/nvme0n1p1", "-i", "2")
+	if rc != 1 || out != "" || errs != "Please use correct by-id path to the device /dev/nvme0n1p1.\n" {
+		t.Errorf("kernel name: rc %d %q %q", rc, out, errs)
+	}
+	out, errs, rc = e.run("-S", "-d", "/dev/disk/by-id/nope", "-i", "2")
+	if rc != 1 || out != "Failed to query device status.\nTry `casadm --help | -H' for more information.\n" || errs != "Error during options handling\n" {
+		t.Errorf("missing path: rc %d %q %q", rc, out, errs)
+	}
+	good := "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1.00\n1,metadata&done,,1.00\n"
+	e.load(good)
+	for rule, msg := range map[string]string{
+		"bogus:1&done":                             "Unexpected classification rule condition",
+		"request_size:le:4096&&done":               "Unexpected classification rule condition",
+		"request_size:xx:5&done":                   "Invalid classification rule syntax",
+		"lba:ge:abc&done":                          "Invalid classification rule syntax",
+		"io_direction:sideways&done":               "Invalid classification rule syntax",
+		"request_size&done":                        "Invalid classification rule syntax",
+		"process_name:" + strings.Repeat("p", 300): "Invalid classification rule syntax",
+		"core_id:eq:99999&done":                    "Invalid classification rule syntax",
+		"request_size:le:4096&":                    "Invalid classification rule syntax",
+		"io_direction:write|":                      "Invalid classification rule syntax",
+	} {
+		out, errs, rc := e.runStdin("IO class id,IO class name,Eviction priority,Allocation\n1,"+rule+",1,1\n", "-C", "-C", "-i", "1", "-f", "-")
+		if rc != 1 || out != "" || errs != msg+"\n" {
+			t.Errorf("%s: rc %d %q %q", rule, rc, out, errs)
+		}
+	}
+	if got := e.must("-C", "-L", "-i", "1", "-o", "csv"); got != good {
+		t.Errorf("a refused load changed the table: %q", got)
+	}
+}
+
+// TestWriteBackAndFlush: write-back keeps writes dirty in the cache; a flush writes them
+// to the core (cleaner counters) and leaves the lines clean.
+func TestWriteBackAndFlush(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	e.io(1, "size=4096,dir=write,lba=0", 100)
+	s := e.cacheStats()
+	if v(s.Usage.Dirty) != 100 || v(s.Blocks.CoreWrites) != 0 || v(s.Blocks.ExportedWrites) != 100 || v(s.Blocks.CacheWrites) != 100 {
+		t.Fatalf("after wb writes: %+v %+v", *s.Usage.Dirty, *s.Blocks)
+	}
+	if s.Cache.DirtyFor != "Cache clean" {
+		e.now = "1065"
+		if got := e.cacheStats().Cache.DirtyFor; got != "1 [m] 5 [s] " {
+			t.Errorf("dirty for %q", got)
+		}
+	}
+	e.must("-F", "-i", "1")
+	s = e.cacheStats()
+	if v(s.Usage.Dirty) != 0 || v(s.Usage.Occupancy) != 100 || v(s.Blocks.CleanerCoreWrites) != 100 || v(s.Requests.Cleaner) != 100 {
+		t.Errorf("after flush: usage %+v blocks %+v", *s.Usage, *s.Blocks)
+	}
+	// Overwrites hit and stay in the same lines.
+	e.io(1, "size=4096,dir=write,lba=0", 10, "--stride", "0")
+	s = e.cacheStats()
+	if v(s.Requests.WriteHits) != 10 || v(s.Usage.Occupancy) != 100 || v(s.Usage.Dirty) != 1 {
+		t.Errorf("overwrites: hits %d occ %d dirty %d", v(s.Requests.WriteHits), v(s.Usage.Occupancy), v(s.Usage.Dirty))
+	}
+	// Reads of cached lines hit.
+	e.io(1, "size=4096,dir=read,lba=0", 100)
+	if s = e.cacheStats(); v(s.Requests.ReadHits) != 100 || v(s.Blocks.CacheReads) != 100 {
+		t.Errorf("read hits %d", v(s.Requests.ReadHits))
+	}
+}
+
+// TestSetCacheMode: leaving wb needs -f; -f yes flushes before the switch; nothing is lost.
+func TestSetCacheMode(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	e.io(2, "size=8192,dir=write,lba=0", 50)
+	if out := e.fail("-Q", "-c", "wt", "-i", "1"); out != "Error: Required parameter (‘--flush-cache’) was not specified.\n" {
+		t.Errorf("no -f: %q", out)
+	}
+	out := e.must("-Q", "-c", "wt", "-i", "1", "-f", "yes")
+	if out != "CAS is currently flushing dirty data to primary storage devices.\n" {
+		t.Errorf("stdout %q", out)
+	}
+	s := e.cacheStats()
+	if v(s.Usage.Dirty) != 0 || v(s.Blocks.CleanerCoreWrites) != 100 || s.Cache.WritePolicy != "wt" {
+		t.Errorf("after -Q: dirty %d cleaner writes %d mode %s", v(s.Usage.Dirty), v(s.Blocks.CleanerCoreWrites), s.Cache.WritePolicy)
+	}
+	// Write-through writes reach the core at once.
+	e.io(1, "size=4096,dir=write,lba=0", 10)
+	if s = e.cacheStats(); v(s.Blocks.CoreWrites) != 10 || v(s.Usage.Dirty) != 0 {
+		t.Errorf("wt: core writes %d dirty %d", v(s.Blocks.CoreWrites), v(s.Usage.Dirty))
+	}
+	// wt -> wb needs no -f; -f no out of wb prints casadm's migration notice.
+	e.must("-Q", "-c", "wb", "-i", "1")
+	e.io(1, "size=4096,dir=write,lba=800", 4)
+	if out := e.must("-Q", "-c", "pt", "-i", "1", "-f", "no"); !strings.HasPrefix(out, "CAS is currently migrating from Write-Back to Pass-Through mode.\n") {
+		t.Errorf("-f no: %q", out)
+	}
+	if e.snapshot().LostDirtyBytes != 0 || v(e.cacheStats().Usage.Dirty) != 0 {
+		t.Error("dirty data lost or left")
+	}
+}
+
+// TestRemoveCore: -R flushes the core's dirty data, then removes it (casadm's real
+// behaviour); -R -f drops it; an inactive core's dirty data needs --remove-inactive -f.
+func TestRemoveCore(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	e.io(1, "size=4096,dir=write,lba=0", 30)
+	e.io(2, "size=4096,dir=write,lba=0", 20)
+	e.must("-R", "-i", "1", "-j", "1")
+	st := e.snapshot()
+	if st.LostDirtyBytes != 0 || len(st.Caches[0].Cores) != 1 || dirtyLines(st.Caches[0], -1) != 20 {
+		t.Fatalf("after -R: lost %d, cores %d, dirty %d", st.LostDirtyBytes, len(st.Caches[0].Cores), dirtyLines(st.Caches[0], -1))
+	}
+	e.must("-R", "-i", "1", "-j", "2", "-f")
+	if lost := e.snapshot().LostDirtyBytes; lost != 20*4096 {
+		t.Errorf("-R -f lost %d bytes, want %d", lost, 20*4096)
+	}
+	if out := e.fail("-R", "-i", "1", "-j", "2"); out != "Error while removing core device 2 from cache instance 1\nCore ID does not exist\n" {
+		t.Errorf("%q", out)
+	}
+}
+
+// TestStopLoadReboot: -T flushes; after a power loss the metadata keeps the dirty data,
+// a new start is refused, a load brings everything back with the missing core inactive,
+// and --remove-inactive refuses to drop its dirty data without -f.
+func TestStopLoadReboot(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	e.load("IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n5,request_size:le:4096&done,3,0.5\n")
+	e.io(1, "size=4096,dir=write,lba=0", 10)
+	e.io(2, "size=4096,dir=write,lba=0", 7)
+	e.must("--emulator-reboot")
+	if out := e.must("-L", "-o", "csv"); out != "No caches running\n" {
+		t.Fatalf("after reboot: %q", out)
+	}
+	out := e.fail("-S", "-d", cacheDev, "-i", "1", "-c", "wb")
+	if out != "Error inserting cache 1\nOld metadata found on device\nPlease load cache metadata using --load option or use --force to\n discard on-disk metadata and start fresh cache instance.\n" {
+		t.Errorf("start over metadata: %q", out)
+	}
+	if out := e.fail("-S", "-d", cacheDev, "-l", "-i", "1"); out != "Use of 'load' with 'force', 'cache-id', 'cache-mode' or 'cache-line-size' simultaneously is forbidden.\n" {
+		t.Errorf("%q", out)
+	}
+	e.must("--emulator-remove-device", "--device", qlc2)
+	out, errs, rc := e.run("-S", "-d", cacheDev, "-l")
+	if rc != 0 || out != "Successfully added cache instance 1\n" || errs != "WARNING: Cache is in incomplete state - at least one core is inactive\n" {
+		t.Fatalf("load: rc %d %q %q", rc, out, errs)
+	}
+	list := e.must("-L", "-o", "csv", "-b")
+	if !strings.Contains(list, "cache,1,"+cacheDev+",Incomplete,wb,-\n") || !strings.Contains(list, "core,2,"+qlc2+",Inactive,-,/dev/cas1-2\n") {
+		t.Errorf("list after load:\n%s", list)
+	}
+	if got := e.must("-C", "-L", "-i", "1", "-o", "csv"); !strings.Contains(got, "5,request_size:le:4096&done,3,0.50") {
+		t.Errorf("classes not restored: %s", got)
+	}
+	if s := e.cacheStats(); v(s.Usage.Dirty) != 17 || s.Cache.InactiveCoreDevices != 1 || v(s.Usage.InactiveDirty) != 7 {
+		t.Errorf("after load: dirty %d inactive cores %d inactive dirty %d", v(s.Usage.Dirty), s.Cache.InactiveCoreDevices, v(s.Usage.InactiveDirty))
+	}
+	if out := e.fail("-F", "-i", "1"); out != "Cache is in incomplete state - at least one core is inactive\n" {
+		t.Errorf("flush of an incomplete cache: %q", out)
+	}
+	if out := e.fail("-R", "-i", "1", "-j", "2"); out != "Core is inactive. To manage the inactive core use '--remove-inactive' command.\n" {
+		t.Errorf("%q", out)
+	}
+	if out := e.fail("--remove-inactive", "-i", "1", "-j", "2"); !strings.Contains(out, "The cache contains dirty data assigned to the core. If you want to continue, please use --force option.\nWarning: the data will be lost") {
+		t.Errorf("%q", out)
+	}
+	e.must("--remove-inactive", "-i", "1", "-j", "2", "-f")
+	if lost := e.snapshot().LostDirtyBytes; lost != 7*4096 {
+		t.Errorf("lost %d", lost)
+	}
+	// A clean stop keeps nothing dirty; the next load is clean.
+	if out := e.must("-T", "-i", "1"); out != "Successfully stopped cache 1\n" {
+		t.Errorf("stop: %q", out)
+	}
+	e.must("-S", "-d", cacheDev, "-l")
+	if s := e.cacheStats(); v(s.Usage.Dirty) != 0 || v(s.Usage.Occupancy) != 10 || s.Cache.WritePolicy != "wb" {
+		t.Errorf("after stop and load: %+v", *s.Usage)
+	}
+}
+
+// TestFailedCache: after the device fails every request goes pass-through to the core,
+// cache errors count, the status stays Running (casadm has no failed state), and what was
+// dirty cannot be flushed.
+func TestFailedCache(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	e.io(1, "size=4096,dir=write,lba=0", 5)
+	e.must("--emulator-fail-cache", "1")
+	e.io(1, "size=4096,dir=write,lba=100", 8)
+	e.io(1, "size=4096,dir=read,lba=0", 3)
+	s := e.cacheStats()
+	if s.Cache.Status.State != "Running" || v(s.Errors.CacheWrite) != 8 || v(s.Errors.CacheRead) != 3 ||
+		v(s.Requests.PassThroughWrites) != 8 || v(s.Requests.PassThroughReads) != 3 || v(s.Blocks.CoreWrites) != 8 || v(s.Usage.Dirty) != 5 {
+		t.Errorf("failed cache: status %s errors %+v requests %+v", s.Cache.Status, *s.Errors, *s.Requests)
+	}
+	if out := e.fail("-F", "-i", "1"); out != "I/O error\n" {
+		t.Errorf("flush: %q", out)
+	}
+}
+
+// TestPinnedAndAllocation: a pinned class keeps its lines under pressure from any class;
+// allocation 0 is pass-through.
+func TestPinnedAndAllocation(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wt", refDeviceSize) // 7264 lines
+	e.must("-X", "-n", "seq-cutoff", "-i", "1", "-p", "never")
+	e.load("IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n1,lba:lt:8192&done,,0.5\n2,io_direction:read&done,0,0\n")
+	e.io(1, "size=4096,dir=write,lba=0", 1024)
+	e.io(1, "size=4096,dir=write,lba=100000", 3*7264)
+	if got := v(e.classStats(1).Usage.Occupancy); got != 1024 {
+		t.Errorf("pinned class holds %d, want 1024", got)
+	}
+	e.io(1, "size=4096,dir=read,lba=200000", 10)
+	s := e.classStats(2)
+	if v(s.Requests.PassThroughReads) != 10 || v(s.Usage.Occupancy) != 0 {
+		t.Errorf("allocation 0: %+v", *s.Requests)
+	}
+	// A pinned class over its own cap (50% = 3632) recycles its own lines.
+	e.io(1, "size=4096,dir=write,lba=0", 5000, "--stride", "4096")
+	if got := v(e.classStats(1).Usage.Occupancy); got > 3632 {
+		t.Errorf("pinned class holds %d, over its 50%% cap", got)
+	}
+}
+
+// TestConcurrentCalls: the state file lock serialises concurrent casadm calls.
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 2<<30)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var b syncBuffer
+			if rc := run([]string{"casadm", "--emulator-io", "--cache-id", "1", "--core-id", "1", "--io",
+				fmt.Sprintf("size=4096,dir=write,lba=%d", i*1000), "--count", "25"}, strings.NewReader(""), &b, &b, e.getenv); rc != 0 {
+				t.Errorf("io: %s", b.String())
+			}
+		}(i)
+	}
+	wg.Wait()
+	if s := e.cacheStats(); v(s.Requests.WriteTotal) != 200 || v(s.Usage.Occupancy) != 200 {
+		t.Errorf("after 8x25 concurrent writes: %d writes, %d blocks", v(s.Requests.WriteTotal), v(s.Usage.Occupancy))
+	}
+}
+
+// TestArgumentErrors: casadm's generic option errors.
+func TestArgumentErrors(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wt", 2<<30)
+	try := "Try `casadm --help | -H' for more information.\n"
+	for args, want := range map[string]string{
+		"":                             "No command given.\n" + try,
+		"-Y":                           "Unrecognized command -Y\n" + try,
+		"-T":                           "Missing required option -i/--cache-id\n" + try,
+		"-T -i 1 -i 1":                 "Option supplied more than once -i/--cache-id\n" + try,
+		"-T -i 1 -q":                   "Unrecognized option -q\n" + try,
+		"-T -i":                        "Missing required argument in -i\n" + try,
+		"-T -i 0":                      "Invalid cache id, must be in the range 1-16384.\nError during options handling\n" + try,
+		"-T -i x":                      "Invalid cache id, must be a correct unsigned decimal integer.\nError during options handling\n" + try,
+		"-X -n cleaning -i 1":          "Error: No parameters specified!\n",
+		"-X -n nope -i 1":              "Unrecognized namespace entry.\n" + try,
+		"-G -n seq-cutoff -i 1":        "Missing required option -j/--core-id\n" + try,
+		"-S -d " + cacheDev + " -x 12": "Invalid cache line size, must be a power of 2.\nError during options handling\n" + try,
+		"-C -L":                        "Option '--cache-id (-i)' is missing\n",
+		"-C -i 1":                      "Invalid or missing first sub-command parameter. Expected one of the: {--load-config|--list}\n",
+		"-P -i 2":                      "Cache Id 2 not running\n",
+		"-P -i 1 -j 9":                 "No such core device in cache.\n",
+		"-Q -c xx -i 1":                "Error during options handling\n" + try,
+	} {
+		out, rc := e.combined(strings.Fields(args)...)
+		if rc != 1 || out != want {
+			t.Errorf("casadm %s: rc %d\n got %q\nwant %q", args, rc, out, want)
+		}
+	}
+}
