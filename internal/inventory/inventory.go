@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,8 @@ type Report struct {
 }
 
 // Take inventories every whole disk of the host, in BlockDevices order. It reads the
-// disks' signatures up to maxSignatureReaders at a time and does the rest one disk at a time.
+// disks' signatures several at a time (see readSignatures) and does the rest one disk at
+// a time.
 func Take(ctx context.Context, opts Options) (Report, error) {
 	if opts.DB == nil {
 		opts.DB = drivedb.Default()
@@ -61,7 +63,10 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	return rep, nil
 }
 
-// maxSignatureReaders bounds how many devices have their signatures read at once.
+// maxSignatureReaders bounds how many devices have their signatures read at once. Fewer
+// run on a machine with fewer CPUs (GOMAXPROCS, at least 2): each reader is an OS thread
+// blocked in pread with its own ~1 MiB buffer, and on a 2-CPU VM eight readers took a
+// one-shot inventory of 8 loop devices from 14.2 ms (two readers) to 16.6 ms.
 const maxSignatureReaders = 8
 
 // signatures is what signature.DetectPath returned for one device.
@@ -70,15 +75,16 @@ type signatures struct {
 	err   error
 }
 
-// readSignatures reads the on-disk signatures of every disk, up to maxSignatureReaders
-// at a time: the reads wait on the devices, not the CPU. Result i belongs to disks[i],
-// so the report keeps the disks' order whatever order the reads finish in.
+// readSignatures reads the on-disk signatures of every disk, several at a time: the reads
+// mostly wait on the devices (a seek on a hard disk, a queue on a loop device). Result i
+// belongs to disks[i], so the report keeps the disks' order whatever order the reads
+// finish in.
 func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice) []signatures {
 	out := make([]signatures, len(disks))
 	read := func(i int) {
 		out[i].found, out[i].err = signature.DetectPath(host.DevicePath(disks[i].Name))
 	}
-	workers := min(maxSignatureReaders, len(disks))
+	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
 	if workers <= 1 {
 		for i := range disks {
 			read(i)
