@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/prism-storage/prism/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -300,20 +301,7 @@ func (s *store) save(st *State) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".casadm-emulator-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), s.path)
+	return fsutil.WriteFileAtomic(s.path, data, 0o644)
 }
 
 func (s *store) close() { s.lock.Close() }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prism-storage/prism/internal/fsutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,28 +142,7 @@ func (r Runner) hostPath(p string) string { return filepath.Join(cmp.Or(r.HostRo
 
 // writeFile replaces a file atomically (temporary file, then rename).
 func writeFile(path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".prism-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsutil.WriteFileAtomic(path, []byte(content), 0o644)
 }
 
 // casadm runs one read-only casadm command.

@@ -6,9 +6,9 @@ package exporter
 import (
 	"encoding/json"
 	"errors"
+	"github.com/prism-storage/prism/internal/fsutil"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prism-storage/prism/internal/endurance"
@@ -68,18 +68,5 @@ func (h *History) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".history-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsutil.WriteFileAtomic(path, data, 0o644)
 }

@@ -4,13 +4,7 @@ package nvme
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"os"
-	"runtime"
-	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -60,58 +54,6 @@ func IdentifyNamespace(ctx context.Context, devicePath string, nsid uint32) ([]b
 }
 
 func identify(ctx context.Context, path string, nsid uint32, cns uint32) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	what := fmt.Sprintf("nvme: identify (cns %d) %s", cns, path)
-	// Read-only and shared: this must never block or disturb a mounted device.
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		if errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("%s: %w: %w", what, ErrPermission, err)
-		}
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	} else if st.Mode()&os.ModeDevice == 0 {
-		return nil, fmt.Errorf("%s: %w: not a device node", what, ErrNotNVMe)
-	}
-
-	buf := make([]byte, IdentifySize)
-	cmd := passthruCmd{
-		opcode:  opIdentify,
-		nsid:    nsid,
-		addr:    uint64(uintptr(unsafe.Pointer(&buf[0]))),
-		dataLen: IdentifySize,
-		cdw10:   cns,
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		cmd.timeoutMS = uint32(min(max(time.Until(dl).Milliseconds(), 1), math.MaxUint32))
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	var status uintptr
-	var errno syscall.Errno
-	if cerr := rc.Control(func(fd uintptr) {
-		status, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, ioctlAdminCmd, uintptr(unsafe.Pointer(&cmd)))
-	}); cerr != nil {
-		return nil, fmt.Errorf("%s: %w", what, cerr)
-	}
-	runtime.KeepAlive(buf)
-	switch {
-	case errno == syscall.ENOTTY || errno == syscall.EINVAL:
-		return nil, fmt.Errorf("%s: %w: %w", what, ErrNotNVMe, errno)
-	case errno == syscall.EACCES || errno == syscall.EPERM:
-		return nil, fmt.Errorf("%s: %w: %w", what, ErrPermission, errno)
-	case errno != 0:
-		return nil, fmt.Errorf("%s: %w", what, errno)
-	case status != 0:
-		// A positive return is the NVMe completion status (SCT/SC).
-		return nil, fmt.Errorf("%s: controller returned NVMe status 0x%x", what, status)
-	}
-	return buf, nil
+	return adminRead(ctx, path, what, passthruCmd{opcode: opIdentify, nsid: nsid, cdw10: cns}, IdentifySize)
 }

@@ -42,10 +42,9 @@ func GetLogPage(ctx context.Context, devicePath string, nsid uint32, logID uint8
 	return adminRead(ctx, devicePath, what, passthruCmd{opcode: opGetLogPage, nsid: nsid, cdw10: cdw10, cdw11: cdw11}, length)
 }
 
-// adminRead sends one data-in admin command through NVME_IOCTL_ADMIN_CMD on
-// a read-only descriptor and returns its length-byte buffer. It maps errno
-// and NVMe status the way identify() in ioctl_linux.go does, which could
-// call it instead of repeating the sequence.
+// adminRead sends one data-in admin command (Identify, Get Log Page) through
+// NVME_IOCTL_ADMIN_CMD on a read-only descriptor and returns its length-byte
+// buffer, mapping errno and the NVMe completion status to errors.
 func adminRead(ctx context.Context, path, what string, cmd passthruCmd, length int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
