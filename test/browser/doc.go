@@ -10,7 +10,7 @@
 //     directory; no browser download): the node table must list the soonest
 //     wear-out node first, the uPlot chart must have drawn series, the console
 //     must stay free of errors, and paging and the no-data and Prometheus-down
-//     states must show. The page is saved to docs/images/endurance-page.png.
+//     states must show. PRISM_UPDATE_SCREENSHOT=1 saves the page to docs/images/endurance-page.png.
 //
 // As root the test installs what is missing (apt-get: prometheus, chromium,
 // and nodejs/npm if there is no node). Without root and with a tool missing it
