@@ -26,6 +26,8 @@ const (
 	ConditionPlanned = "Planned"
 	// ConditionProvisioned says whether a node's planned partitions all exist.
 	ConditionProvisioned = "Provisioned"
+	// ConditionCached says whether a node's caches run as planned with every core ready.
+	ConditionCached = "Cached"
 	// ConditionRookConfigured says whether Prism's entries are in the target CephCluster.
 	ConditionRookConfigured = "RookConfigured"
 )

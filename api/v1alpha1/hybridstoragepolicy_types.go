@@ -144,6 +144,8 @@ type CacheSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ClassificationPolicyName string `json:"classificationPolicyName,omitempty"`
+	// The cleaning, promotion, sequential cut-off and dirty-data settings.
+	CacheSettings `json:",inline"`
 }
 
 // ObjectRef names a namespaced object.

@@ -33,6 +33,10 @@ type NodePlan struct {
 	// +kubebuilder:validation:MaxItems=512
 	// +kubebuilder:validation:items:MaxLength=512
 	AllowWipe []string `json:"allowWipe,omitempty"`
+	// cache is the cache each fast device runs on its cache partition; absent when the policy's
+	// cache mode is None (a running cache is then flushed and stopped).
+	// +optional
+	Cache *NodeCachePlan `json:"cache,omitempty"`
 }
 
 // FastDevicePlan is the GPT layout of one fast device.
@@ -55,6 +59,11 @@ type FastDevicePlan struct {
 	// cache is the partition after the last slot, used as the Open CAS cache; absent when the cache is off.
 	// +optional
 	Cache *PlannedPartition `json:"cache,omitempty"`
+	// cacheID is the casadm id of the cache on this device, stable for the device's life.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16384
+	CacheID int32 `json:"cacheID,omitempty"`
 }
 
 // PlannedPartition is one GPT partition Prism creates.
@@ -333,6 +342,17 @@ type StorageNodeStatus struct {
 	// observedPlanGeneration is the StorageNode generation whose plan the partitions reflect.
 	// +optional
 	ObservedPlanGeneration int64 `json:"observedPlanGeneration,omitempty"`
+	// caches reports each fast device's cache, its cores and per-class statistics.
+	// +optional
+	// +listType=map
+	// +listMapKey=fastDevice
+	// +kubebuilder:validation:MaxItems=64
+	Caches []CacheStatus `json:"caches,omitempty"`
+	// cacheWriteReduction is the node's α over all its caches: 1 − writes that reached the
+	// capacity devices ÷ writes to the exported objects (decimal string; empty before any write).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	CacheWriteReduction string `json:"cacheWriteReduction,omitempty"`
 }
 
 // PartitionState says where a planned partition stands.
