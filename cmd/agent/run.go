@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
@@ -31,6 +32,7 @@ func runAgent(args []string) error {
 	period := fs.Duration("period", 5*time.Minute, "re-inventory this often even without udev events")
 	heartbeat := fs.Duration("heartbeat", 30*time.Minute, "rewrite an unchanged status this often, so a stale agent shows")
 	doProvision := fs.Bool("provision", true, "carry out spec.plan on the fast devices (the host changes only when spec.mode is Apply); false keeps the agent read-only")
+	manageCache := fs.Bool("cache", true, "run spec.plan.cache with casadm (Open CAS) once the partitions exist; false leaves caches alone")
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
 	healthPeriod := fs.Duration("health-period", time.Minute, "read the devices' wear counters (SMART/log pages) this often")
@@ -92,6 +94,10 @@ func runAgent(args []string) error {
 		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
 		p.Provision = runner.Reconcile
 		p.PlanPoll = *planPoll
+		if *manageCache {
+			caches := cache.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
+			p.Cache = caches.ReconcileNode
+		}
 	}
 	if endurance != nil {
 		go func() {

@@ -45,6 +45,7 @@ type phase func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/finalizers,verbs=update
 // +kubebuilder:rbac:groups=prism.storage.io,resources=storagenodes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=prism.storage.io,resources=classificationpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ceph.rook.io,resources=cephclusters,verbs=get;list;watch;patch
 

@@ -17,8 +17,18 @@ import (
 
 // planLayouts plans DB slots on every node that has both tiers, starting from the plan
 // already written to its StorageNode so that existing slots never move.
-func (r *Reconciler) planLayouts(_ context.Context, s *scope) error {
+func (r *Reconciler) planLayouts(ctx context.Context, s *scope) error {
 	s.plans = map[string]prismv1.NodePlan{}
+	classes, err := r.classificationPolicy(ctx, s.policy)
+	if err != nil {
+		s.planProblems = append(s.planProblems, err.Error())
+		return err // transient: retried
+	}
+	cache, err := plan.CachePlan(&s.policy.Spec, classes)
+	if err != nil {
+		s.planProblems = append(s.planProblems, err.Error())
+		return nil
+	}
 	storage := map[string]*prismv1.StorageNode{}
 	for _, c := range s.candidates {
 		storage[c.node] = c.storage
@@ -44,9 +54,39 @@ func (r *Reconciler) planLayouts(_ context.Context, s *scope) error {
 			continue
 		}
 		annotateSlots(sel, l.Plan)
+		if hasCachePartition(l.Plan) {
+			l.Plan.Cache = cache
+		}
 		s.plans[sel.Node] = l.Plan
 	}
 	return nil
+}
+
+// classificationPolicy reads the ClassificationPolicy the policy's cache names (nil when it
+// names none or it does not exist: plan.CachePlan then reports it, and no node's plan is
+// written, rather than caches without the classes the user asked for).
+func (r *Reconciler) classificationPolicy(ctx context.Context, policy *prismv1.HybridStoragePolicy) (*prismv1.ClassificationPolicy, error) {
+	name := policy.Spec.Cache.ClassificationPolicyName
+	if name == "" || policy.Spec.Cache.Mode == prismv1.CacheNone {
+		return nil, nil
+	}
+	classes := &prismv1.ClassificationPolicy{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, classes); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ClassificationPolicy %q: %w", name, err)
+	}
+	return classes, nil
+}
+
+func hasCachePartition(p prismv1.NodePlan) bool {
+	for _, f := range p.FastDevices {
+		if f.Cache != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // annotateSlots records each capacity device's planned DB partition in the selection.

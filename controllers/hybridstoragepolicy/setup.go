@@ -16,14 +16,17 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-// SetupWithManager watches policies, StorageNodes (inventories change selections) and
-// Node labels (they change which nodes a selector matches).
+// SetupWithManager watches policies, StorageNodes (inventories change selections), Node
+// labels (they change which nodes a selector matches) and ClassificationPolicies (their
+// classes go into the cache plans).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&prismv1.HybridStoragePolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&prismv1.StorageNode{}, allPolicies).
-		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{}))
+		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A ClassificationPolicy's classes are compiled into every node's cache plan.
+		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	// Watch the CephClusters when Rook is installed: someone editing spec.storage must see
 	// Prism's entries restored; Rook's frequent status updates do not change the generation.
 	if _, err := mgr.GetRESTMapper().RESTMapping(CephClusterGVK.GroupKind(), CephClusterGVK.Version); err == nil {

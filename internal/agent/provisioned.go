@@ -55,6 +55,8 @@ func withoutPlan(st prismv1.StorageNodeStatus) prismv1.StorageNodeStatus {
 	st.Partitions = nil
 	st.ObservedPlanGeneration = 0
 	meta.RemoveStatusCondition(&st.Conditions, prismv1.ConditionProvisioned)
+	st.Caches, st.CacheWriteReduction = nil, ""
+	meta.RemoveStatusCondition(&st.Conditions, prismv1.ConditionCached)
 	return st
 }
 

@@ -34,6 +34,9 @@ type Publisher struct {
 	// Provision realises spec.plan after each inventory and reports the partitions; nil
 	// keeps the agent read-only (status.partitions is then never written).
 	Provision ProvisionFunc
+	// Cache realises spec.plan.cache after the partitions and reports the caches; nil leaves
+	// caches alone (status.caches is then never written).
+	Cache CacheFunc
 	// PlanPoll is how often Run reads its StorageNode to notice a new plan or mode
 	// (metadata.generation != status.observedPlanGeneration); 0 turns the poll off.
 	//
@@ -133,13 +136,24 @@ func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep 
 		return withoutPlan(next)
 	}
 	res := p.Provision(ctx, sn.Spec.Plan, rep.Devices, sn.Spec.Mode)
+	devices := rep.Devices
 	if res.Changed {
 		// Publish the devices as they are now, with their new partitions.
 		if again, err := p.Inventory(ctx); err == nil {
 			next = nodeStatus(sn.Status, again, nil, p.now(), p.Version)
+			devices = again.Devices
 		}
 	}
 	next = withPartitions(next, res.Partitions, sn.Generation, sn.Spec.Mode)
+	if p.Cache != nil {
+		// The cache starts on a partition provisioning reports Ready, in front of capacity
+		// devices whose signatures the (latest) inventory read.
+		cr := p.Cache(ctx, sn.Spec.Plan, devices, res.Partitions, sn.Spec.Mode)
+		next = withCaches(next, cr, sn.Spec.Plan.Cache != nil, sn.Generation, sn.Spec.Mode)
+		if cr.Changed {
+			logf.FromContext(ctx).Info("Caches changed", "node", p.NodeName, "generation", sn.Generation)
+		}
+	}
 	if c := meta.FindStatusCondition(next.Conditions, prismv1.ConditionProvisioned); c != nil {
 		if old := meta.FindStatusCondition(sn.Status.Conditions, prismv1.ConditionProvisioned); res.Changed || old == nil || old.Reason != c.Reason {
 			logf.FromContext(ctx).Info("Provisioning", "node", p.NodeName, "generation", sn.Generation, "mode", sn.Spec.Mode,

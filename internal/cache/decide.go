@@ -92,7 +92,7 @@ func decideAbsent(d Desired, o Observed, mode string) Plan {
 		if s.Kind == prismv1.SignatureOpenCAS {
 			cas = append(cas, s.Name)
 		} else {
-			foreign = append(foreign, fmt.Sprintf("%s (%s) at offset %d", s.Name, s.Kind, s.OffsetBytes))
+			foreign = append(foreign, describe([]prismv1.DeviceSignature{s}))
 		}
 	}
 	switch {
@@ -252,6 +252,12 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 			desiredStatus = append(desiredStatus, CoreStatus{Device: dev, State: CoreRefused, Message: msg})
 			continue
 		}
+		if sigs := d.CoreSignatures[dev]; len(sigs) > 0 {
+			msg := fmt.Sprintf("%s holds %s; Prism adds only empty devices as cores, so whatever is on it stays on the raw device", dev, describe(sigs))
+			p.Refusals = append(p.Refusals, msg)
+			desiredStatus = append(desiredStatus, CoreStatus{Device: dev, State: CoreRefused, Message: msg})
+			continue
+		}
 		for used[next] {
 			next++
 		}
@@ -295,6 +301,15 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 		p.Steps = append(p.Steps, Step{Kind: StepWriteFile, Path: ConfPath, Content: conf, Why: "persist the cache in opencas.conf"})
 	}
 	return p
+}
+
+// describe names signatures for a message.
+func describe(sigs []prismv1.DeviceSignature) string {
+	var parts []string
+	for _, s := range sigs {
+		parts = append(parts, fmt.Sprintf("%s (%s) at offset %d", s.Name, s.Kind, s.OffsetBytes))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func orEmpty(s, def string) string {

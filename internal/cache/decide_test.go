@@ -392,3 +392,29 @@ func TestDecideLoadedUnderOtherID(t *testing.T) {
 		}
 	}
 }
+
+// A core device that holds data is not added; one already in the cache stays whatever the
+// inventory says (the OSD on its exported object writes BlueStore's label through to it).
+func TestDecideCoreWithDataIsRefused(t *testing.T) {
+	d := desired()
+	bluestore := []prismv1.DeviceSignature{{Kind: prismv1.SignatureCephBlueStore, Name: "ceph_bluestore", OffsetBytes: 0}}
+	d.CoreSignatures = map[string][]prismv1.DeviceSignature{q2: bluestore}
+	p := Decide(d, Observed{})
+	for _, s := range argvs(p) {
+		if strings.Contains(s, q2) {
+			t.Errorf("a step touches the device with data: %s", s)
+		}
+	}
+	if len(p.Cores) != 2 || p.Cores[0].State != CorePending || p.Cores[1].State != CoreRefused ||
+		!strings.Contains(p.Cores[1].Message, "ceph_bluestore (CephBlueStore) at offset 0") {
+		t.Errorf("cores: %+v", p.Cores)
+	}
+	if len(p.Refusals) != 1 {
+		t.Errorf("refusals: %v", p.Refusals)
+	}
+	// Already a core: nothing refused, nothing to do.
+	d.CoreSignatures = map[string][]prismv1.DeviceSignature{q1: bluestore, q2: bluestore}
+	if p := Decide(d, running(t, d, "wb")); len(p.Steps) != 0 || len(p.Refusals) != 0 || p.Cores[1].State != CoreReady {
+		t.Errorf("a running core with BlueStore on it: steps %v refusals %v cores %+v", argvs(p), p.Refusals, p.Cores)
+	}
+}

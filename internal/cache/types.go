@@ -34,6 +34,11 @@ type Desired struct {
 	LineSizeKiB int
 	// Cores are the QLC data devices' stable paths, in the order their core ids are given.
 	Cores []string
+	// CoreSignatures are the signatures the inventory found on each core device. A device
+	// with any is not added as a new core: it holds data Prism did not put there (an OSD
+	// created on the raw device stays there). A device missing from the map is taken as
+	// empty, so callers pass every core.
+	CoreSignatures map[string][]prismv1.DeviceSignature
 	// IOClassCSV is the IO class configuration (ioclass.Config.CSV); "" leaves the cache's
 	// classes alone.
 	IOClassCSV string

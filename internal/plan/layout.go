@@ -96,6 +96,7 @@ func PlanLayout(in LayoutInput) Layout {
 			out.Plan.FastDevices = append(out.Plan.FastDevices, p)
 		}
 	}
+	assignCacheIDs(out.Plan.FastDevices, in.Previous)
 	for _, g := range in.Spec.AllowWipe {
 		if g.Node == in.Selection.Node {
 			out.Plan.AllowWipe = append(out.Plan.AllowWipe, g.Path)

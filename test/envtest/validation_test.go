@@ -94,6 +94,21 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 		{"classification without cache", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "None", "classificationPolicyName": "ceph"}
 		}, []string{"spec.cache", "classificationPolicyName needs a cache"}},
+		{"alru parameters with acp cleaning", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "cleaning": map[string]any{"policy": "Acp", "alru": map[string]any{"wakeUpSeconds": 5}}}
+		}, []string{"spec.cache.cleaning", "alru parameters need policy Alru"}},
+		{"nhit parameters with always promotion", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "promotion": map[string]any{"policy": "Always", "nhit": map[string]any{"threshold": 3}}}
+		}, []string{"spec.cache.promotion", "nhit parameters need policy Nhit"}},
+		{"alru wake-up above an hour", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "cleaning": map[string]any{"policy": "Alru", "alru": map[string]any{"wakeUpSeconds": 3601}}}
+		}, []string{"spec.cache.cleaning.alru.wakeUpSeconds", "less than or equal to 3600"}},
+		{"unknown sequential cut-off policy", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "sequentialCutoff": map[string]any{"policy": "Sometimes"}}
+		}, []string{"spec.cache.sequentialCutoff.policy", "supported values"}},
+		{"unknown dirty data policy", validPolicy, func(m map[string]any) {
+			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "dirtyData": "Drop"}
+		}, []string{"spec.cache.dirtyData", "supported values"}},
 		{"wipe grant with kernel path", validPolicy, func(m map[string]any) {
 			spec(m)["allowWipe"] = []any{map[string]any{"node": "n1", "path": "/dev/sda"}}
 		}, []string{"spec.allowWipe[0].path", "should match"}},

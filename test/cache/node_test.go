@@ -1,0 +1,154 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/cache"
+	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/hostexec"
+)
+
+const fastDevice = "/dev/disk/by-id/nvme-INTEL_SSDPE21K375GA_PHKE0000000000AAAA"
+
+// nodePlan is a plan as the operator writes it: one fast device with two DB slots (q1, q2)
+// and the cache partition 3.
+func nodePlan(t *testing.T, mode prismv1.CacheMode) *prismv1.NodePlan {
+	return &prismv1.NodePlan{
+		FastDevices: []prismv1.FastDevicePlan{{
+			StablePath: fastDevice, SlotSizeBytes: 2 << 30, CacheID: 1,
+			Slots: []prismv1.DBSlot{
+				{Index: 0, Partition: prismv1.PlannedPartition{Number: 1, Label: "prism-db-0"}, DataDevice: q1},
+				{Index: 1, Partition: prismv1.PlannedPartition{Number: 2, Label: "prism-db-1"}, DataDevice: q2},
+			},
+			Cache: &prismv1.PlannedPartition{Number: 3, Label: "prism-cache", StartBytes: 4<<30 + 1<<20, SizeBytes: 2 << 30},
+		}},
+		Cache: &prismv1.NodeCachePlan{Mode: mode, LineSizeKiB: 4, IOClassCSV: policyCSV(t),
+			CacheSettings: prismv1.CacheSettings{Cleaning: &prismv1.CacheCleaning{Policy: prismv1.CleaningAcp}, DirtyData: prismv1.DirtyDataPreserve}},
+	}
+}
+
+// partitions is the provisioning result that reports the cache partition (part) Ready.
+var partitions = []prismv1.PartitionStatus{
+	{Device: fastDevice, Number: 1, Label: "prism-db-0", Path: fastDevice + "-part1", State: prismv1.PartitionReady},
+	{Device: fastDevice, Number: 2, Label: "prism-db-1", Path: fastDevice + "-part2", State: prismv1.PartitionReady},
+	{Device: fastDevice, Number: 3, Label: "prism-cache", Path: part, State: prismv1.PartitionReady},
+}
+
+// zeroPartition puts an empty cache partition under the host root, where the agent scans it.
+func (h *host) zeroPartition() {
+	h.t.Helper()
+	path := filepath.Join(h.root, part)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, make([]byte, 4<<20), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestNodeFromPlan: the agent's node-level pass takes a plan and the provisioning result to
+// a running cache; a capacity device holding BlueStore is refused as a core and left alone;
+// DryRun changes nothing; a second pass only reads; the statistics land in the status.
+func TestNodeFromPlan(t *testing.T) {
+	h := newHost(t)
+	h.zeroPartition()
+	devices := []prismv1.Device{
+		{Name: "sda", StablePath: q1},
+		{Name: "sdb", StablePath: q2, Signatures: []prismv1.DeviceSignature{{Kind: prismv1.SignatureCephBlueStore, Name: "ceph_bluestore"}}},
+	}
+	rec := &recorder{inner: hostexec.Local{}}
+	r := cache.Runner{Exec: rec, HostRoot: h.root}
+	ctx := context.Background()
+	p := nodePlan(t, prismv1.CacheWriteBack)
+
+	dry := r.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeDryRun)
+	if len(rec.mutating()) != 0 || dry.Changed {
+		t.Fatalf("DryRun ran %v", rec.mutating())
+	}
+	if len(dry.Caches) != 1 || dry.Caches[0].State != prismv1.CachePending || !strings.HasPrefix(dry.Caches[0].Message, "dry run:") {
+		t.Fatalf("DryRun status: %+v", dry.Caches)
+	}
+	if !strings.Contains(h.casadm("-L", "-o", "csv"), "No caches running") {
+		t.Fatal("DryRun started a cache")
+	}
+
+	res := r.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply)
+	if !res.Changed || len(res.Caches) != 1 {
+		t.Fatalf("apply: %+v", res)
+	}
+	st := res.Caches[0]
+	if st.CacheID != 1 || len(st.Cores) != 2 || st.Cores[0].State != prismv1.CoreReady || st.Cores[0].ExportedObject != "/dev/cas1-1" ||
+		st.Cores[1].State != prismv1.CoreRefused || st.State != prismv1.CachePending {
+		t.Fatalf("status after apply: %+v", st)
+	}
+	// The emulator's own view: one cache on the partition with q1 only, acp cleaning.
+	list := h.casadm("-L", "-o", "csv", "-b")
+	if !strings.Contains(list, "cache,1,"+part+",Running,wb") || !strings.Contains(list, "core,1,"+q1+",Active") || strings.Contains(list, q2) {
+		t.Fatalf("casadm -L:\n%s", list)
+	}
+	if got := h.casadm("-G", "-n", "cleaning", "-i", "1", "-o", "csv"); !strings.Contains(got, "acp") {
+		t.Errorf("cleaning: %s", got)
+	}
+	conf, err := os.ReadFile(filepath.Join(h.root, cache.ConfPath))
+	if err != nil || !strings.Contains(string(conf), part) || strings.Contains(string(conf), q2) {
+		t.Errorf("opencas.conf (%v):\n%s", err, conf)
+	}
+
+	// Writes through the exported object; the next pass reports them.
+	h.io(1, "size=4096,dir=write", 100)
+	before := len(rec.mutating())
+	again := r.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply)
+	if again.Changed || len(rec.mutating()) != before {
+		t.Fatalf("second pass changed the host: %v", rec.mutating()[before:])
+	}
+	s := h.stats()
+	exported := s.Blocks.ExportedWrites.Value * 4096
+	core := (s.Blocks.CoreWrites.Value + valueOf(s.Blocks.CleanerCoreWrites)) * 4096
+	c := again.Caches[0]
+	if c.ExportedWrittenBytes != int64(exported) || c.CoreWrittenBytes != int64(core) || exported == 0 {
+		t.Errorf("writes in status: exported %d core %d; casadm says %d and %d", c.ExportedWrittenBytes, c.CoreWrittenBytes, exported, core)
+	}
+	if want := fmt.Sprintf("%.4f", 1-float64(core)/float64(exported)); c.WriteReduction != want || again.WriteReduction != want {
+		t.Errorf("α %q (node %q), want %q", c.WriteReduction, again.WriteReduction, want)
+	}
+	var classWrites int64
+	for _, u := range c.IOClasses {
+		classWrites += u.WrittenBytes
+	}
+	if len(c.IOClasses) == 0 || classWrites != int64(exported) {
+		t.Errorf("per-class writes add up to %d, exported %d: %+v", classWrites, exported, c.IOClasses)
+	}
+
+	// Cache off in the plan: the agent leaves caches alone and reports none.
+	none := r.ReconcileNode(ctx, &prismv1.NodePlan{FastDevices: p.FastDevices}, devices, partitions, prismv1.ModeApply)
+	if none.Changed || len(none.Caches) != 0 {
+		t.Errorf("a plan without a cache: %+v", none)
+	}
+}
+
+// TestNodeWaitsForPartition: no cache starts before provisioning reports the partition Ready.
+func TestNodeWaitsForPartition(t *testing.T) {
+	h := newHost(t)
+	h.zeroPartition()
+	rec := &recorder{inner: hostexec.Local{}}
+	r := cache.Runner{Exec: rec, HostRoot: h.root}
+	pending := []prismv1.PartitionStatus{{Device: fastDevice, Number: 3, Label: "prism-cache", State: prismv1.PartitionPending}}
+	res := r.ReconcileNode(context.Background(), nodePlan(t, prismv1.CacheWriteThrough), nil, pending, prismv1.ModeApply)
+	if len(rec.argv) != 0 || len(res.Caches) != 1 || res.Caches[0].State != prismv1.CachePending ||
+		res.Caches[0].Message != "waiting for cache partition 3 (Pending)" {
+		t.Fatalf("ran %v; status %+v", rec.argv, res.Caches)
+	}
+}
+
+func valueOf(c *casadm.Counter) uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.Value
+}
