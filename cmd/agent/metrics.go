@@ -13,7 +13,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/exporter"
+	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 )
 
@@ -37,10 +39,14 @@ func (l *latestDevices) get() []prismv1.Device {
 
 // serveMetrics polls the devices' wear counters every period (a runnable loop in the agent,
 // since SMART pages cannot be watched) and serves them on addr until ctx ends.
-func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exporter.Exporter, devices *latestDevices) error {
+// caches, when set, reads Open CAS's statistics on the same period.
+func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exporter.Exporter, devices *latestDevices, caches *cache.Collector) error {
 	log := logf.FromContext(ctx).WithName("metrics")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if caches != nil {
+		reg.MustRegister(caches)
+	}
 	srv := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -55,6 +61,12 @@ func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exp
 			if d := devices.get(); d != nil {
 				if err := e.Poll(ctx, d); err != nil {
 					log.Error(err, "Saving the wear history")
+				}
+			}
+			if caches != nil {
+				if err := caches.Poll(ctx, hostexec.Local{}); err != nil {
+					// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
+					log.V(1).Info("Cache statistics not read", "error", err.Error())
 				}
 			}
 			select {

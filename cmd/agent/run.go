@@ -101,7 +101,11 @@ func runAgent(args []string) error {
 	}
 	if endurance != nil {
 		go func() {
-			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest); err != nil {
+			var caches *cache.Collector
+			if *doProvision && *manageCache {
+				caches = &cache.Collector{Node: *nodeName}
+			}
+			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest, caches); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
 			}
 		}()
