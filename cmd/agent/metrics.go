@@ -15,7 +15,6 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/exporter"
-	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 )
 
@@ -64,7 +63,7 @@ func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exp
 				}
 			}
 			if caches != nil {
-				if err := caches.Poll(ctx, hostexec.Local{}); err != nil {
+				if err := caches.Poll(ctx); err != nil {
 					// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
 					log.V(1).Info("Cache statistics not read", "error", err.Error())
 				}

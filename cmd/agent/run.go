@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -32,6 +33,7 @@ func runAgent(args []string) error {
 	period := fs.Duration("period", 5*time.Minute, "re-inventory this often even without udev events")
 	heartbeat := fs.Duration("heartbeat", 30*time.Minute, "rewrite an unchanged status this often, so a stale agent shows")
 	doProvision := fs.Bool("provision", true, "carry out spec.plan on the fast devices (the host changes only when spec.mode is Apply); false keeps the agent read-only")
+	hostTools := fs.String("host-tools", "", "comma-separated tools to run in the host's mount namespace with nsenter (needs hostPID), e.g. casadm, which must match the host's Open CAS module")
 	manageCache := fs.Bool("cache", true, "run spec.plan.cache with casadm (Open CAS) once the partitions exist; false leaves caches alone")
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
@@ -95,7 +97,7 @@ func runAgent(args []string) error {
 		p.Provision = runner.Reconcile
 		p.PlanPoll = *planPoll
 		if *manageCache {
-			caches := cache.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
+			caches := cache.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot}
 			p.Cache = caches.ReconcileNode
 		}
 	}
@@ -103,7 +105,7 @@ func runAgent(args []string) error {
 		go func() {
 			var caches *cache.Collector
 			if *doProvision && *manageCache {
-				caches = &cache.Collector{Node: *nodeName}
+				caches = &cache.Collector{Node: *nodeName, Exec: hostExec(*hostTools)}
 			}
 			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest, caches); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
@@ -112,4 +114,12 @@ func runAgent(args []string) error {
 	}
 	logf.Log.Info("Starting agent", "node", *nodeName, "hostRoot", host.hostRoot, "provision", *doProvision, "planPoll", p.PlanPoll.String())
 	return p.Run(ctx)
+}
+
+// hostExec is the executor for tools that may live on the host (casadm).
+func hostExec(tools string) hostexec.Executor {
+	if tools == "" {
+		return hostexec.Local{}
+	}
+	return hostexec.InHostMountNamespace{Inner: hostexec.Local{}, Tools: strings.Split(tools, ",")}
 }

@@ -18,6 +18,8 @@ import (
 // scrape never runs casadm.
 type Collector struct {
 	Node string
+	// Exec runs casadm.
+	Exec hostexec.Executor
 
 	mu       sync.Mutex
 	snapshot Snapshot
@@ -68,8 +70,8 @@ func ReadSnapshot(ctx context.Context, exec hostexec.Executor) (Snapshot, error)
 }
 
 // Poll replaces the served reading. A failed read keeps the previous one (and says so).
-func (c *Collector) Poll(ctx context.Context, exec hostexec.Executor) error {
-	snap, err := ReadSnapshot(ctx, exec)
+func (c *Collector) Poll(ctx context.Context) error {
+	snap, err := ReadSnapshot(ctx, c.Exec)
 	if err != nil {
 		return fmt.Errorf("reading Open CAS statistics: %w", err)
 	}

@@ -50,8 +50,8 @@ func TestCacheMetrics(t *testing.T) {
 	h.io(1, "size=4096,dir=write", 64)
 	h.io(2, "size=1048576,dir=write", 4)
 
-	col := &cache.Collector{Node: "n1"}
-	if err := col.Poll(context.Background(), hostexec.Local{}); err != nil {
+	col := &cache.Collector{Node: "n1", Exec: hostexec.Local{}}
+	if err := col.Poll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
@@ -107,7 +107,7 @@ func TestCacheMetrics(t *testing.T) {
 	// The cache device fails; the next IO meets the errors, and the metric says so.
 	h.casadm("--emulator-fail-cache", "1")
 	h.io(1, "size=4096,dir=write", 1)
-	if err := col.Poll(context.Background(), hostexec.Local{}); err != nil {
+	if err := col.Poll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := gathered(t, reg); got["prism_cache_failed"]["cache=1"] != 1 {

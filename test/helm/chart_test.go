@@ -646,3 +646,34 @@ func dryRun(ctx context.Context, o *unstructured.Unstructured) error {
 	}
 	return nil
 }
+
+// TestAgentOpenCAS: without agent.openCAS the agent never runs casadm (--cache=false), gets no
+// host PID namespace and no /etc/opencas; with it, all three, and the host path is the one
+// opencas.py reads at boot.
+func TestAgentOpenCAS(t *testing.T) {
+	for _, tc := range []struct {
+		values  string
+		enabled bool
+	}{{"", false}, {"agent: {openCAS: {enabled: true}}", true}} {
+		rel := renderValues(t, tc.values, plainCaps, nil)
+		ds := rel.must(t, "DaemonSet", "prism-agent")
+		hostPID, _, _ := unstructured.NestedBool(ds.Object, "spec", "template", "spec", "hostPID")
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		volumes, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
+		opencas := ""
+		for _, v := range volumes {
+			if p, ok, _ := unstructured.NestedString(v.(map[string]any), "hostPath", "path"); ok && strings.Contains(p, "opencas") {
+				opencas = p
+			}
+		}
+		joined := strings.Join(args, " ")
+		if tc.enabled {
+			if !hostPID || !strings.Contains(joined, "--cache=true") || !strings.Contains(joined, "--host-tools=casadm") || opencas != "/etc/opencas" {
+				t.Errorf("openCAS on: hostPID %v, args %q, opencas volume %q", hostPID, joined, opencas)
+			}
+		} else if hostPID || !strings.Contains(joined, "--cache=false") || strings.Contains(joined, "host-tools") || opencas != "" {
+			t.Errorf("openCAS off: hostPID %v, args %q, opencas volume %q", hostPID, joined, opencas)
+		}
+	}
+}

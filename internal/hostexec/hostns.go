@@ -1,0 +1,24 @@
+package hostexec
+
+import (
+	"context"
+	"slices"
+)
+
+// InHostMountNamespace runs the named tools inside the host's mount namespace, through
+// `nsenter --target 1 --mount --` (the agent's pod needs hostPID): tools that come with a
+// kernel module, like Open CAS's casadm, live on the host and must match its module, so the
+// image cannot carry them. Every other argv runs unchanged through Inner.
+type InHostMountNamespace struct {
+	Inner Executor
+	// Tools are the argv[0] values to run on the host.
+	Tools []string
+}
+
+// Run prefixes nsenter for the host's tools.
+func (h InHostMountNamespace) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+	if len(argv) > 0 && slices.Contains(h.Tools, argv[0]) {
+		argv = append([]string{"nsenter", "--target", "1", "--mount", "--"}, argv...)
+	}
+	return h.Inner.Run(ctx, argv, stdin)
+}
