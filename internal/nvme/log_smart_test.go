@@ -67,7 +67,7 @@ func TestSMARTLogFixtures(t *testing.T) {
 			duw: 52465172, dur: 100202013, hostW: 1708891388, poh: 6453, cycles: 149, unsafe: 133,
 			bytesW: 26862168064000}},
 		// 253,792 × 512,000 = 129,941,504,000 B, "[129 GB]".
-		{"solidigm-sbfpf2bu307t", wantSMART{tempC: 39, spare: 100, thresh: 10, used: 0,
+		{"solidigm-d5-p5430-sbfpf2bu307t", wantSMART{tempC: 39, spare: 100, thresh: 10, used: 0,
 			duw: 253792, dur: 140632, hostW: 3252970, poh: 4563, cycles: 152, unsafe: 47,
 			bytesW: 129941504000, warnMin: 195}},
 	}

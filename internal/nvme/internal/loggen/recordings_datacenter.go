@@ -134,9 +134,9 @@ var datacenterRecordings = []recording{
 			"The D5-P4320 is the 7.68 TB sibling of the 15.36 TB D5-P4326 (both report SSDPE2NV*); no public log recording of a D5-P4326 (SSDPE2NV153T8) was found."},
 	},
 	{
-		Dir:   "solidigm-sbfpf2bu307t",
-		Drive: "Solidigm SBFPF2BU307T 30.72TB U.2 (SOLIDIGM SBFPF2BU307T)",
-		Media: "NAND (product family not stated in the recording)",
+		Dir:   "solidigm-d5-p5430-sbfpf2bu307t",
+		Drive: "Solidigm D5-P5430 30.72TB U.2 (SOLIDIGM SBFPF2BU307T)",
+		Media: "QLC NAND",
 		URL:   "https://github.com/linuxhw/SMART/blob/7c74a197e4e1ea51fb50b5f0991a5fd1ecf81a5d/NVMe/SOLIDIGM/SBFPF2/SBFPF2BU307T/8DC5252106F1",
 		What:  "`smartctl -x` text (smartctl 7.3, firmware 6DV10302, PCI vendor 0x025e, NVMe 2.0, \"Namespace 1 Size/Capacity: 30,725,971,992,576 [30.7 TB]\", local time Tue Jul 1 2025), section \"SMART/Health Information (NVMe Log 0x02)\", collected by hw-probe.",
 		Logs: []logRec{{
@@ -162,7 +162,7 @@ var datacenterRecordings = []recording{
 			},
 		}},
 		Notes: []string{kelvin, smartctlOmits, probeRedacts, "smartctl does not print the endurance group critical warning summary: it stays zero.",
-			"Which Solidigm family SBFPF2BU belongs to is not stated by the recording or by a vendor page found; third-party code disagrees (D5-P5430 in one inventory tool, P5520/P5620 in another), so the media is left unstated and the drive database has no row for it."},
+			"The recording names no product family: D5-P5430 (QLC) is the drive database's reading of the SBFPF?BU ordering code (internal/drivedb/drives.csv, sources https://m.cnbeta.com.tw/view/1360621.htm and geektopia.es); no Solidigm page confirming it was found."},
 	},
 }
 
