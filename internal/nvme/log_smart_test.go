@@ -24,6 +24,7 @@ type wantSMART struct {
 	duw, dur, hostW, poh       uint64
 	cycles, unsafe, errLog     uint64
 	bytesW                     uint64
+	warnMin                    uint32 // warning composite temperature time, minutes
 	sensors                    []int
 }
 
@@ -48,6 +49,27 @@ func TestSMARTLogFixtures(t *testing.T) {
 		{"intel-660p-ssdpeknw512g8", wantSMART{tempC: 36, spare: 100, thresh: 50, used: 5,
 			duw: 42773337, dur: 49063817, hostW: 609579603, poh: 4094, cycles: 1149, unsafe: 165,
 			bytesW: 21899948544000}},
+		// Data-centre drives from hw-probe reports (recordings_datacenter.go).
+		// 3,262,673,484 × 512,000 = 1,670,488,823,808,000 B, smartctl's "[1.67 PB]".
+		{"intel-optane-p4800x-ssdpe21k375ga", wantSMART{tempC: 34, spare: 100, thresh: 0, used: 4,
+			duw: 3262673484, dur: 1025206661, hostW: 44185064429, poh: 24544, cycles: 100, unsafe: 63,
+			bytesW: 1670488823808000}},
+		// 36,747,753 × 512,000 = 18,814,849,536,000 B, "[18.8 TB]".
+		{"intel-optane-p5800x-ssdpf21q400gb", wantSMART{tempC: 41, spare: 100, thresh: 0, used: 0,
+			duw: 36747753, dur: 17965964, hostW: 476666464, poh: 1768, cycles: 35, unsafe: 24,
+			bytesW: 18814849536000}},
+		// 804,199,769 × 512,000 = 411,750,281,728,000 B, "[411 TB]"; 688 min above WCTEMP.
+		{"intel-d5-p5316-ssdpf2nv307tz", wantSMART{tempC: 43, spare: 100, thresh: 10, used: 1,
+			duw: 804199769, dur: 363181883, hostW: 14689857715, poh: 8855, cycles: 366, unsafe: 174,
+			bytesW: 411750281728000, warnMin: 688}},
+		// 52,465,172 × 512,000 = 26,862,168,064,000 B (smartctl truncates to "[26.8 TB]").
+		{"intel-d5-p4320-ssdpe2nv076t8", wantSMART{tempC: 31, spare: 100, thresh: 10, used: 0,
+			duw: 52465172, dur: 100202013, hostW: 1708891388, poh: 6453, cycles: 149, unsafe: 133,
+			bytesW: 26862168064000}},
+		// 253,792 × 512,000 = 129,941,504,000 B, "[129 GB]".
+		{"solidigm-d5-p5430-sbfpf2bu307t", wantSMART{tempC: 39, spare: 100, thresh: 10, used: 0,
+			duw: 253792, dur: 140632, hostW: 3252970, poh: 4563, cycles: 152, unsafe: 47,
+			bytesW: 129941504000, warnMin: 195}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
@@ -82,6 +104,9 @@ func TestSMARTLogFixtures(t *testing.T) {
 				} else if ok {
 					t.Errorf("sensor %d = %d, want not implemented", i+1, c)
 				}
+			}
+			if s.WarningTempTimeMinutes != w.warnMin || s.CriticalTempTimeMinutes != 0 {
+				t.Errorf("temperature times = %d/%d min, want %d/0", s.WarningTempTimeMinutes, s.CriticalTempTimeMinutes, w.warnMin)
 			}
 			if s.CriticalWarning != 0 || s.PercentageUsedSaturated() {
 				t.Errorf("warning %#x saturated %v", s.CriticalWarning, s.PercentageUsedSaturated())

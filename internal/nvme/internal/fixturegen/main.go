@@ -18,7 +18,7 @@ import (
 func main() {
 	out := flag.String("out", "testdata", "fixture root directory")
 	flag.Parse()
-	for _, r := range recordings {
+	for _, r := range all() {
 		dir := filepath.Join(*out, r.Dir)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
