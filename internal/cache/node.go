@@ -33,7 +33,7 @@ type NodeResult struct {
 // (signatures of the core devices); partitions is the provisioning result.
 func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices []prismv1.Device, partitions []prismv1.PartitionStatus, mode prismv1.PolicyMode) NodeResult {
 	var out NodeResult
-	if p == nil || p.Cache == nil {
+	if p == nil {
 		return out
 	}
 	r.DryRun = r.DryRun || mode != prismv1.ModeApply
@@ -44,6 +44,14 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 		part, why := readyPartition(f, partitions)
 		if part == "" {
 			out.Caches = append(out.Caches, prismv1.CacheStatus{FastDevice: f.StablePath, State: prismv1.CachePending, Message: why})
+			continue
+		}
+		if p.Cache == nil {
+			// The cache is off but its partition stays in the plan: stop the cache (with
+			// its flush) if one runs there.
+			res := r.Reconcile(ctx, Desired{CacheID: int(f.CacheID), Partition: part, Mode: prismv1.CacheNone})
+			out.Changed = out.Changed || res.Changed
+			out.Caches = append(out.Caches, stoppedStatus(f, res, r.DryRun))
 			continue
 		}
 		sigs, err := ScanPartition(r.HostRoot, part)
@@ -140,6 +148,16 @@ func paramsOf(s prismv1.CacheSettings) Params {
 		}
 	}
 	return p
+}
+
+// stoppedStatus reports a Reconcile towards no cache. Pure.
+func stoppedStatus(f prismv1.FastDevicePlan, res Result, dryRun bool) prismv1.CacheStatus {
+	st := StatusOf(f, res, dryRun)
+	if st.State == prismv1.CacheRunning {
+		// Nothing left to do: no cache runs on the partition.
+		st.State, st.CacheID, st.Cores = prismv1.CacheStopped, 0, nil
+	}
+	return st
 }
 
 // StatusOf reports one cache Reconcile. Pure.

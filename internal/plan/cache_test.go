@@ -125,3 +125,25 @@ func TestCacheCoresFollowSlotOrder(t *testing.T) {
 		t.Errorf("cores %q, want %q", got, want)
 	}
 }
+
+// Turning the cache off keeps the cache partition and its id (it may hold dirty data; the
+// agent flushes and stops the cache) and says so.
+func TestPlanLayoutCacheOffKeepsThePartition(t *testing.T) {
+	on := &prismv1.HybridStoragePolicySpec{Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteBack}, DB: prismv1.DBSizing{PercentOfData: pct(1)}}
+	devs, sel := node(1, optane375, 2, p5316)
+	first := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: on})
+	off := on.DeepCopy()
+	off.Cache.Mode = prismv1.CacheNone
+	second := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: off, Previous: &first.Plan})
+	a, b := first.Plan.FastDevices[0], second.Plan.FastDevices[0]
+	if a.Cache == nil || b.Cache == nil || *a.Cache != *b.Cache || a.CacheID != 1 || b.CacheID != 1 {
+		t.Fatalf("cache partition on: %+v (id %d), off: %+v (id %d)", a.Cache, a.CacheID, b.Cache, b.CacheID)
+	}
+	if len(second.Warnings) != 1 || !strings.Contains(second.Warnings[0], "the cache is off; its partition 3 stays") {
+		t.Errorf("warnings: %q", second.Warnings)
+	}
+	// A node that never had a cache gets no partition with the cache off.
+	if fresh := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: off}); fresh.Plan.FastDevices[0].Cache != nil {
+		t.Errorf("a cache partition with the cache off: %+v", fresh.Plan.FastDevices[0].Cache)
+	}
+}

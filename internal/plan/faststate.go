@@ -127,7 +127,17 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d DB slots of %d MiB are below 1 %% of their data devices (down to %.2f %%); RocksDB may spill to QLC",
 			f.path, small, f.slotSize/MiB, smallest))
 	}
-	if spec.Cache.Mode != "" && spec.Cache.Mode != prismv1.CacheNone {
+	cacheOn := spec.Cache.Mode != "" && spec.Cache.Mode != prismv1.CacheNone
+	switch {
+	case f.prevCache != nil:
+		// An existing cache partition never moves, shrinks or goes away: it may hold dirty
+		// data. With the cache off, the agent flushes and stops the cache and leaves the
+		// partition as it is.
+		p.Cache = f.prevCache.DeepCopy()
+		if !cacheOn {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the cache is off; its partition %d stays (the agent flushes and stops the cache)", f.path, p.Cache.Number))
+		}
+	case cacheOn:
 		if rest := usable - end; rest >= MinCacheBytes {
 			p.Cache = &prismv1.PlannedPartition{Number: int32(len(f.slots) + 1), Label: cacheLabel, StartBytes: end, SizeBytes: rest / MiB * MiB}
 		} else {

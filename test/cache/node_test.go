@@ -125,11 +125,36 @@ func TestNodeFromPlan(t *testing.T) {
 		t.Errorf("per-class writes add up to %d, exported %d: %+v", classWrites, exported, c.IOClasses)
 	}
 
-	// Cache off in the plan: the agent leaves caches alone and reports none.
-	none := r.ReconcileNode(ctx, &prismv1.NodePlan{FastDevices: p.FastDevices}, devices, partitions, prismv1.ModeApply)
-	if none.Changed || len(none.Caches) != 0 {
-		t.Errorf("a plan without a cache: %+v", none)
+	// The cache goes off; its partition stays in the plan: the agent flushes and stops the
+	// cache and takes it out of opencas.conf. The emulator lost no dirty data.
+	if d := h.dump(); len(d.Caches) != 1 || !hasDirty(d) {
+		t.Fatalf("expected dirty data in the write-back cache before stopping it: %+v", d)
 	}
+	off := &prismv1.NodePlan{FastDevices: p.FastDevices}
+	stopped := r.ReconcileNode(ctx, off, devices, partitions, prismv1.ModeApply)
+	if !stopped.Changed || len(stopped.Caches) != 1 || stopped.Caches[0].State != prismv1.CacheStopped {
+		t.Fatalf("cache off: %+v", stopped)
+	}
+	if d := h.dump(); len(d.Caches) != 0 || d.LostDirtyBytes != 0 {
+		t.Errorf("after the stop: %d caches, %d dirty bytes lost", len(d.Caches), d.LostDirtyBytes)
+	}
+	if conf, _ := os.ReadFile(filepath.Join(h.root, cache.ConfPath)); strings.Contains(string(conf), part) {
+		t.Errorf("opencas.conf still names the partition:\n%s", conf)
+	}
+	if again := r.ReconcileNode(ctx, off, devices, partitions, prismv1.ModeApply); again.Changed || again.Caches[0].State != prismv1.CacheStopped {
+		t.Errorf("second pass with the cache off: %+v", again)
+	}
+}
+
+func hasDirty(d dump) bool {
+	for _, c := range d.Caches {
+		for _, b := range c.Blocks {
+			if b.Dirty {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestNodeWaitsForPartition: no cache starts before provisioning reports the partition Ready.
