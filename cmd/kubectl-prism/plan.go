@@ -14,6 +14,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
 )
 
@@ -31,6 +32,7 @@ func runPlan(args []string, out io.Writer) error {
 	fs.Var(&inventories, "inventory", "a node's `prism-agent inventory -o json` output (repeat per node)")
 	policyFile := fs.String("policy", "", "a HybridStoragePolicy manifest")
 	output := fs.String("o", "yaml", "yaml, json, or cephadm (OSD service specs)")
+	classesFile := fs.String("classes", "", "the ClassificationPolicy manifest the policy's spec.cache.classificationPolicyName names (default: Prism's built-in ceph-osd policy when that is the name)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +56,11 @@ func runPlan(args []string, out io.Writer) error {
 		class = "qlc"
 	}
 	result := plan.PlanCluster(nodes, &policy.Spec, class)
+	classes, err := classesFor(policy, *classesFile)
+	if err != nil {
+		return err
+	}
+	result.WithCache(&policy.Spec, classes)
 	switch *output {
 	case "json":
 		enc := json.NewEncoder(out)
@@ -123,4 +130,17 @@ func readInventory(path string) (plan.NodeInventory, error) {
 		node = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	return plan.NodeInventory{Node: node, Devices: doc.Devices}, nil
+}
+
+// classesFor reads the ClassificationPolicy a policy's cache names: from file, or Prism's
+// built-in one when the policy names it. nil when the policy names none (or another one and no
+// file is given: the plan then reports it missing, as the operator would).
+func classesFor(policy *prismv1.HybridStoragePolicy, file string) (*prismv1.ClassificationPolicy, error) {
+	if file != "" {
+		return readClassification(file)
+	}
+	if def := ioclass.DefaultCephOSD(); policy.Spec.Cache.ClassificationPolicyName == def.Name {
+		return def, nil
+	}
+	return nil, nil
 }

@@ -166,3 +166,63 @@ func TestPlanOfflineRejectsBadInput(t *testing.T) {
 		t.Fatalf("an unknown inventory field must be named: %v", err)
 	}
 }
+
+// TestPlanOfflineWithCache: a policy with a write-back cache naming Prism's ceph-osd
+// ClassificationPolicy gets, on every node with a cache partition, the compiled classes and a
+// cache id per fast device; a policy naming a ClassificationPolicy that is not given is a
+// problem naming the field, as in the operator.
+func TestPlanOfflineWithCache(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repo, "config/samples/hybridstoragepolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCache := func(name string) string {
+		f := filepath.Join(t.TempDir(), "policy.yaml")
+		doc := strings.Replace(string(data), "    mode: None\n", "    mode: WriteBack\n    classificationPolicyName: "+name+"\n", 1)
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	files := inventoryFiles(t)
+	run := func(policy string) plan.ClusterPlan {
+		args := planArgs(files, "json")
+		args[1] = policy
+		var out bytes.Buffer
+		if err := runPlan(args, &out); err != nil {
+			t.Fatal(err)
+		}
+		var result plan.ClusterPlan
+		if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+			t.Fatal(err)
+		}
+		return result
+	}
+	result := run(withCache("ceph-osd"))
+	if len(result.Problems) != 0 {
+		t.Fatalf("problems: %v", result.Problems)
+	}
+	cached := 0
+	for _, n := range result.Nodes {
+		if n.Plan == nil || !plan.HasCachePartition(*n.Plan) {
+			continue
+		}
+		cached++
+		c := n.Plan.Cache
+		if c == nil || c.Mode != "WriteBack" || !strings.HasPrefix(c.IOClassCSV, "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,") {
+			t.Errorf("node %s: cache plan %+v", n.Node, c)
+		}
+		for _, f := range n.Plan.FastDevices {
+			if f.Cache != nil && f.CacheID == 0 {
+				t.Errorf("node %s: %s has a cache partition and no cache id", n.Node, f.StablePath)
+			}
+		}
+	}
+	if cached == 0 {
+		t.Fatal("no fixture node got a cache partition")
+	}
+	missing := run(withCache("not-given"))
+	if len(missing.Problems) != 1 || !strings.Contains(missing.Problems[0], `spec.cache.classificationPolicyName: ClassificationPolicy "not-given" not found`) {
+		t.Errorf("problems with a missing ClassificationPolicy: %v", missing.Problems)
+	}
+}

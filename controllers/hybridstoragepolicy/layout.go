@@ -54,8 +54,8 @@ func (r *Reconciler) planLayouts(ctx context.Context, s *scope) error {
 			continue
 		}
 		annotateSlots(sel, l.Plan)
-		if hasCachePartition(l.Plan) {
-			l.Plan.Cache = cache
+		if plan.HasCachePartition(l.Plan) {
+			l.Plan.Cache = cache.DeepCopy()
 		}
 		s.plans[sel.Node] = l.Plan
 	}
@@ -80,14 +80,6 @@ func (r *Reconciler) classificationPolicy(ctx context.Context, policy *prismv1.H
 	return classes, nil
 }
 
-func hasCachePartition(p prismv1.NodePlan) bool {
-	for _, f := range p.FastDevices {
-		if f.Cache != nil {
-			return true
-		}
-	}
-	return false
-}
 
 // annotateSlots records each capacity device's planned DB partition in the selection.
 func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {

@@ -73,3 +73,30 @@ func (c ClusterPlan) Plans() map[string]prismv1.NodePlan {
 	}
 	return m
 }
+
+// WithCache adds the policy's cache plan (plan.CachePlan) to every node plan that has a cache
+// partition, as the operator does; classes is the ClassificationPolicy the policy names (nil
+// when none). An error (a missing or broken ClassificationPolicy) is a problem that blocks
+// applying anything, as in the operator.
+func (c *ClusterPlan) WithCache(spec *prismv1.HybridStoragePolicySpec, classes *prismv1.ClassificationPolicy) {
+	cache, err := CachePlan(spec, classes)
+	if err != nil {
+		c.Problems = append(c.Problems, err.Error())
+		return
+	}
+	for i := range c.Nodes {
+		if p := c.Nodes[i].Plan; p != nil && HasCachePartition(*p) {
+			p.Cache = cache.DeepCopy()
+		}
+	}
+}
+
+// HasCachePartition says whether any fast device of p has a cache partition.
+func HasCachePartition(p prismv1.NodePlan) bool {
+	for _, f := range p.FastDevices {
+		if f.Cache != nil {
+			return true
+		}
+	}
+	return false
+}
