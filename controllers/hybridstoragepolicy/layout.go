@@ -80,7 +80,6 @@ func (r *Reconciler) classificationPolicy(ctx context.Context, policy *prismv1.H
 	return classes, nil
 }
 
-
 // annotateSlots records each capacity device's planned DB partition in the selection.
 func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
 	slot := map[string]string{}
