@@ -144,9 +144,19 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, allowWipe
 				*budget--
 			}
 		}
+		changed = changed || s.Mutates()
+		if s.Kind == StepCreatePartition {
+			// Zero the head, tail and BlueStore label offsets of the range first, so that no
+			// stale signature of an earlier life of the device (an old OSD's label, which
+			// ceph-volume would take for an existing OSD) shows through the new partition.
+			// Safe, and safe to repeat after a crash: the range is no partition's yet.
+			if err := clearRegion(path, s.Partition.StartBytes, s.Partition.SizeBytes); err != nil {
+				failed, failedStep = err, s
+				break
+			}
+		}
 		argv := s.Argv(path)
 		log.Info("Running", "step", s.String(), "argv", argv)
-		changed = changed || s.Mutates()
 		if _, err := r.Exec.Run(ctx, argv, nil); err != nil {
 			if s.Optional() {
 				// udevadm settle only waits; without udevadm (the agent image has none)
@@ -349,4 +359,46 @@ func apiKind(k signature.Kind) prismv1.SignatureKind {
 		return prismv1.SignatureRAID
 	}
 	return prismv1.SignatureOther
+}
+
+// clearSpan is how much of a new partition's head and tail is zeroed: GPT, LVM, MD, most
+// filesystems and BlueStore's first label live in the first MiB; MD 0.90/1.0 and the backup
+// superblocks of some filesystems in the last.
+const clearSpan = int64(1) << 20
+
+// clearRegion zeroes the head and tail of [start, start+size) on the device at path, and
+// the BlueStore label replica offsets inside it (signature.BlueStoreLabelOffsets), then
+// syncs. The caller guarantees the range is no partition's (it is about to become one):
+// Decide creates partitions only on an empty device, a wiped granted one, or in the free
+// space of a GPT holding nothing but this plan's partitions.
+func clearRegion(path string, start, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zero := make([]byte, clearSpan)
+	write := func(off, n int64) error {
+		if n <= 0 {
+			return nil
+		}
+		if _, err := f.WriteAt(zero[:n], start+off); err != nil {
+			return fmt.Errorf("zeroing %d bytes at %d: %w", n, start+off, err)
+		}
+		return nil
+	}
+	if err := write(0, min(clearSpan, size)); err != nil {
+		return err
+	}
+	if err := write(max(size-clearSpan, 0), min(clearSpan, size)); err != nil {
+		return err
+	}
+	for _, off := range signature.BlueStoreLabelOffsets {
+		if off > 0 && off+4096 <= size {
+			if err := write(off, 4096); err != nil {
+				return err
+			}
+		}
+	}
+	return f.Sync()
 }

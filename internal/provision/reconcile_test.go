@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/gpt"
 	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/signature"
 )
 
 // fakeHost is a device and a kernel behind the executor: sfdisk, sgdisk, wipefs, partx and
@@ -401,5 +403,48 @@ func TestReconcileDeviceProblems(t *testing.T) {
 	}
 	if !errors.Is(h.fail["udevadm"], exec.ErrNotFound) {
 		t.Fatal("test setup: the udevadm error must wrap exec.ErrNotFound like hostexec.Local's")
+	}
+}
+
+// TestReconcileClearsStaleLabelsInNewPartitions: a device whose table was zapped still
+// carries an old OSD's BlueStore label (and its 1 GiB replica) where slot 2 now goes. The
+// device as a whole shows no signature, so it is provisioned, and the new partition comes
+// up without the label (ceph-volume would take it for an existing OSD).
+func TestReconcileClearsStaleLabelsInNewPartitions(t *testing.T) {
+	h := newFakeHost(t)
+	fd := testPlan(t)
+	p2 := fd.Slots[1].Partition
+	label := []byte("bluestore block device\n2f7a2c3e-0000-4000-8000-000000000000\n")
+	f, err := os.OpenFile(h.devPath(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{p2.StartBytes, p2.StartBytes + gib} {
+		if _, err := f.WriteAt(label, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	region := func() []signature.Signature {
+		f, err := os.Open(h.devPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sigs, err := signature.Detect(io.NewSectionReader(f, p2.StartBytes, p2.SizeBytes), p2.SizeBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sigs
+	}
+	if len(region()) == 0 {
+		t.Fatal("the stale label is not detected before provisioning: the test would prove nothing")
+	}
+	res := Runner{Exec: h, HostRoot: h.root, allowFiles: true}.Reconcile(context.Background(), nodePlan(t), h.inventory(), prismv1.ModeApply)
+	if got := states(res.Partitions); got != "Ready,Ready,Ready,Ready" {
+		t.Fatalf("states %s: %+v", got, res.Partitions)
+	}
+	if sigs := region(); len(sigs) != 0 {
+		t.Errorf("partition 2 still shows %+v", sigs)
 	}
 }

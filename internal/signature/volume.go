@@ -83,6 +83,9 @@ func probeLUKS(d *device) ([]Signature, error) {
 // label was zapped but whose data is intact.
 var blueStoreLabels = []int64{0, 1 << 30, 10 << 30, 100 << 30, 1000 << 30}
 
+// BlueStoreLabelOffsets are where BlueStore writes its label and its replicas on a device.
+var BlueStoreLabelOffsets = blueStoreLabels
+
 const blueStoreMagic = "bluestore block device\n"
 
 func probeBlueStore(d *device) ([]Signature, error) {
