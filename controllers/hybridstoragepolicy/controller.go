@@ -5,6 +5,7 @@ package hybridstoragepolicy
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -24,6 +25,15 @@ const FieldManager = "prism-operator"
 // Reconciler reconciles a HybridStoragePolicy.
 type Reconciler struct {
 	Client client.Client
+	// Now is the clock (time.Now when nil); tests set it.
+	Now func() time.Time
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 // scope carries what the phases read and decide during one reconcile.
@@ -37,6 +47,8 @@ type scope struct {
 	planProblems []string
 	// rook is what happened to the CephCluster.
 	rook rookOutcome
+	// requeueAfter asks to look again for state no watch reports (Ceph's health); 0: no need.
+	requeueAfter time.Duration
 }
 
 type phase func(ctx context.Context, s *scope) error
@@ -79,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			errs = append(errs, fmt.Errorf("patching status: %w", err))
 		}
 	}
-	return ctrl.Result{}, kerrors.NewAggregate(errs)
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, kerrors.NewAggregate(errs)
 }
 
 // reconcileDelete removes Prism's entries from the CephCluster and releases every node this

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +34,9 @@ const (
 	ReasonCephClusterAllNodes    = "CephClusterUsesAllNodes"
 	ReasonWaitingForPartitions   = "WaitingForPartitions"
 	ReasonRookNothingToConfigure = "NothingToConfigure"
+	// ReasonReplacingOSDs: OSDs whose DB moved to a new fast device are handed to Rook one at
+	// a time, each once Ceph is healthy again.
+	ReasonReplacingOSDs = "ReplacingOSDs"
 )
 
 // rookOutcome is what applyRook did, for the status.
@@ -82,6 +86,8 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	ready, waiting := provisionedPlans(s)
 	entries := plan.RookNodes(ready, deviceClass(s.policy))
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	gate := gateReplacements(cluster, s.policy.Name, entries, existing, r.now())
+	entries = gate.Entries
 	key := managedNodesAnnotation(s.policy.Name)
 	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
 	// flap Rook's view of running OSDs.
@@ -101,9 +107,18 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	config, configNote := r.cephConfig(s, ready)
 	managed := joinNodes(append(nodeNamesOf(entries), kept...))
 
-	unchanged := equality.Semantic.DeepEqual(existing, merged) && cluster.GetAnnotations()[key] == managed && configApplied(cluster, config)
+	releaseKey, release := releaseAnnotation(s.policy.Name), cluster.GetAnnotations()[releaseAnnotation(s.policy.Name)]
+	if gate.Released != nil {
+		release = gate.Released.String()
+	}
+	unchanged := equality.Semantic.DeepEqual(existing, merged) && cluster.GetAnnotations()[key] == managed && configApplied(cluster, config) &&
+		cluster.GetAnnotations()[releaseKey] == release
 	if !unchanged {
 		apply := applyObject(cluster, key, managed, merged, config)
+		if release != "" {
+			// Re-sent on every apply: an annotation Prism's field manager stops sending is removed.
+			apply.SetAnnotations(map[string]string{key: managed, releaseKey: release})
+		}
 		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
 		}
@@ -111,6 +126,15 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(entries), cluster.GetNamespace(), cluster.GetName())
 	if configNote != "" {
 		msg += "; " + configNote
+	}
+	if gate.Released != nil {
+		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", gate.Released.Node, gate.Released.Device)
+	}
+	if len(gate.Held) > 0 {
+		// Ceph's health is in the CephCluster's status, which no watch event reports: look again.
+		s.requeueAfter = time.Minute
+		s.rook = rookOutcome{reason: ReasonReplacingOSDs, message: fmt.Sprintf("%s; %d OSDs to re-create one at a time, first: %s", msg, len(gate.Held), gate.Held[0])}
+		return nil
 	}
 	if len(waiting) > 0 {
 		s.rook = rookOutcome{reason: ReasonWaitingForPartitions, message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(waiting, ", ")}

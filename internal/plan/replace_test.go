@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGateReplacements(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	oldFast, newFast := "/dev/disk/by-id/nvme-OLD-part", "/dev/disk/by-id/nvme-NEW-part"
+	dev := func(name, meta string) RookDevice {
+		return RookDevice{Name: name, Config: map[string]string{"metadataDevice": meta}}
+	}
+	// The plan after the fast device was replaced: three OSDs' DBs move; q4 is a new disk.
+	planned := []RookNode{{Name: "n1", Config: map[string]string{"deviceClass": "qlc"}, Devices: []RookDevice{
+		dev("q1", newFast+"1"), dev("q2", newFast+"2"), dev("q3", newFast+"3"), dev("q4", newFast+"4"),
+	}}}
+	existing := []any{map[string]any{"name": "n1", "config": map[string]any{"deviceClass": "qlc"}, "devices": []any{
+		map[string]any{"name": "q1", "config": map[string]any{"metadataDevice": oldFast + "1"}},
+		map[string]any{"name": "q2", "config": map[string]any{"metadataDevice": oldFast + "2", "databaseSizeMB": "61440"}},
+		map[string]any{"name": "q3", "config": map[string]any{"metadataDevice": newFast + "3"}}, // already released
+	}}}
+	healthy := CephHealth{Health: HealthOK, LastChanged: now.Add(-time.Hour)}
+	tests := []struct {
+		name     string
+		health   CephHealth
+		last     *Release
+		released string // "" none
+		held     []string
+	}{
+		{"healthy, nothing in flight: the first moved OSD goes", healthy, nil, "q1", []string{"q2"}},
+		{"unhealthy: none goes", CephHealth{Health: "HEALTH_WARN"}, nil, "", []string{"q1", "q2"}},
+		{"no health reported yet: none goes", CephHealth{}, nil, "", []string{"q1", "q2"}},
+		{"released a minute ago: wait", healthy, &Release{"n1", "q3", now.Add(-time.Minute)}, "", []string{"q1", "q2"}},
+		{"released 5 min ago, health unchanged since: wait", healthy, &Release{"n1", "q3", now.Add(-5 * time.Minute)}, "", []string{"q1", "q2"}},
+		{"released 5 min ago, health went and came back: next", CephHealth{Health: HealthOK, LastChanged: now.Add(-time.Minute)}, &Release{"n1", "q3", now.Add(-5 * time.Minute)}, "q1", []string{"q2"}},
+		{"released 20 min ago, health never changed: next", healthy, &Release{"n1", "q3", now.Add(-20 * time.Minute)}, "q1", []string{"q2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := GateReplacements(planned, existing, tc.health, tc.last, now)
+			rel := ""
+			if got.Released != nil {
+				rel = got.Released.Device
+				if got.Released.Node != "n1" || !got.Released.At.Equal(now) {
+					t.Errorf("release %+v", got.Released)
+				}
+			}
+			if rel != tc.released {
+				t.Errorf("released %q, want %q", rel, tc.released)
+			}
+			if len(got.Held) != len(tc.held) {
+				t.Fatalf("held %q, want %v", got.Held, tc.held)
+			}
+			for i, h := range tc.held {
+				if !strings.HasPrefix(got.Held[i], "n1 "+h+": DB moves from "+oldFast) {
+					t.Errorf("held[%d] = %q, want %s", i, got.Held[i], h)
+				}
+			}
+			// Every device is in the entries: released/new/unchanged as planned, held as they were.
+			meta := map[string]string{}
+			for _, d := range got.Entries[0].Devices {
+				meta[d.Name] = d.Config["metadataDevice"]
+			}
+			if meta["q3"] != newFast+"3" || meta["q4"] != newFast+"4" {
+				t.Errorf("unchanged or new devices altered: %v", meta)
+			}
+			for _, h := range tc.held {
+				if !strings.HasPrefix(meta[h], oldFast) {
+					t.Errorf("held %s got %s", h, meta[h])
+				}
+			}
+			if tc.released != "" && meta[tc.released] != newFast+tc.released[1:] {
+				t.Errorf("released %s got %s", tc.released, meta[tc.released])
+			}
+		})
+	}
+	// A held device keeps its own entry verbatim (its databaseSizeMB), not the node's settings.
+	got := GateReplacements(planned, existing, CephHealth{Health: "HEALTH_WARN"}, nil, now)
+	for _, d := range got.Entries[0].Devices {
+		if d.Name == "q2" && (d.Config["databaseSizeMB"] != "61440" || d.Config["deviceClass"] != "") {
+			t.Errorf("held q2 entry %v", d.Config)
+		}
+	}
+}
+
+func TestReleaseRoundTrip(t *testing.T) {
+	r := Release{Node: "node-a", Device: "/dev/disk/by-id/nvme-QLC_1", At: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}
+	back, err := ParseRelease(r.String())
+	if err != nil || back != r {
+		t.Fatalf("%q -> %+v, %v", r.String(), back, err)
+	}
+	for _, bad := range []string{"", "node dev", "node dev yesterday", "a b c d"} {
+		if _, err := ParseRelease(bad); err == nil {
+			t.Errorf("ParseRelease(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseRelease(f *testing.F) {
+	f.Add("node-a /dev/disk/by-id/x 2026-11-22T09:30:00Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRelease(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseRelease(r.String())
+		if err != nil || !again.At.Equal(r.At) || again.Node != r.Node || again.Device != r.Device {
+			t.Fatalf("%q -> %+v -> %+v (%v)", s, r, again, err)
+		}
+	})
+}

@@ -1,0 +1,169 @@
+package envtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+)
+
+// metadataDevices is node → data device → metadataDevice in the CephCluster.
+func metadataDevices(t *testing.T, c *unstructured.Unstructured, node string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entry := storageNodes(t, c)[node]
+	devs, _ := entry["devices"].([]any)
+	for _, d := range devs {
+		m := d.(map[string]any)
+		cfg, _ := m["config"].(map[string]any)
+		out[m["name"].(string)], _ = cfg["metadataDevice"].(string)
+	}
+	return out
+}
+
+// setCephHealth writes the CephCluster's status.ceph as Rook would.
+func setCephHealth(t *testing.T, ref *unstructured.Unstructured, health string, lastChanged time.Time) {
+	t.Helper()
+	c := getCephCluster(t, ref)
+	_ = unstructured.SetNestedField(c.Object, health, "status", "ceph", "health")
+	_ = unstructured.SetNestedField(c.Object, lastChanged.UTC().Format(time.RFC3339), "status", "ceph", "lastChanged")
+	if err := env.Client.Status().Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFastDeviceReplacementRecreatesOSDsOneAtATime: node a's Optane is replaced (new serial,
+// new stable path). The operator plans the slots on the new device; once the agent reports
+// them, the OSDs whose DB moved are handed to Rook one at a time, each only while the
+// CephCluster reports HEALTH_OK and after the previous one settled; the others keep their
+// entries as they were.
+func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	label := unique("replace")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	cluster := newCephCluster(t)
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	r := &hybridstoragepolicy.Reconciler{Client: env.Client, Now: func() time.Time { return now }}
+	run := func() (*prismv1.HybridStoragePolicy, ctrl.Result) {
+		t.Helper()
+		var res ctrl.Result
+		for i := 0; i < 2; i++ {
+			var err error
+			if res, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: policy.Name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &prismv1.HybridStoragePolicy{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: policy.Name}, p); err != nil {
+			t.Fatal(err)
+		}
+		return p, res
+	}
+	a := nodes["optane-qlc-a"].name
+	run()
+	markProvisioned(t, a)
+	run()
+	before := metadataDevices(t, getCephCluster(t, cluster), a)
+	if len(before) < 3 {
+		t.Fatalf("node a's OSDs before the replacement: %v", before)
+	}
+
+	// The Optane is replaced: same slot, new serial.
+	sn := &prismv1.StorageNode{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: a}, sn); err != nil {
+		t.Fatal(err)
+	}
+	oldFast := sn.Spec.Plan.FastDevices[0].StablePath
+	newFast := oldFast + "NEW"
+	for i := range sn.Status.Devices {
+		if sn.Status.Devices[i].StablePath == oldFast {
+			sn.Status.Devices[i].StablePath, sn.Status.Devices[i].Serial = newFast, sn.Status.Devices[i].Serial+"NEW"
+		}
+	}
+	if err := env.Client.Status().Update(ctx, sn); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	markProvisioned(t, a)
+
+	// Rook has not reported health: every moved OSD waits with its old entry.
+	p, res := run()
+	cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured)
+	if cond == nil || cond.Reason != hybridstoragepolicy.ReasonReplacingOSDs || !strings.Contains(cond.Message, "not HEALTH_OK") || res.RequeueAfter == 0 {
+		t.Fatalf("without health: RookConfigured %+v, requeue %v", cond, res.RequeueAfter)
+	}
+	moved := func() (newer, older int) {
+		for dev, m := range metadataDevices(t, getCephCluster(t, cluster), a) {
+			switch {
+			case strings.HasPrefix(m, newFast):
+				newer++
+			case m == before[dev]:
+				older++
+			default:
+				t.Errorf("%s: metadataDevice %s is neither old nor new", dev, m)
+			}
+		}
+		return newer, older
+	}
+	if n, o := moved(); n != 0 || o != len(before) {
+		t.Fatalf("without health: %d moved, %d kept", n, o)
+	}
+
+	// HEALTH_OK: exactly one goes; right after, none more.
+	setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Hour))
+	run()
+	if n, o := moved(); n != 1 || o != len(before)-1 {
+		t.Fatalf("first release: %d moved, %d kept", n, o)
+	}
+	now = now.Add(30 * time.Second)
+	run()
+	if n, _ := moved(); n != 1 {
+		t.Fatalf("30 s later: %d moved", n)
+	}
+	// The backfill of the new OSD turned health WARN, then OK again: the next one goes.
+	now = now.Add(3 * time.Minute)
+	setCephHealth(t, cluster, "HEALTH_OK", now.Add(-10*time.Second))
+	run()
+	if n, _ := moved(); n != 2 {
+		t.Fatalf("after the first settled: %d moved", n)
+	}
+	// Ceph degrades: nothing more until it recovers.
+	now = now.Add(20 * time.Minute)
+	setCephHealth(t, cluster, "HEALTH_WARN", now)
+	run()
+	if n, _ := moved(); n != 2 {
+		t.Fatalf("while HEALTH_WARN: %d moved", n)
+	}
+	for i := 0; i < len(before); i++ {
+		now = now.Add(20 * time.Minute)
+		setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Minute))
+		run()
+	}
+	p, res = run()
+	if n, o := moved(); n != len(before) || o != 0 {
+		t.Fatalf("at the end: %d moved, %d kept", n, o)
+	}
+	// Only the other nodes' partitions remain to wait for.
+	if cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured); cond == nil || cond.Reason != hybridstoragepolicy.ReasonWaitingForPartitions || res.RequeueAfter != 0 {
+		t.Errorf("at the end: RookConfigured %+v, requeue %v", cond, res.RequeueAfter)
+	}
+	// Foreign entries survived every apply.
+	if _, ok := storageNodes(t, getCephCluster(t, cluster))["hdd-node-1"]; !ok {
+		t.Error("the admin's hdd-node-1 entry is gone")
+	}
+}
