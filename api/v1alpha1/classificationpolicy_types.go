@@ -177,12 +177,12 @@ const (
 	RecommendSetAllocation RecommendationAction = "SetAllocation"
 	// RecommendDemote makes a class that never rewrites its data evicted first, with a small allocation.
 	RecommendDemote RecommendationAction = "Demote"
-	// RecommendKeep leaves the class as written.
+	// RecommendKeep leaves the class as the nodes run it.
 	RecommendKeep RecommendationAction = "Keep"
 )
 
-// ClassRecommendation is the advisor's target for one class: the class as it would be written
-// after the action (pinned, or an eviction priority, and an allocation).
+// ClassRecommendation is the advisor's target for one class: the class as it would run after
+// the action (pinned, or an eviction priority, and an allocation).
 type ClassRecommendation struct {
 	// classID is the IO class id.
 	// +required
@@ -193,7 +193,8 @@ type ClassRecommendation struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name,omitempty"`
-	// action is the change from the spec as written.
+	// action is the change from the classes as the nodes run them: the spec as written, or with
+	// the previous recommendations when spec.advisor.apply is Automatic.
 	// +required
 	Action RecommendationAction `json:"action"`
 	// pinned is the recommended pinning.
@@ -248,7 +249,7 @@ type AdvisorStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	MeasuredWriteReduction string `json:"measuredWriteReduction,omitempty"`
-	// modelledWriteReduction is the model's α for the classes as written (pinned classes only).
+	// modelledWriteReduction is the model's α for the classes as the nodes run them (pinned classes only).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	ModelledWriteReduction string `json:"modelledWriteReduction,omitempty"`

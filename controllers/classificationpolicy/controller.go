@@ -37,9 +37,19 @@ type Reconciler struct {
 	Params *advisor.Params
 
 	mu sync.Mutex
-	// trackers hold each policy's observations between windows. Memory only: after a
-	// restart the advisor waits one window (docs/decisions/0008-advisor-apply.md).
-	trackers map[string]*advisor.Tracker
+	// memory holds each policy's observations and last advice between reconciles. Memory
+	// only: after a restart the advisor waits one window (docs/decisions/0008-advisor.md).
+	memory map[string]*memory
+}
+
+// memory is one policy's observations and the advice made from its last window.
+type memory struct {
+	tracker advisor.Tracker
+	// advice was made from window for generation: it is made again only when either changes,
+	// so the recommendations (and under Automatic the nodes' file) stay put between windows.
+	advice     *advisor.Result
+	window     *advisor.Window
+	generation int64
 }
 
 // scope carries what the phases read and decide during one reconcile.

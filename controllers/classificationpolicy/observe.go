@@ -19,36 +19,46 @@ func (r *Reconciler) observe(_ context.Context, s *scope) error {
 			maps.Copy(samples, advisor.Samples(&s.nodes[i]))
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.trackers == nil {
-		r.trackers = map[string]*advisor.Tracker{}
-	}
-	t := r.trackers[s.policy.Name]
-	if t == nil {
-		t = &advisor.Tracker{}
-		r.trackers[s.policy.Name] = t
-	}
-	t.Observe(s.now, samples, r.window())
-	s.window = t.Last
-	s.since, s.observing = t.Since()
+	m := r.memoryOf(s.policy.Name)
+	m.tracker.Observe(s.now, samples, r.window())
+	s.window = m.tracker.Last
+	s.since, s.observing = m.tracker.Since()
 	return nil
 }
 
-// advise runs the advisor on the last complete window against the spec as it is now, so
-// an edit gets fresh recommendations without waiting for a window.
+// advise runs the advisor on the last complete window, from the classes as the nodes run
+// them, when the window or the spec changed since it last did; otherwise it reuses that
+// advice, so recommendations do not drift between windows.
 func (r *Reconciler) advise(_ context.Context, s *scope) error {
 	if s.compileErr != nil || s.window == nil {
 		return nil
 	}
-	res := advisor.Advise(advisor.Input{Classes: advisor.ClassesOf(&s.policy.Spec), Caches: s.window.Caches, Params: r.params()})
-	s.advice = &res
+	m := r.memoryOf(s.policy.Name)
+	if m.advice == nil || m.window != s.window || m.generation != s.policy.Generation {
+		res := advisor.Advise(advisor.Input{Classes: advisor.Current(s.policy), Caches: s.window.Caches, Params: r.params()})
+		m.advice, m.window, m.generation = &res, s.window, s.policy.Generation
+	}
+	s.advice = m.advice
 	return nil
+}
+
+func (r *Reconciler) memoryOf(policy string) *memory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.memory == nil {
+		r.memory = map[string]*memory{}
+	}
+	m := r.memory[policy]
+	if m == nil {
+		m = &memory{}
+		r.memory[policy] = m
+	}
+	return m
 }
 
 // forget drops a deleted policy's observations.
 func (r *Reconciler) forget(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.trackers, name)
+	delete(r.memory, name)
 }

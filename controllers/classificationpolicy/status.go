@@ -137,8 +137,8 @@ func adviceStatus(s *scope, st *prismv1.ClassificationPolicyStatus, window time.
 		}
 		msg := fmt.Sprintf("waiting for the caches' statistics; the first recommendations come after a window of %s", window)
 		if !s.since.IsZero() {
-			msg = fmt.Sprintf("observing %d caches since %s; the first recommendations come after a window of %s",
-				s.observing, s.since.UTC().Format(time.RFC3339), window)
+			msg = fmt.Sprintf("observing %s since %s; the first recommendations come after a window of %s",
+				plural(s.observing, "cache"), s.since.UTC().Format(time.RFC3339), window)
 		}
 		return cond(false, ReasonObserving, msg)
 	}
@@ -151,8 +151,8 @@ func adviceStatus(s *scope, st *prismv1.ClassificationPolicyStatus, window time.
 	if res.MeasuredOK {
 		st.Advice.MeasuredWriteReduction = decimal(res.Measured)
 	}
-	span := fmt.Sprintf("the window %s–%s over %d caches on %d nodes", w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339),
-		len(w.Caches), windowNodes(w))
+	span := fmt.Sprintf("the window %s–%s over %s on %s", w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339),
+		plural(len(w.Caches), "cache"), plural(windowNodes(w), "node"))
 	if len(w.Skipped) > 0 {
 		span += " (skipped " + summarise(w.Skipped) + ")"
 	}
@@ -161,7 +161,7 @@ func adviceStatus(s *scope, st *prismv1.ClassificationPolicyStatus, window time.
 	}
 	st.Advice.ModelledWriteReduction, st.Advice.ExpectedWriteReduction = decimal(res.Modelled), decimal(res.Expected)
 	st.Recommendations = res.Recommendations
-	msg := fmt.Sprintf("%s from %s; modelled α %s as written, %s with them", countActions(res.Recommendations), span,
+	msg := fmt.Sprintf("%s from %s; modelled α %s as the nodes run now, %s with them", countActions(res.Recommendations), span,
 		decimal(res.Modelled), decimal(res.Expected))
 	if res.MeasuredOK {
 		msg += "; measured α " + decimal(res.Measured)
@@ -215,6 +215,13 @@ func windowNodes(w *advisor.Window) int {
 		seen[node] = true
 	}
 	return len(seen)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func uniq(s []string) []string {

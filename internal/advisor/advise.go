@@ -138,7 +138,7 @@ func choosePins(order []Class, stats map[int32]classStats, p Params) pinPlan {
 	left := p.PinBudget
 	for _, c := range order {
 		beta, ok := stats[c.ID].beta()
-		if c.ID == 0 || !ok || beta < p.PinMinBeta {
+		if c.ID == 0 || !ok || beta < p.PinMinBeta || (!c.Pinned && stats[c.ID].capped) {
 			continue
 		}
 		need := allocationFor(stats[c.ID].share * p.Headroom)

@@ -200,29 +200,42 @@ func TestReasonsCarryTheNumbers(t *testing.T) {
 }
 
 func TestAdviseAcrossCaches(t *testing.T) {
-	// The same class on two caches of different sizes: β is Σ W ÷ Σ O, the allocation
-	// covers the larger share of either cache.
-	in := Input{Params: Defaults(), Classes: []Class{{ID: 0, Name: "unclassified", Priority: 22, Allocation: 100},
-		{ID: 5, Name: "hot", Priority: 1, Allocation: 10}}}
-	in.Caches = []CacheWindow{
-		{Key: "a/x", SizeBytes: 100 * gib, Classes: []ClassWindow{{ID: 5, Written: 30 * gib, Occupancy: 5 * gib}}},
-		// 10 GiB of a 100 GiB cache is its allocation 0.10: capped, the demand may be larger.
-		{Key: "b/y", SizeBytes: 100 * gib, Classes: []ClassWindow{{ID: 5, Written: 30 * gib, Occupancy: 10 * gib}}},
-	}
-	res := Advise(in)
-	var hot v1alpha1.ClassRecommendation
-	for _, r := range res.Recommendations {
-		if r.ClassID == 5 {
-			hot = r
+	// The same class on two caches: β is Σ W ÷ Σ O, the allocation covers the larger share
+	// of either cache. On cache b it fills its allocation 0.10: capped, β is overstated.
+	advise := func(hot Class) (v1alpha1.ClassRecommendation, Result) {
+		in := Input{Params: Defaults(), Classes: []Class{{ID: 0, Name: "unclassified", Priority: 22, Allocation: 100}, hot}}
+		in.Caches = []CacheWindow{
+			{Key: "a/x", SizeBytes: 100 * gib, Classes: []ClassWindow{{ID: 5, Written: 30 * gib, Occupancy: 5 * gib}}},
+			{Key: "b/y", SizeBytes: 100 * gib, Classes: []ClassWindow{{ID: 5, Written: 30 * gib, Occupancy: 10 * gib}}},
 		}
+		res := Advise(in)
+		for _, r := range res.Recommendations {
+			if r.ClassID == 5 {
+				return r, res
+			}
+		}
+		t.Fatal("no recommendation for class 5")
+		return v1alpha1.ClassRecommendation{}, res
 	}
-	// β = 60/15 = 4; need = ceil(0.10 × 1.2 × 100) = 12.
-	if target(hot) != "Pin pinned alloc 0.12" || hot.WriteInvalidation != "4.00" || !strings.Contains(hot.Reason, "at its allocation") {
-		t.Errorf("hot: %s β %s (%s)", target(hot), hot.WriteInvalidation, hot.Reason)
+	// Pinned at its cap: grow it. β = 60/15 = 4; need = ceil(0.10 × 1.2 × 100) = 12.
+	hot, res := advise(Class{ID: 5, Name: "hot", Pinned: true, Allocation: 10})
+	if target(hot) != "SetAllocation pinned alloc 0.12" || hot.WriteInvalidation != "4.00" || !strings.Contains(hot.Reason, "at its allocation") {
+		t.Errorf("pinned hot: %s β %s (%s)", target(hot), hot.WriteInvalidation, hot.Reason)
 	}
-	// Saves (30 − 5) + (30 − 10) = 45 of 60.
-	if decimal(res.Expected) != "0.75" || res.MeasuredOK {
-		t.Errorf("expected α %s, measured ok %v (no cache-level counters given)", decimal(res.Expected), res.MeasuredOK)
+	// As run: pinned at 0.10 covers both footprints, saving (30 − 5) + (30 − 10) = 45 of 60;
+	// at 0.12 the same.
+	if decimal(res.Modelled) != "0.75" || decimal(res.Expected) != "0.75" || res.MeasuredOK {
+		t.Errorf("modelled/expected α %s/%s, measured ok %v (no cache-level counters given)", decimal(res.Modelled), decimal(res.Expected), res.MeasuredOK)
+	}
+	// Not pinned and at its cap: its β may only reflect the cap, so it is not newly pinned.
+	hot, _ = advise(Class{ID: 5, Name: "hot", Priority: 1, Allocation: 10})
+	if target(hot) != "Keep prio 1 alloc 0.10" || !strings.Contains(hot.Reason, "fills its allocation 0.10 on some cache") {
+		t.Errorf("unpinned hot: %s (%s)", target(hot), hot.Reason)
+	}
+	// With room to spare it is pinned.
+	hot, _ = advise(Class{ID: 5, Name: "hot", Priority: 1, Allocation: 50})
+	if target(hot) != "Pin pinned alloc 0.12" {
+		t.Errorf("hot with room: %s (%s)", target(hot), hot.Reason)
 	}
 }
 

@@ -17,7 +17,10 @@
 //     cache plus headroom.
 //   - α_model = Σ over pinned classes and caches of min(1, a·C ÷ O)·max(0, W − k·O) ÷ Σ W,
 //     where a is the class's allocation and C the cache size. The expected gain is
-//     α_model(recommended) − α_model(as written); unpinned classes are not credited.
+//     α_model(recommended) − α_model(as the nodes run now); unpinned classes are not credited.
+//   - A class that fills its allocation on some cache holds less than its footprint, so its
+//     β is overstated: the advisor does not newly pin such a class (it keeps growing the
+//     allocation of a pinned one), which also keeps a demoted class from coming back pinned.
 //
 // Window builds the window from cumulative counters (Tracker keeps the observations);
 // Advise recommends; Effective and NodeConfig give the classes the nodes load.

@@ -24,12 +24,14 @@ func Applies(p *v1alpha1.ClassificationPolicy) bool {
 }
 
 // Apply returns spec with each recommendation's target written into its class: pinned or
-// an eviction priority, and the allocation. Ids, names, rules and done are never touched,
-// Keep changes nothing, and a recommendation for a class the spec lacks is ignored.
+// an eviction priority, and the allocation. Keep's target is the class as the nodes ran it
+// when the advice was made, so applying it keeps an earlier recommendation in force. Ids,
+// names, rules and done are never touched, and a recommendation for a class the spec lacks,
+// or without an action, is ignored.
 func Apply(spec v1alpha1.ClassificationPolicySpec, recs []v1alpha1.ClassRecommendation) v1alpha1.ClassificationPolicySpec {
 	out := *spec.DeepCopy()
 	for _, r := range recs {
-		if r.Action == v1alpha1.RecommendKeep || r.Action == "" {
+		if r.Action == "" {
 			continue
 		}
 		for i := range out.Classes {
@@ -55,6 +57,18 @@ type NodeClasses struct {
 	// NotApplied says why recommendations that should apply did not (they failed to
 	// compile, which the fuzz test says never happens); the spec as written is used.
 	NotApplied string
+}
+
+// Current is the classes as the nodes of p run them, the advisor's starting point: the spec,
+// with the recommendations in status applied when Applies(p) and they compile.
+func Current(p *v1alpha1.ClassificationPolicy) []Class {
+	if Applies(p) {
+		spec := Apply(p.Spec, p.Status.Recommendations)
+		if _, err := ioclass.Compile(&spec); err == nil {
+			return ClassesOf(&spec)
+		}
+	}
+	return ClassesOf(&p.Spec)
 }
 
 // NodeConfig is what the nodes of p load: the spec as written, or with the

@@ -14,13 +14,16 @@ func policyWithAdvice(apply v1alpha1.AdvisorApply, adviceGen int64) *v1alpha1.Cl
 	p := ioclass.DefaultCephOSD()
 	p.Generation = 3
 	p.Spec.Advisor = &v1alpha1.AdvisorSpec{Apply: apply}
-	prio := int32(255)
+	prio, kept, unclassified := int32(255), int32(200), int32(22)
 	p.Status.Advice = &v1alpha1.AdvisorStatus{SpecGeneration: adviceGen, WindowStart: &metav1.Time{}}
 	p.Status.Recommendations = []v1alpha1.ClassRecommendation{
 		{ClassID: 10, Action: v1alpha1.RecommendPin, Pinned: true, Allocation: "0.05"},
 		{ClassID: 11, Action: v1alpha1.RecommendDemote, EvictionPriority: &prio, Allocation: "0.10"},
-		{ClassID: 0, Action: v1alpha1.RecommendKeep, Pinned: true, Allocation: "0.01"}, // Keep never changes a class
-		{ClassID: 31, Action: v1alpha1.RecommendPin, Pinned: true, Allocation: "1"},    // not in the spec
+		{ClassID: 0, Action: v1alpha1.RecommendKeep, EvictionPriority: &unclassified, Allocation: "1"},
+		// Keep holds an earlier recommendation in force: its target is the class as the nodes ran it.
+		{ClassID: 2, Action: v1alpha1.RecommendKeep, EvictionPriority: &kept, Allocation: "0"},
+		{ClassID: 1, Pinned: true, Allocation: "1"},                                 // no action: ignored
+		{ClassID: 31, Action: v1alpha1.RecommendPin, Pinned: true, Allocation: "1"}, // not in the spec
 	}
 	return p
 }
@@ -52,13 +55,14 @@ func TestNodeConfigAppliesOnlyWhenOptedInAndCurrent(t *testing.T) {
 				}
 				return
 			}
-			// Class 10 pinned (empty priority) at 0.05, class 11 evicted first at 0.10; rules,
-			// class 0 and the pass-through classes as written; class 31 ignored.
+			// Class 10 pinned (empty priority) at 0.05, class 11 evicted first at 0.10, class 2
+			// kept at priority 200; rules, class 0 and class 1 as written; class 31 ignored.
 			for _, line := range []string{
 				"10,process_name:bstore_kv_final|process_name:bstore_kv_sync&io_direction:write&done,,0.05\n",
 				"11,io_direction:write&request_size:le:65536&done,255,0.10\n",
 				"0,unclassified,22,1\n",
 				"1,io_direction:write&request_size:ge:1048576&done,255,0\n",
+				"2,io_direction:read&request_size:ge:1048576&done,200,0\n",
 			} {
 				if !strings.Contains(csv, line) {
 					t.Errorf("CSV lacks %q:\n%s", line, csv)
@@ -80,6 +84,24 @@ func TestApplyLeavesTheSpecAlone(t *testing.T) {
 	}
 	if p.Spec.Classes[3].Pinned || p.Spec.Classes[3].Allocation != before.Classes[3].Allocation {
 		t.Error("Apply changed its input")
+	}
+}
+
+func TestCurrentIsWhatTheNodesRun(t *testing.T) {
+	for _, tc := range []struct {
+		apply  v1alpha1.AdvisorApply
+		gen    int64
+		pinned bool
+	}{{v1alpha1.AdvisorApplyNever, 3, false}, {v1alpha1.AdvisorApplyAutomatic, 2, false}, {v1alpha1.AdvisorApplyAutomatic, 3, true}} {
+		var class10 Class
+		for _, c := range Current(policyWithAdvice(tc.apply, tc.gen)) {
+			if c.ID == 10 {
+				class10 = c
+			}
+		}
+		if class10.Pinned != tc.pinned || (tc.pinned && class10.Allocation != 5) || (!tc.pinned && class10.Allocation != 100) {
+			t.Errorf("%s, advice for generation %d: class 10 %+v", tc.apply, tc.gen, class10)
+		}
 	}
 }
 

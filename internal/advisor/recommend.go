@@ -61,7 +61,7 @@ func recommend(c Class, st classStats, seen bool, pins pinPlan, p Params) v1alph
 		}
 		return target(v1alpha1.RecommendDemote, false, p.DemotePriority, alloc, why)
 	}
-	notPinned := notPinnedReason(c, beta, pins, p)
+	notPinned := notPinnedReason(c, st, beta, pins, p)
 	if c.Pinned {
 		return target(v1alpha1.RecommendUnpin, false, p.UnpinPriority, c.Allocation,
 			fmt.Sprintf("%s (%s); unpinned it gets eviction priority %d", notPinned, usage(st, seen), p.UnpinPriority))
@@ -90,9 +90,13 @@ func pinReason(c Class, st classStats, beta float64, pins pinPlan, p Params) str
 	return why
 }
 
-func notPinnedReason(c Class, beta float64, pins pinPlan, p Params) string {
-	if beta < p.PinMinBeta {
+func notPinnedReason(c Class, st classStats, beta float64, pins pinPlan, p Params) string {
+	switch {
+	case beta < p.PinMinBeta:
 		return fmt.Sprintf("β %s < %s: rewritten too few times per window to be worth pinning; eviction priority decides", decimal(beta), decimal(p.PinMinBeta))
+	case !c.Pinned && st.capped:
+		return fmt.Sprintf("β %s looks worth pinning, but the class fills its allocation %s on some cache, so it holds less than its "+
+			"footprint and β is overstated; raise its allocation to measure it", decimal(beta), allocationText(c.Allocation))
 	}
 	return fmt.Sprintf("β %s would pay to pin, but it needs %s and only %s of the %s pin budget was left after the classes with higher β",
 		decimal(beta), allocationText(pins.need[c.ID]), allocationText(pins.left[c.ID]), allocationText(p.PinBudget))

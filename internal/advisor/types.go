@@ -55,7 +55,7 @@ func Defaults() Params {
 	}
 }
 
-// Class is one class as the spec writes it.
+// Class is one class as the nodes run it (Current).
 type Class struct {
 	ID       int32
 	Name     string
@@ -105,6 +105,8 @@ type ClassWindow struct {
 
 // Input is what Advise needs.
 type Input struct {
+	// Classes are the classes as the nodes run them: the spec, with the previous
+	// recommendations applied when the policy applies them (Current).
 	Classes []Class
 	Caches  []CacheWindow
 	Params  Params
@@ -122,6 +124,6 @@ type Result struct {
 	// writes to its exported objects.
 	Measured   float64
 	MeasuredOK bool
-	// Modelled is α_model for the classes as written, Expected with the recommendations.
+	// Modelled is α_model for the classes as the nodes run them, Expected with the recommendations.
 	Modelled, Expected float64
 }

@@ -223,8 +223,28 @@ func TestAutomaticAdviceChangesTheCompiledFileNotTheSpec(t *testing.T) {
 		got.Status.CompiledHash == advisor.CSVHash(written.CSV()) {
 		t.Errorf("class 10 %+v, hash %s", c, got.Status.CompiledHash)
 	}
+	// Between windows nothing moves: no second patch, the same file.
+	again := reconcileClassification(t, r, p.Name)
+	if again.ResourceVersion != got.ResourceVersion {
+		t.Errorf("a reconcile without a new window patched the status: %+v", again.Status.Recommendations)
+	}
 	if got.Spec.Classes[3].Pinned || got.Generation != 1 {
 		t.Errorf("the controller edited the spec: %+v (generation %d)", got.Spec.Classes[3], got.Generation)
+	}
+	// The next window, with class 10 pinned as advised and rewriting as before: the advice
+	// starts from what the nodes run, keeps the pin, and the nodes' file does not change.
+	clk.now = clk.now.Add(10 * time.Minute)
+	report(t, sn, written, 0, 0, map[int32]int64{10: 81}, occupancy)
+	next := reconcileClassification(t, r, p.Name)
+	var class10 prismv1.ClassRecommendation
+	for _, rec := range next.Status.Recommendations {
+		if rec.ClassID == 10 {
+			class10 = rec
+		}
+	}
+	if class10.Action != prismv1.RecommendKeep || !class10.Pinned || class10.Allocation != "0.05" ||
+		next.Status.CompiledHash != got.Status.CompiledHash || !next.Status.Advice.WindowStart.Equal(got.Status.Advice.WindowEnd) {
+		t.Errorf("second window: class 10 %+v, hash %s (was %s)", class10, next.Status.CompiledHash, got.Status.CompiledHash)
 	}
 	// The node's plan still carries the file as written: not loaded until the operator writes the new one.
 	if c := policyCondition(got, prismv1.ConditionLoaded); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "another IO class file") {
