@@ -56,7 +56,8 @@ func fuzzInput(data []byte) (v1alpha1.ClassificationPolicySpec, Input) {
 }
 
 // FuzzAdvise checks what must hold for any window: one recommendation per class; every
-// allocation valid for the API and casadm; pinned classes within the budget; finite α;
+// allocation valid for the API and casadm, and 0 only where it was; class 0 kept; pinned
+// classes within the budget; finite α;
 // reasons within the API's limit; and the recommended classes compile.
 func FuzzAdvise(f *testing.F) {
 	f.Add([]byte{})
@@ -83,8 +84,14 @@ func FuzzAdvise(f *testing.F) {
 		if len(res.Recommendations) != len(spec.Classes) {
 			t.Fatalf("%d recommendations for %d classes", len(res.Recommendations), len(spec.Classes))
 		}
-		pinned := 0
+		pinned, current := 0, map[int32]Class{}
+		for _, c := range in.Classes {
+			current[c.ID] = c
+		}
 		for _, r := range res.Recommendations {
+			if r.Allocation == "0" && current[r.ClassID].Allocation != 0 {
+				t.Fatalf("class %d sent to pass-through", r.ClassID)
+			}
 			if !apiAllocation.MatchString(r.Allocation) || len(r.Allocation) > ioclass.MaxAllocationLen {
 				t.Fatalf("class %d allocation %q", r.ClassID, r.Allocation)
 			}
