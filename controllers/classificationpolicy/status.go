@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/kube"
 )
 
 // Condition reasons.
@@ -95,7 +95,7 @@ func loadedCondition(s *scope, st *prismv1.ClassificationPolicyStatus, cfg iocla
 		set(st, prismv1.ConditionLoaded, true, ReasonAllNodesLoaded, msg, gen)
 		return
 	}
-	set(st, prismv1.ConditionLoaded, false, ReasonNodesNotLoaded, msg+"; "+summarise(problems), gen)
+	set(st, prismv1.ConditionLoaded, false, ReasonNodesNotLoaded, msg+"; "+kube.Summarise(problems), gen)
 }
 
 // adviceStatus fills status.advice and status.recommendations and returns the Advised
@@ -154,7 +154,7 @@ func adviceStatus(s *scope, st *prismv1.ClassificationPolicyStatus, window time.
 	span := fmt.Sprintf("the window %s–%s over %s on %s", w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339),
 		plural(len(w.Caches), "cache"), plural(windowNodes(w), "node"))
 	if len(w.Skipped) > 0 {
-		span += " (skipped " + summarise(w.Skipped) + ")"
+		span += " (skipped " + kube.Summarise(w.Skipped) + ")"
 	}
 	if res.Refusal != "" {
 		return cond(false, ReasonTooLittleData, span+": "+res.Refusal)
@@ -239,27 +239,6 @@ func ptrTime(t time.Time) *metav1.Time {
 
 func decimal(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
-// summarise keeps a condition message short for thousands of nodes.
-func summarise(items []string) string {
-	if len(items) <= 5 {
-		return strings.Join(items, "; ")
-	}
-	return strings.Join(items[:5], "; ") + fmt.Sprintf("; and %d more", len(items)-5)
-}
-
 func set(st *prismv1.ClassificationPolicyStatus, condType string, ok bool, reason, msg string, gen int64) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: gen,
-	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
+	kube.SetCondition(&st.Conditions, condType, ok, reason, msg, gen)
 }
