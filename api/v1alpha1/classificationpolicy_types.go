@@ -125,6 +125,142 @@ type ClassificationPolicySpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=33
 	Classes []IOClass `json:"classes"`
+	// advisor says what the PRISM advisor may do with its recommendations.
+	// +optional
+	Advisor *AdvisorSpec `json:"advisor,omitempty"`
+}
+
+// AdvisorApply says whether the advisor's recommendations reach the nodes.
+// +kubebuilder:validation:Enum=Never;Automatic
+type AdvisorApply string
+
+// Advisor apply modes.
+const (
+	// AdvisorApplyNever only reports recommendations in status; nodes load the classes as written.
+	AdvisorApplyNever AdvisorApply = "Never"
+	// AdvisorApplyAutomatic makes the CSV the nodes load carry the current recommendations
+	// (pinning, eviction priority and allocation only; never a rule). The spec is not edited.
+	AdvisorApplyAutomatic AdvisorApply = "Automatic"
+)
+
+// AdvisorSpec configures the PRISM advisor.
+type AdvisorSpec struct {
+	// apply is Never (recommend only, the default) or Automatic (nodes load the classes with
+	// the recommendations applied; see docs/cache.md, section Advisor).
+	// +optional
+	// +kubebuilder:default=Never
+	Apply AdvisorApply `json:"apply,omitempty"`
+}
+
+// Condition types of a ClassificationPolicy.
+const (
+	// ConditionCompiled says whether the classes compile to an Open CAS IO class file.
+	ConditionCompiled = "Compiled"
+	// ConditionLoaded says whether every node whose plan names the policy reports its caches
+	// running with the policy's classes.
+	ConditionLoaded = "Loaded"
+	// ConditionAdvised says whether the advisor has recommendations from a complete window.
+	ConditionAdvised = "Advised"
+)
+
+// RecommendationAction is what the advisor suggests for one class.
+// +kubebuilder:validation:Enum=Pin;Unpin;SetAllocation;Demote;Keep
+type RecommendationAction string
+
+// Recommendation actions.
+const (
+	// RecommendPin pins the class with the recommended allocation.
+	RecommendPin RecommendationAction = "Pin"
+	// RecommendUnpin gives a pinned class an eviction priority again.
+	RecommendUnpin RecommendationAction = "Unpin"
+	// RecommendSetAllocation keeps a pinned class pinned with another allocation.
+	RecommendSetAllocation RecommendationAction = "SetAllocation"
+	// RecommendDemote makes a class that never rewrites its data evicted first, with a small allocation.
+	RecommendDemote RecommendationAction = "Demote"
+	// RecommendKeep leaves the class as the nodes run it.
+	RecommendKeep RecommendationAction = "Keep"
+)
+
+// ClassRecommendation is the advisor's target for one class: the class as it would run after
+// the action (pinned, or an eviction priority, and an allocation).
+type ClassRecommendation struct {
+	// classID is the IO class id.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	ClassID int32 `json:"classID"`
+	// name is the class name in the spec.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+	// action is the change from the classes as the nodes run them: the spec as written, or with
+	// the previous recommendations when spec.advisor.apply is Automatic.
+	// +required
+	Action RecommendationAction `json:"action"`
+	// pinned is the recommended pinning.
+	// +optional
+	Pinned bool `json:"pinned,omitempty"`
+	// evictionPriority is the recommended eviction priority of an unpinned class.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=255
+	EvictionPriority *int32 `json:"evictionPriority,omitempty"`
+	// allocation is the recommended allocation, as the spec writes it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{0,2})?|1(\.0{0,2})?|\.[0-9]{1,3})$`
+	Allocation string `json:"allocation,omitempty"`
+	// writeInvalidation is the class's β over the window: bytes written ÷ mean bytes held
+	// (decimal string; empty when it held no cache space).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	WriteInvalidation string `json:"writeInvalidation,omitempty"`
+	// reason explains the recommendation with the window's numbers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+}
+
+// AdvisorStatus describes the window the recommendations come from.
+type AdvisorStatus struct {
+	// windowStart is when the window's first observation was taken.
+	// +optional
+	WindowStart *metav1.Time `json:"windowStart,omitempty"`
+	// windowEnd is when the window's last observation was taken.
+	// +optional
+	WindowEnd *metav1.Time `json:"windowEnd,omitempty"`
+	// nodes counts the nodes whose caches contributed to the window.
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+	// caches counts the caches that contributed to the window.
+	// +optional
+	Caches int32 `json:"caches,omitempty"`
+	// skippedCaches counts the caches left out of the window (restarted, reconfigured, no size).
+	// +optional
+	SkippedCaches int32 `json:"skippedCaches,omitempty"`
+	// writtenBytes are the writes to the exported objects in the window, over every class.
+	// +optional
+	WrittenBytes int64 `json:"writtenBytes,omitempty"`
+	// specGeneration is the policy generation the recommendations were computed against.
+	// +optional
+	SpecGeneration int64 `json:"specGeneration,omitempty"`
+	// measuredWriteReduction is α over the window from the caches' own counters: 1 − bytes
+	// that reached the capacity devices ÷ bytes written to the exported objects.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	MeasuredWriteReduction string `json:"measuredWriteReduction,omitempty"`
+	// modelledWriteReduction is the model's α for the classes as the nodes run them (pinned classes only).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ModelledWriteReduction string `json:"modelledWriteReduction,omitempty"`
+	// expectedWriteReduction is the model's α with the recommendations applied.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ExpectedWriteReduction string `json:"expectedWriteReduction,omitempty"`
+	// applied says whether the nodes' IO class file carries the recommendations
+	// (spec.advisor.apply Automatic and recommendations computed for the current generation).
+	// +optional
+	Applied bool `json:"applied,omitempty"`
 }
 
 // ClassificationPolicyStatus reports what the policy compiles to.
@@ -144,12 +280,43 @@ type ClassificationPolicyStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=1024
 	Warnings []string `json:"warnings,omitempty"`
+	// compiledHash is "sha256:" and the hex SHA-256 of the IO class file the nodes should load
+	// (with the recommendations when they are applied); empty when the policy does not compile.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	CompiledHash string `json:"compiledHash,omitempty"`
+	// compiledClasses counts the classes in that file (class 0 included).
+	// +optional
+	CompiledClasses int32 `json:"compiledClasses,omitempty"`
+	// compiledBytes is the size of that file.
+	// +optional
+	CompiledBytes int32 `json:"compiledBytes,omitempty"`
+	// nodes counts the StorageNodes whose cache plan names this policy.
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+	// loadedNodes counts those that report every cache running with the policy's classes.
+	// +optional
+	LoadedNodes int32 `json:"loadedNodes,omitempty"`
+	// advice describes the window the recommendations come from.
+	// +optional
+	Advice *AdvisorStatus `json:"advice,omitempty"`
+	// recommendations are the advisor's targets, one per class, highest β first.
+	// +optional
+	// +listType=map
+	// +listMapKey=classID
+	// +kubebuilder:validation:MaxItems=33
+	Recommendations []ClassRecommendation `json:"recommendations,omitempty"`
 }
 
 // ClassificationPolicy is the PRISM classifier: Open CAS IO classes as a structured API.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cpol,categories=prism
+// +kubebuilder:printcolumn:name="Compiled",type=string,JSONPath=`.status.conditions[?(@.type=="Compiled")].status`
+// +kubebuilder:printcolumn:name="Classes",type=integer,JSONPath=`.status.compiledClasses`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
+// +kubebuilder:printcolumn:name="Loaded",type=integer,JSONPath=`.status.loadedNodes`
+// +kubebuilder:printcolumn:name="Advised",type=string,JSONPath=`.status.conditions[?(@.type=="Advised")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClassificationPolicy struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,10 +1,12 @@
 // Command manager runs the Prism operator: it selects nodes and devices for each
-// HybridStoragePolicy from the StorageNode inventories the node agents publish.
+// HybridStoragePolicy from the StorageNode inventories the node agents publish, and compiles
+// and advises each ClassificationPolicy.
 package main
 
 import (
 	"flag"
 	"os"
+	"time"
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/webui"
@@ -29,6 +32,7 @@ func main() {
 	pageAddr := flag.String("endurance-page-address", ":8082", "address of Prism's endurance page")
 	flag.Float64Var(&qps, "kube-api-qps", 100, "sustained requests per second to the API server (a policy over 1000 nodes writes 1000 plans)")
 	flag.IntVar(&burst, "kube-api-burst", 200, "request burst to the API server")
+	advisorWindow := flag.Duration("advisor-window", classificationpolicy.DefaultWindow, "how long the PRISM advisor observes the caches' per-class statistics before it recommends (docs/cache.md, section Advisor)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -51,6 +55,14 @@ func main() {
 	}
 	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
+		os.Exit(1)
+	}
+	if *advisorWindow < time.Minute {
+		log.Error(nil, "--advisor-window must be at least 1m: shorter windows measure noise", "advisor-window", advisorWindow.String())
+		os.Exit(1)
+	}
+	if err := (&classificationpolicy.Reconciler{Client: mgr.GetClient(), Window: *advisorWindow}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "Unable to set up controller", "controller", "classificationpolicy")
 		os.Exit(1)
 	}
 	if *promURL != "" {

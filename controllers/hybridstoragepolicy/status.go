@@ -2,13 +2,12 @@ package hybridstoragepolicy
 
 import (
 	"fmt"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/plan"
 )
 
@@ -98,13 +97,7 @@ func detailedNodes(selections []prismv1.NodeSelection) ([]prismv1.NodeSelection,
 	return listed, int32(len(selections) - len(listed))
 }
 
-// summarise keeps a condition message short for thousands of nodes.
-func summarise(problems []string) string {
-	if len(problems) <= 5 {
-		return strings.Join(problems, "; ")
-	}
-	return strings.Join(problems[:5], "; ") + fmt.Sprintf("; and %d more", len(problems)-5)
-}
+func summarise(problems []string) string { return kube.Summarise(problems) }
 
 func incompleteMessage(selections []prismv1.NodeSelection) string {
 	var msg string
@@ -125,18 +118,5 @@ func incompleteMessage(selections []prismv1.NodeSelection) string {
 }
 
 func set(st *prismv1.HybridStoragePolicyStatus, condType string, ok bool, reason, msg string, gen int64) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: gen,
-	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
+	kube.SetCondition(&st.Conditions, condType, ok, reason, msg, gen)
 }
