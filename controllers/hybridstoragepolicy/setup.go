@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -26,7 +27,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&prismv1.StorageNode{}, allPolicies).
 		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A ClassificationPolicy's classes are compiled into every node's cache plan.
-		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, compiledHashChanged())))
 	// Watch the CephClusters when Rook is installed: someone editing spec.storage must see
 	// Prism's entries restored; Rook's frequent status updates do not change the generation.
 	if _, err := mgr.GetRESTMapper().RESTMapping(CephClusterGVK.GroupKind(), CephClusterGVK.Version); err == nil {
@@ -52,4 +53,14 @@ func (r *Reconciler) allPolicies(ctx context.Context, _ client.Object) []reconci
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
 	}
 	return reqs
+}
+
+// compiledHashChanged passes ClassificationPolicy updates whose status.compiledHash changed:
+// with spec.advisor.apply Automatic the file nodes load changes without a new generation.
+func compiledHashChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*prismv1.ClassificationPolicy)
+		n, ok2 := e.ObjectNew.(*prismv1.ClassificationPolicy)
+		return ok1 && ok2 && o.Status.CompiledHash != n.Status.CompiledHash
+	}}
 }

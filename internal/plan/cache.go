@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/advisor"
 )
 
 // defaultLineSizeKiB is Open CAS's default cache line size.
@@ -40,11 +40,13 @@ func CachePlan(spec *prismv1.HybridStoragePolicySpec, classes *prismv1.Classific
 	if classes == nil || classes.Name != c.ClassificationPolicyName {
 		return nil, fmt.Errorf("spec.cache.classificationPolicyName: ClassificationPolicy %q not found", c.ClassificationPolicyName)
 	}
-	cfg, err := ioclass.Compile(&classes.Spec)
+	// What the nodes load: the classes as written, or with the advisor's recommendations
+	// when the ClassificationPolicy opts in (spec.advisor.apply: Automatic).
+	nc, err := advisor.NodeConfig(classes)
 	if err != nil {
 		return nil, fmt.Errorf("spec.cache.classificationPolicyName: ClassificationPolicy %q does not compile: %w", c.ClassificationPolicyName, err)
 	}
-	p.IOClassCSV = cfg.CSV()
+	p.IOClassCSV = nc.Config.CSV()
 	return p, nil
 }
 

@@ -77,3 +77,57 @@ func TestCachePlanCarriesCompiledClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestCachePlanCarriesAppliedRecommendations: a ClassificationPolicy that opts in
+// (spec.advisor.apply: Automatic) reaches the nodes with its recommendations applied — the
+// spec stays as the user wrote it.
+func TestCachePlanCarriesAppliedRecommendations(t *testing.T) {
+	ctx := context.Background()
+	label := unique("cacheadvice")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	classes := ioclass.DefaultCephOSD()
+	classes.Name = unique("ceph-osd")
+	classes.Spec.Advisor = &prismv1.AdvisorSpec{Apply: prismv1.AdvisorApplyAutomatic}
+	if err := env.Client.Create(ctx, classes); err != nil {
+		t.Fatal(err)
+	}
+	target := classes.Spec.Classes[len(classes.Spec.Classes)-1]
+	if target.Pinned {
+		t.Fatalf("class %d is pinned already; pick another", target.ID)
+	}
+	// What the ClassificationPolicy controller writes after a window.
+	classes.Status.Advice = &prismv1.AdvisorStatus{SpecGeneration: classes.Generation}
+	classes.Status.Recommendations = []prismv1.ClassRecommendation{{ClassID: target.ID, Action: prismv1.RecommendPin, Pinned: true, Allocation: "0.05", Reason: "test"}}
+	if err := env.Client.Status().Update(ctx, classes); err != nil {
+		t.Fatal(err)
+	}
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.Cache = prismv1.CacheSpec{Mode: prismv1.CacheWriteBack, ClassificationPolicyName: classes.Name}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(t, policy.Name)
+	sn := &prismv1.StorageNode{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: nodes["optane-qlc-a"].name}, sn); err != nil {
+		t.Fatal(err)
+	}
+	if sn.Spec.Plan == nil || sn.Spec.Plan.Cache == nil {
+		t.Fatalf("no cache plan: %+v", sn.Spec.Plan)
+	}
+	cfg, err := ioclass.ParseCSV(strings.NewReader(sn.Spec.Plan.Cache.IOClassCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := cfg.Class(int(target.ID))
+	if !ok || !c.Pinned() || c.Allocation != "0.05" {
+		t.Errorf("class %d in the nodes' file: %+v (want pinned, allocation 0.05)", target.ID, c)
+	}
+	stored := &prismv1.ClassificationPolicy{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: classes.Name}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if last := stored.Spec.Classes[len(stored.Spec.Classes)-1]; last.Pinned || last.Allocation != target.Allocation {
+		t.Errorf("the user's spec changed: %+v", last)
+	}
+}
