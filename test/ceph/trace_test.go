@@ -25,9 +25,9 @@ const (
 	// of hours of filling. `ceph tell osd.N compact` writes its output to RocksDB's first
 	// path (the DB device) whatever the level sizes, so only a full DB device makes BlueFS
 	// allocate on the slow one. A fresh OSD on Ceph 16.2.15 uses 298 MiB of its DB device
-	// (mostly the preallocated RocksDB WAL); the workloads below grow that by 2-12 MiB and
-	// leave about 30 MiB in the memtable that the compaction flushes and rewrites: 320 MiB
-	// holds the workloads and not the compaction. Prism's planner never makes a slot this
+	// (db_used_bytes, the same in every run); the workloads below grow that by 2-12 MiB and
+	// leave the compaction about 25 MiB to flush and rewrite: 320 MiB holds the workloads
+	// and not the compaction. Prism's planner never makes a slot this
 	// small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by the agent.
 	traceDBSize = 320 * plan.MiB
 	// traceFile is the committed summary, relative to this package.

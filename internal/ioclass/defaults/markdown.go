@@ -41,33 +41,41 @@ func Markdown(s *Summary) string {
 			d    DeviceTrace
 		}{{"data device", w.Data}, {"DB partition", w.DB}} {
 			fmt.Fprintf(&b, "%s:\n\n", dev.name)
-			writeTable(&b, "task (comm)", dev.d.ByComm(), dev.d.Totals())
-			sizes := dev.d.BySize()
-			slices.SortStableFunc(sizes, func(a, c Row) int {
-				if a.Dir != c.Dir {
-					return strings.Compare(string(a.Dir), string(c.Dir))
-				}
-				return bucketIndex(a.Key) - bucketIndex(c.Key)
-			})
-			writeTable(&b, "request size", sizes, dev.d.Totals())
-			regions := dev.d.ByRegion()
-			slices.SortStableFunc(regions, func(a, c Row) int {
-				if a.Dir != c.Dir {
-					return strings.Compare(string(a.Dir), string(c.Dir))
-				}
-				return regionIndex(a.Key) - regionIndex(c.Key)
-			})
-			writeTable(&b, "region", regions, dev.d.Totals())
-			if len(dev.d.Others) > 0 {
-				b.WriteString("Other processes (not in the tables above):")
-				for _, r := range dev.d.Others {
-					fmt.Fprintf(&b, " %s %s %d bios %s;", r.Key, r.Dir, r.Count, human(r.Bytes))
-				}
-				b.WriteString("\n\n")
-			}
+			writeDevice(&b, dev.d)
 		}
 	}
 	return b.String()
+}
+
+// writeDevice writes one device's three tables, then the other processes.
+func writeDevice(b *strings.Builder, d DeviceTrace) {
+	if len(d.Groups) == 0 {
+		b.WriteString("(no bios from the OSD)\n\n")
+	} else {
+		byDirThen := func(index func(string) int) func(a, c Row) int {
+			return func(a, c Row) int {
+				if a.Dir != c.Dir {
+					return strings.Compare(string(a.Dir), string(c.Dir))
+				}
+				return index(a.Key) - index(c.Key)
+			}
+		}
+		totals := d.Totals()
+		writeTable(b, "task (comm)", d.ByComm(), totals)
+		sizes := d.BySize()
+		slices.SortStableFunc(sizes, byDirThen(bucketIndex))
+		writeTable(b, "request size", sizes, totals)
+		regions := d.ByRegion()
+		slices.SortStableFunc(regions, byDirThen(regionIndex))
+		writeTable(b, "region", regions, totals)
+	}
+	if len(d.Others) > 0 {
+		b.WriteString("Other processes (not in the tables above):")
+		for _, r := range d.Others {
+			fmt.Fprintf(b, " %s %s %d bios %s;", r.Key, r.Dir, r.Count, human(r.Bytes))
+		}
+		b.WriteString("\n\n")
+	}
 }
 
 func writeTable(b *strings.Builder, title string, rows []Row, totals map[Direction]Row) {
