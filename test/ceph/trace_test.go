@@ -44,7 +44,7 @@ var traceConfig = []string{
 // to a real OSD's data device and DB partition during 4 KiB random writes, 4 MiB writes and
 // a RocksDB compaction that spills onto the data device. It is the evidence for the default
 // PRISM policy (internal/ioclass/defaults); PRISM_UPDATE_TRACE=1 rewrites the committed
-// summary. About 2-3 minutes.
+// summary. About 1-2.5 minutes.
 func TestCephOSDTrace(t *testing.T) {
 	began := time.Now()
 	e := newEnv(t)
@@ -74,49 +74,62 @@ func TestCephOSDTrace(t *testing.T) {
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
-	host := c.traceHost(o, slowDev)
+	summary := defaults.Summary{Host: c.traceHost(o, slowDev)}
 	logThreads(t, o)
-	data := devNumbers(e, sysBlock(slowDev.name, ""))
-	fastNums := devNumbers(e, sysBlock(fast.name, ""))
-	dbStart := uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/start")))
-	dbSectors := uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/size")))
-	bt := newBioTrace(e, data, fastNums)
-	osdPID := o.daemon.cmd.Process.Pid
-
-	summary := defaults.Summary{Host: host}
+	data, fastNums := devNumbers(e, sysBlock(slowDev.name, "")), devNumbers(e, sysBlock(fast.name, ""))
+	tb := &traceBed{o: o, fast: fast, slowDev: slowDev, bt: newBioTrace(e, data, fastNums),
+		data: defaults.Device{Major: data[0], Minor: data[1], Sectors: uint64(slowDev.size / 512)},
+		db: defaults.Device{Major: fastNums[0], Minor: fastNums[1],
+			Start: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/start"))), Sectors: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/size")))}}
 	for _, w := range c.traceWorkloads(pool, o) {
-		before := c.bluefsCounters(o)
-		if w.name == "compaction" && (before["slow_used_bytes"] != 0 || before["bytes_written_slow"] != 0) {
-			t.Fatalf("BlueFS spilled before the compaction (slow_used_bytes %d, bytes_written_slow %d): the trace could not tell the compaction's writes apart",
-				before["slow_used_bytes"], before["bytes_written_slow"])
-		}
-		bt.start()
-		start := time.Now()
-		out := e.must(4*time.Minute, w.argv...)
-		secs := time.Since(start).Seconds()
-		c.idleCounters(fast, []*loopDev{slowDev})
-		tr := bt.stop()
-		after := c.bluefsCounters(o)
-		client := int64(0)
-		if w.client != nil {
-			var err error
-			if client, err = w.client(out); err != nil || client <= 0 {
-				t.Fatalf("%s: client bytes: %v\n%s", w.name, err, tail(out, 20))
-			}
-		}
-		summary.Workloads = append(summary.Workloads, defaults.Workload{
-			Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
-			BlueFS: defaults.BlueFSDelta{SlowUsedBefore: before["slow_used_bytes"], SlowUsedAfter: after["slow_used_bytes"],
-				WrittenSlowBefore: before["bytes_written_slow"], WrittenSlowAfter: after["bytes_written_slow"], DBUsedAfter: after["db_used_bytes"]},
-			Data: defaults.Aggregate(tr.Records, defaults.Device{Major: data[0], Minor: data[1], Sectors: uint64(slowDev.size / 512)}, osdPID),
-			DB:   defaults.Aggregate(tr.Records, defaults.Device{Major: fastNums[0], Minor: fastNums[1], Start: dbStart, Sectors: dbSectors}, osdPID),
-		})
-		t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
-			before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
+		summary.Workloads = append(summary.Workloads, c.traceOne(tb, w))
 	}
 	t.Log("\n" + defaults.Markdown(&summary))
 	checkTrace(t, &summary)
 	t.Logf("total %.0f s", time.Since(began).Seconds())
+}
+
+// traceBed is what traceOne traces: the OSD, its two devices and the tracefs instance.
+type traceBed struct {
+	o             *osd
+	fast, slowDev *loopDev
+	bt            *bioTrace
+	data, db      defaults.Device
+}
+
+// traceOne runs one workload under the trace, waits until the devices are idle, and returns
+// its summary with BlueFS's counters around it.
+func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
+	t := c.e.t
+	before := c.bluefsCounters(tb.o)
+	if w.name == defaults.Compaction && (before["slow_used_bytes"] != 0 || before["bytes_written_slow"] != 0) {
+		t.Fatalf("BlueFS spilled before the compaction (slow_used_bytes %d, bytes_written_slow %d): the trace could not tell the compaction's writes apart",
+			before["slow_used_bytes"], before["bytes_written_slow"])
+	}
+	tb.bt.start()
+	start := time.Now()
+	out := c.e.must(4*time.Minute, w.argv...)
+	secs := time.Since(start).Seconds()
+	c.idleCounters(tb.fast, []*loopDev{tb.slowDev})
+	tr := tb.bt.stop()
+	after := c.bluefsCounters(tb.o)
+	client := int64(0)
+	if w.client != nil {
+		var err error
+		if client, err = w.client(out); err != nil || client <= 0 {
+			t.Fatalf("%s: client bytes: %v\n%s", w.name, err, tail(out, 20))
+		}
+	}
+	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
+		before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
+	pid := tb.o.daemon.cmd.Process.Pid
+	return defaults.Workload{
+		Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
+		BlueFS: defaults.BlueFSDelta{SlowUsedBefore: before["slow_used_bytes"], SlowUsedAfter: after["slow_used_bytes"],
+			WrittenSlowBefore: before["bytes_written_slow"], WrittenSlowAfter: after["bytes_written_slow"], DBUsedAfter: after["db_used_bytes"]},
+		Data: defaults.Aggregate(tr.Records, tb.data, pid),
+		DB:   defaults.Aggregate(tr.Records, tb.db, pid),
+	}
 }
 
 // tracedWorkload is one command run under the trace.
@@ -139,16 +152,16 @@ func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
 	image := pool + "/prismtrace-img"
 	c.e.must(quick, append(rbd, "create", "--size", "1G", image)...)
 	return []tracedWorkload{
-		{"rbd-4k-randwrite", append(rbd, "bench", "--io-type", "write", "--io-pattern", "rand", "--io-size", "4096",
+		{defaults.RBD4KRandWrite, append(rbd, "bench", "--io-type", "write", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "128M", "--io-threads", "16", image), func(string) (int64, error) { return 128 << 20, nil }},
-		{"rados-4k-write", append(rados, "bench", "120", "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
+		{defaults.Rados4KWrite, append(rados, "bench", "120", "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
 			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchBytes},
-		{"rados-4m-write", append(rados, "bench", "120", "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
+		{defaults.Rados4MWrite, append(rados, "bench", "120", "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
 			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchBytes},
-		{"rados-4m-read", append(rados, "bench", "60", "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
-		{"rbd-4k-randread", append(rbd, "bench", "--io-type", "read", "--io-pattern", "rand", "--io-size", "4096",
+		{defaults.Rados4MRead, append(rados, "bench", "60", "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
+		{defaults.RBD4KRandRead, append(rbd, "bench", "--io-type", "read", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "32M", "--io-threads", "16", image), nil},
-		{"compaction", []string{"ceph", "--cluster", clusterName, "-c", c.conf, "tell", o.name(), "compact"}, nil},
+		{defaults.Compaction, []string{"ceph", "--cluster", clusterName, "-c", c.conf, "tell", o.name(), "compact"}, nil},
 	}
 }
 
