@@ -48,7 +48,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'CoreID' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 4095",message="CoreID value must be within 0-4095"
 // +kubebuilder:validation:XValidation:rule="self.type != 'IOClass' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 32",message="IOClass value must be a class id within 0-32"
 // +kubebuilder:validation:XValidation:rule="self.type != 'IODirection' || !has(self.value) || self.value in ['read', 'write']",message="IODirection value must be read or write"
-// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['ProcessName', 'Directory', 'Extension', 'FileNamePrefix']) || (self.value.matches('^[ -~]+$') && !self.value.matches('[&|:,\"]'))",message="string values must be printable ASCII without &, |, :, comma or double quote (the Open CAS rule syntax cannot express them)"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['ProcessName', 'Directory', 'Extension', 'FileNamePrefix']) || (self.value.matches('^[ -~]+$') && !self.value.matches('[&|,\"]'))",message="string values must be printable ASCII without &, |, comma or double quote (the Open CAS rule syntax cannot express them)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ProcessName' || !has(self.value) || self.value.size() <= 15",message="ProcessName matches the kernel task name, which is at most 15 characters"
 // +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.value.startsWith(' ') || self.value.endsWith(' '))",message="value must not start or end with a space (casadm strips it, which would change the rule)"
 type IOCondition struct {

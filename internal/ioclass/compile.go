@@ -241,8 +241,11 @@ func checkStringOperand(kind condKind, v string, vp *field.Path) *field.Error {
 		return field.Invalid(vp, v, fmt.Sprintf("must be at most %d characters", MaxStringOperand))
 	}
 	for i := 0; i < len(v); i++ {
-		if ch := v[i]; ch < ' ' || ch > '~' || strings.IndexByte(`&|:,"`, ch) >= 0 {
-			return field.Invalid(vp, v, "string values must be printable ASCII without &, |, :, comma or double quote (the Open CAS rule syntax cannot express them)")
+		// ':' is fine: the kernel splits a condition at its first ':' only and the string
+		// operand runs to the next '&' or '|' (classifier.c _cas_cls_parse_condition), which
+		// RocksDB's thread names need (rocksdb:low0).
+		if ch := v[i]; ch < ' ' || ch > '~' || strings.IndexByte(`&|,"`, ch) >= 0 {
+			return field.Invalid(vp, v, "string values must be printable ASCII without &, |, comma or double quote (the Open CAS rule syntax cannot express them)")
 		}
 	}
 	if strings.TrimSpace(v) != v {

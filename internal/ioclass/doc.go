@@ -9,8 +9,8 @@
 //     (modules/cas_cache/classifier.c), so a policy can be tested, fuzzed and
 //     explained without a kernel.
 //   - Warnings flags conditions that can never match on a raw BlueStore device.
-//   - DefaultCephOSD is the provisional default policy for Ceph OSD data
-//     devices.
+//   - DefaultCephOSD is the default policy for Ceph OSD data devices; its
+//     evidence (a trace of a real OSD and its replay) is in ./defaults.
 //
 // The facts behind every limit and message are in
 // /work/shared/reference/opencas (FORMATS.md, KERNEL-FACTS.md and real casadm

@@ -7,9 +7,15 @@
 // Prism's config section took effect at mkfs, and how a real workload's writes split
 // between the fast and the slow devices. It installs Debian's ceph packages itself.
 //
-// Run it as root (about 2-4 minutes):
+// TestCephOSDTrace traces, with the block_bio_queue tracepoint, which threads send which bios
+// to an OSD's data device and DB slot during 4 KiB and 4 MiB workloads and a RocksDB
+// compaction that spills; it is the evidence for the default PRISM policy
+// (internal/ioclass/defaults, docs/ioclass-default-policy.md). PRISM_UPDATE_TRACE=1 rewrites
+// the committed trace.
+//
+// Run them as root (about 4-6 minutes together):
 //
 //	go test ./test/ceph/ -count=1 -timeout 15m -v
 //
-// See docs/provisioning.md for what it measured.
+// See docs/provisioning.md and docs/ioclass-default-policy.md for what they measured.
 package ceph

@@ -214,22 +214,7 @@ func (c *cluster) checkOSD(o *osd) {
 // the slow device.
 func (c *cluster) checkNoSpill(o *osd) {
 	t := c.e.t
-	var perf struct {
-		BlueFS map[string]any `json:"bluefs"`
-	}
-	out, err := c.ceph(slow, "tell", o.name(), "perf", "dump", "bluefs")
-	if err == nil {
-		err = json.Unmarshal([]byte(out), &perf)
-	}
-	if err != nil {
-		t.Fatalf("%s: perf dump bluefs: %v\n%s", o.name(), err, out)
-	}
-	b := map[string]int64{}
-	for k, v := range perf.BlueFS {
-		if f, ok := v.(float64); ok {
-			b[k] = int64(f)
-		}
-	}
+	b := c.bluefsCounters(o)
 	t.Logf("%s: bluefs db_total %d db_used %d wal_total %d wal_used %d slow_total %d slow_used %d; written wal %d sst %d slow %d",
 		o.name(), b["db_total_bytes"], b["db_used_bytes"], b["wal_total_bytes"], b["wal_used_bytes"], b["slow_total_bytes"], b["slow_used_bytes"],
 		b["bytes_written_wal"], b["bytes_written_sst"], b["bytes_written_slow"])

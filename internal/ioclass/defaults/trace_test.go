@@ -1,0 +1,112 @@
+package defaults
+
+import (
+	"strings"
+	"testing"
+)
+
+// Lines as tracefs prints them on this kernel (6.18), with and without record-tgid.
+const (
+	lineTGID   = `       tp_osd_tp-51234   (  51200) [001] ..... 14253.121064: block_bio_queue: 7,1 WS 2048 + 8 [tp_osd_tp]`
+	linePlain  = `              dd-8545    [000] ..... 13036.518822: block_bio_queue: 7,0 WS 206848 + 8192 [dd]`
+	lineRocks  = `   rocksdb:high0-5123    (   5100) [000] ..... 99.000001: block_bio_queue: 7,1 W 4718592 + 8 [rocksdb:high0]`
+	lineFlush  = `  bstore_kv_sync-5120    (   5100) [000] ..... 99.000002: block_bio_queue: 7,1 FWS 0 + 0 [bstore_kv_sync]`
+	lineUdev   = `   (udev-worker)-777     [001] ..... 1.5: block_bio_queue: 259,3 RA 0 + 256 [(udev-worker)]`
+	lineNoTGID = `          <idle>-0       (-------) [001] ..... 1.5: block_bio_queue: 7,1 R 8 + 8 [swapper/1]`
+)
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		line string
+		want Record
+	}{
+		{lineTGID, Record{TGID: 51200, Comm: "tp_osd_tp", RWBS: "WS", Major: 7, Minor: 1, Sector: 2048, Bytes: 4096}},
+		{linePlain, Record{Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 206848, Bytes: 4 << 20}},
+		{lineRocks, Record{TGID: 5100, Comm: "rocksdb:high0", RWBS: "W", Major: 7, Minor: 1, Sector: 4718592, Bytes: 4096}},
+		{lineFlush, Record{TGID: 5100, Comm: "bstore_kv_sync", RWBS: "FWS", Major: 7, Minor: 1}},
+		{lineUdev, Record{Comm: "(udev-worker)", RWBS: "RA", Major: 259, Minor: 3, Bytes: 128 << 10}},
+		{lineNoTGID, Record{Comm: "swapper/1", RWBS: "R", Major: 7, Minor: 1, Sector: 8, Bytes: 4096}},
+		// A comm with a space and the 15-character limit.
+		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [a b]`, Record{Comm: "a b", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [bstore_kv_final]`, Record{Comm: "bstore_kv_final", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		{"x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [dd]\r", Record{Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+	}
+	for _, tc := range tests {
+		got, ok, err := ParseLine(tc.line)
+		if err != nil || !ok || got != tc.want {
+			t.Errorf("ParseLine(%q) = %+v, %v, %v; want %+v", tc.line, got, ok, err, tc.want)
+		}
+	}
+}
+
+func TestParseLineSkips(t *testing.T) {
+	for _, line := range []string{
+		"", "# tracer: nop", "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION",
+		`  dd-1 [000] ..... 1.0: block_rq_issue: 7,0 W 4096 () 0 + 8 be,0,4 [dd]`,
+		"  some other text",
+	} {
+		if rec, ok, err := ParseLine(line); ok || err != nil {
+			t.Errorf("ParseLine(%q) = %+v, %v, %v; want skipped", line, rec, ok, err)
+		}
+	}
+}
+
+func TestParseLineErrorsNameTheField(t *testing.T) {
+	const p = "x-1 [000] ..... 1.0: block_bio_queue: "
+	for line, field := range map[string]string{
+		p + "7 W 0 + 8 [dd]":                 "dev",
+		p + "7,x W 0 + 8 [dd]":               "dev",
+		p + "7,1 Q 0 + 8 [dd]":               "rwbs",
+		p + "7,1 WSSSSSSSSS 0 + 8 [dd]":      "rwbs",
+		p + "7,1 W -1 + 8 [dd]":              "sector",
+		p + "7,1 W 0 - 8 [dd]":               "nr_sector",
+		p + "7,1 W 0 + 4294967296 [dd]":      "nr_sector",
+		p + "7,1 W 0 + 8 dd":                 "comm",
+		p + "7,1 W 0 + 8 [dd":                "comm",
+		p + "7,1 W 0 + 8 [0123456789abcdef]": "comm",
+		p + "7,1 W 0 + 8":                    "want DEV RWBS SECTOR + NR [COMM]",
+		"x-1 (  12a) [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 8 [dd]": "tgid",
+	} {
+		_, _, err := ParseLine(line)
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("ParseLine(%q): error %v, want one naming %q", line, err, field)
+		}
+	}
+}
+
+func TestParseTraceCountsLostEvents(t *testing.T) {
+	text := strings.Join([]string{
+		"# tracer: nop",
+		"#",
+		"# entries-in-buffer/entries-written: 3/5   #P:2",
+		lineTGID,
+		"CPU:1 [LOST 7 EVENTS]",
+		lineRocks,
+		lineFlush,
+	}, "\n")
+	tr, err := ParseTrace(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Records) != 3 || tr.Lost != 2+7 {
+		t.Fatalf("%d records, %d lost; want 3 and 9", len(tr.Records), tr.Lost)
+	}
+	for _, bad := range []string{"# entries-in-buffer/entries-written: 5/3   #P:2", "CPU:1 [LOST x EVENTS]", "x-1 [000] ..... 1.0: block_bio_queue: 7 W 0 + 8 [dd]"} {
+		if _, err := ParseTrace(strings.NewReader("# tracer: nop\n" + bad)); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("ParseTrace(%q): error %v, want one naming line 2", bad, err)
+		}
+	}
+}
+
+func TestDirOf(t *testing.T) {
+	for rwbs, want := range map[string]Direction{
+		"W": Write, "WS": Write, "WFS": Write, "FWS": Write, "WM": Write,
+		"R": Read, "RA": Read, "RM": Read, "FR": Read,
+		"D": Discard, "DE": Discard, "FF": Flush, "F": Flush, "FS": Flush,
+		"N": Other, "FN": Other, "": Other,
+	} {
+		if got := DirOf(rwbs); got != want {
+			t.Errorf("DirOf(%q) = %s, want %s", rwbs, got, want)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+//go:build linux
+
+package ceph
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+const (
+	traceFastSize = 2 * gib
+	// traceDBSize is small on purpose, so that a compaction spills within seconds instead
+	// of hours of filling. `ceph tell osd.N compact` writes its output to RocksDB's first
+	// path (the DB device) whatever the level sizes, so only a full DB device makes BlueFS
+	// allocate on the slow one. A fresh OSD on Ceph 16.2.15 uses 298 MiB of its DB device
+	// (db_used_bytes, the same in every run); the workloads below grow that by 2-12 MiB and
+	// leave the compaction about 25 MiB to flush and rewrite: 320 MiB holds the workloads
+	// and not the compaction. Prism's planner never makes a slot this
+	// small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by the agent.
+	traceDBSize = 320 * plan.MiB
+	// traceFile is the committed summary, relative to this package.
+	traceFile = "../../internal/ioclass/defaults/testdata/ceph-osd-trace.json"
+)
+
+// traceConfig are the OSD settings that decide what its devices see; the summary records them.
+var traceConfig = []string{
+	"bluefs_buffered_io", "bluestore_prefer_deferred_size_ssd", "bluestore_max_blob_size_ssd",
+	"bluestore_volume_selection_policy", "bdev_aio", "bluestore_rocksdb_options",
+}
+
+// TestCephOSDTrace traces, with the block_bio_queue tracepoint, which tasks queue which bios
+// to a real OSD's data device and DB partition during 4 KiB random writes, 4 MiB writes and
+// a RocksDB compaction that spills onto the data device. It is the evidence for the default
+// PRISM policy (internal/ioclass/defaults); PRISM_UPDATE_TRACE=1 rewrites the committed
+// summary. About 1-2.5 minutes.
+func TestCephOSDTrace(t *testing.T) {
+	began := time.Now()
+	e := newEnv(t)
+
+	fast := e.attachLoop("fast", traceFastSize, true)
+	slowDev := e.attachLoop("qlc0", slowSize, false)
+	devices, _ := inventory(fast, []*loopDev{slowDev})
+	slot := prismv1.DBSlot{Partition: prismv1.PlannedPartition{Number: 1, Label: "prism-db-00", StartBytes: plan.MiB, SizeBytes: traceDBSize},
+		DataDevice: slowDev.stablePath}
+	fp := prismv1.FastDevicePlan{StablePath: fast.stablePath, SlotSizeBytes: traceDBSize, Slots: []prismv1.DBSlot{slot}}
+	if _, err := partitionFast(e.ctx, hostexec.Local{Timeout: slow}, prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{fp}}, devices); err != nil {
+		t.Fatalf("partitioning %s: %v", fast.dev, err)
+	}
+	checkPartitions(e, fast, fp)
+	kernel := map[string]string{slowDev.stablePath: slowDev.dev, plan.PartitionPath(fp.StablePath, 1): fast.partitionDev(1)}
+
+	c := e.bootstrap()
+	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
+	// trace shows the OSD as Prism deploys it on QLC.
+	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
+	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: map[string]string{
+		"metadataDevice": plan.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
+	}}, kernel, fp)
+	c.waitOSDsUpIn([]*osd{o})
+	pool := c.createPool()
+	t.Logf("%s up, pool %s clean (%.0f s since start)", o.name(), pool, time.Since(began).Seconds())
+
+	b := c.bluefsCounters(o)
+	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
+	summary := defaults.Summary{Host: c.traceHost(o, slowDev)}
+	logThreads(t, o)
+	data, fastNums := devNumbers(e, sysBlock(slowDev.name, "")), devNumbers(e, sysBlock(fast.name, ""))
+	tb := &traceBed{o: o, fast: fast, slowDev: slowDev, bt: newBioTrace(e, data, fastNums),
+		data: defaults.Device{Major: data[0], Minor: data[1], Sectors: uint64(slowDev.size / 512)},
+		db: defaults.Device{Major: fastNums[0], Minor: fastNums[1],
+			Start: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/start"))), Sectors: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/size")))}}
+	for _, w := range c.traceWorkloads(pool, o) {
+		summary.Workloads = append(summary.Workloads, c.traceOne(tb, w))
+	}
+	t.Log("\n" + defaults.Markdown(&summary))
+	checkTrace(t, &summary)
+	t.Logf("total %.0f s", time.Since(began).Seconds())
+}
+
+// traceBed is what traceOne traces: the OSD, its two devices and the tracefs instance.
+type traceBed struct {
+	o             *osd
+	fast, slowDev *loopDev
+	bt            *bioTrace
+	data, db      defaults.Device
+}
+
+// traceOne runs one workload under the trace, waits until the devices are idle, and returns
+// its summary with BlueFS's counters around it.
+func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
+	t := c.e.t
+	before := c.bluefsCounters(tb.o)
+	if w.name == defaults.Compaction && (before["slow_used_bytes"] != 0 || before["bytes_written_slow"] != 0) {
+		t.Fatalf("BlueFS spilled before the compaction (slow_used_bytes %d, bytes_written_slow %d): the trace could not tell the compaction's writes apart",
+			before["slow_used_bytes"], before["bytes_written_slow"])
+	}
+	tb.bt.start()
+	start := time.Now()
+	out := c.e.must(4*time.Minute, w.argv...)
+	secs := time.Since(start).Seconds()
+	c.idleCounters(tb.fast, []*loopDev{tb.slowDev})
+	tr := tb.bt.stop()
+	after := c.bluefsCounters(tb.o)
+	client := int64(0)
+	if w.client != nil {
+		var err error
+		if client, err = w.client(out); err != nil || client <= 0 {
+			t.Fatalf("%s: client bytes: %v\n%s", w.name, err, tail(out, 20))
+		}
+	}
+	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
+		before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
+	pid := tb.o.daemon.cmd.Process.Pid
+	return defaults.Workload{
+		Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
+		BlueFS: defaults.BlueFSDelta{SlowUsedBefore: before["slow_used_bytes"], SlowUsedAfter: after["slow_used_bytes"],
+			WrittenSlowBefore: before["bytes_written_slow"], WrittenSlowAfter: after["bytes_written_slow"], DBUsedAfter: after["db_used_bytes"]},
+		Data: defaults.Aggregate(tr.Records, tb.data, pid),
+		DB:   defaults.Aggregate(tr.Records, tb.db, pid),
+	}
+}
+
+// tracedWorkload is one command run under the trace.
+type tracedWorkload struct {
+	name string
+	argv []string
+	// client parses the bytes the client wrote; nil when it wrote none.
+	client func(out string) (int64, error)
+}
+
+// traceWorkloads are, in order: 4 KiB random writes into an RBD image, 4 KiB object writes,
+// 4 MiB object writes (sequential: each fills fresh 64 KiB allocation units), reads of those
+// 4 MiB objects and 4 KiB random reads of the image, then a full RocksDB compaction, whose
+// output spills onto the data device (traceDBSize). Write volumes are fixed (object counts,
+// --io-total), so the metadata the compaction rewrites, and with it the spill, does not
+// depend on the machine's speed.
+func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
+	rados := []string{"rados", "--cluster", clusterName, "-c", c.conf, "-p", pool}
+	rbd := []string{"rbd", "--cluster", clusterName, "-c", c.conf}
+	image := pool + "/prismtrace-img"
+	c.e.must(quick, append(rbd, "create", "--size", "1G", image)...)
+	return []tracedWorkload{
+		{defaults.RBD4KRandWrite, append(rbd, "bench", "--io-type", "write", "--io-pattern", "rand", "--io-size", "4096",
+			"--io-total", "128M", "--io-threads", "16", image), func(string) (int64, error) { return 128 << 20, nil }},
+		{defaults.Rados4KWrite, append(rados, "bench", "120", "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
+			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchBytes},
+		{defaults.Rados4MWrite, append(rados, "bench", "120", "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
+			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchBytes},
+		{defaults.Rados4MRead, append(rados, "bench", "60", "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
+		{defaults.RBD4KRandRead, append(rbd, "bench", "--io-type", "read", "--io-pattern", "rand", "--io-size", "4096",
+			"--io-total", "32M", "--io-threads", "16", image), nil},
+		{defaults.Compaction, []string{"ceph", "--cluster", clusterName, "-c", c.conf, "tell", o.name(), "compact"}, nil},
+	}
+}
+
+// bluefsCounters is `ceph tell osd.N perf dump bluefs`, the integer counters.
+func (c *cluster) bluefsCounters(o *osd) map[string]int64 {
+	var perf struct {
+		BlueFS map[string]any `json:"bluefs"`
+	}
+	out, err := c.ceph(slow, "tell", o.name(), "perf", "dump", "bluefs")
+	if err == nil {
+		err = json.Unmarshal([]byte(out), &perf)
+	}
+	if err != nil {
+		c.e.t.Fatalf("%s: perf dump bluefs: %v\n%s", o.name(), err, out)
+	}
+	b := map[string]int64{}
+	for k, v := range perf.BlueFS {
+		if f, ok := v.(float64); ok {
+			b[k] = int64(f)
+		}
+	}
+	return b
+}
+
+// traceHost records the versions and the OSD's IO-shaping settings.
+func (c *cluster) traceHost(o *osd, slowDev *loopDev) defaults.Host {
+	e := c.e
+	h := defaults.Host{
+		Kernel:    strings.TrimSpace(e.must(quick, "uname", "-r")),
+		Ceph:      strings.TrimSpace(e.must(quick, "ceph-osd", "--version")),
+		Config:    map[string]string{"bluestore_min_alloc_size": c.metadata(o)["bluestore_min_alloc_size"]},
+		DataBytes: slowDev.size,
+		DBBytes:   traceDBSize,
+	}
+	for _, k := range traceConfig {
+		var cfg map[string]string
+		if err := c.adminSocket(&cfg, o.name(), "config", "get", k); err != nil {
+			e.t.Fatalf("%s: config get %s: %v", o.name(), k, err)
+		}
+		h.Config[k] = cfg[k]
+	}
+	e.t.Logf("host: %+v", h)
+	return h
+}
+
+// logThreads lists the OSD's thread names: the comm values a trace can show for it.
+func logThreads(t *testing.T, o *osd) {
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/comm", o.daemon.cmd.Process.Pid))
+	count := map[string]int{}
+	for _, d := range dirs {
+		if b, err := os.ReadFile(d); err == nil {
+			count[strings.TrimSpace(string(b))]++
+		}
+	}
+	t.Logf("%s threads by name: %v", o.name(), count)
+}
+
+// checkTrace writes the summary with PRISM_UPDATE_TRACE=1; otherwise it compares its shape
+// with the committed one and checks the facts the default policy rests on. Byte counts
+// differ from run to run and are never compared.
+func checkTrace(t *testing.T, s *defaults.Summary) {
+	if os.Getenv("PRISM_UPDATE_TRACE") != "" {
+		data, err := json.MarshalIndent(s, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(traceFile, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("PRISM_UPDATE_TRACE is set: wrote %s", traceFile)
+	} else {
+		committed, err := defaults.LoadSummary(traceFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := workloadNames(s), workloadNames(committed); got != want {
+			t.Errorf("traced workloads %s, committed %s: rerun with PRISM_UPDATE_TRACE=1", got, want)
+		}
+	}
+	for _, err := range defaults.CheckCephOSDFacts(s) {
+		t.Error(err)
+	}
+	// The fresh trace, replayed through the shipped policy, must do what the policy is for.
+	policy := ioclass.DefaultCephOSD()
+	cfg, err := ioclass.Compile(&policy.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shares, errs := defaults.CheckIntent(s, cfg, defaults.CephOSDIntent)
+	for _, err := range errs {
+		t.Errorf("default policy on this trace: %v", err)
+	}
+	names := map[int]string{}
+	for _, c := range policy.Spec.Classes {
+		names[int(c.ID)] = c.Name
+	}
+	t.Log("replay of this trace through the default policy:\n" + defaults.ReplayMarkdown(shares, names))
+}
+
+func workloadNames(s *defaults.Summary) string {
+	var names []string
+	for _, w := range s.Workloads {
+		names = append(names, w.Name)
+	}
+	return strings.Join(names, ",")
+}
