@@ -13,6 +13,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
 )
 
 const gib = int64(1) << 30
@@ -21,7 +22,7 @@ var t0 = time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)
 
 // policy is Prism's default Ceph policy at generation 2.
 func policy() *prismv1.ClassificationPolicy {
-	p := ioclass.DefaultCephOSD()
+	p := ioclasstest.FiveClasses()
 	p.Generation = 2
 	return p
 }

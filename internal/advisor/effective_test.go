@@ -8,10 +8,11 @@ import (
 
 	"github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
 )
 
 func policyWithAdvice(apply v1alpha1.AdvisorApply, adviceGen int64) *v1alpha1.ClassificationPolicy {
-	p := ioclass.DefaultCephOSD()
+	p := ioclasstest.FiveClasses()
 	p.Generation = 3
 	p.Spec.Advisor = &v1alpha1.AdvisorSpec{Apply: apply}
 	prio, kept, unclassified := int32(255), int32(200), int32(22)
@@ -29,7 +30,7 @@ func policyWithAdvice(apply v1alpha1.AdvisorApply, adviceGen int64) *v1alpha1.Cl
 }
 
 func TestNodeConfigAppliesOnlyWhenOptedInAndCurrent(t *testing.T) {
-	written, err := ioclass.Compile(&ioclass.DefaultCephOSD().Spec)
+	written, err := ioclass.Compile(&ioclasstest.FiveClasses().Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

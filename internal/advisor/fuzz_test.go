@@ -9,6 +9,7 @@ import (
 
 	"github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
 )
 
 // apiAllocation is the CRD's pattern for allocations.
@@ -26,7 +27,7 @@ func fuzzInput(data []byte) (v1alpha1.ClassificationPolicySpec, Input) {
 		data = data[8:]
 		return v
 	}
-	spec := ioclass.DefaultCephOSD().Spec
+	spec := ioclasstest.FiveClasses().Spec
 	for i := range spec.Classes {
 		c := &spec.Classes[i]
 		v := next()

@@ -17,6 +17,7 @@ import (
 	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
 )
 
 const gib = int64(1) << 30
@@ -29,7 +30,7 @@ func (c *clock) Now() time.Time { return c.now }
 // newClassification is Prism's default Ceph policy under a unique name.
 func newClassification(t *testing.T) *prismv1.ClassificationPolicy {
 	t.Helper()
-	p := ioclass.DefaultCephOSD()
+	p := ioclasstest.FiveClasses()
 	p.Name = unique("cpol")
 	if err := env.Client.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestClassificationPolicyCompiles(t *testing.T) {
 }
 
 func TestClassificationPolicyWarnsAboutFilesystemConditions(t *testing.T) {
-	p := ioclass.DefaultCephOSD()
+	p := ioclasstest.FiveClasses()
 	p.Name = unique("cpol-fs")
 	prio := int32(100)
 	p.Spec.Classes = append(p.Spec.Classes, prismv1.IOClass{ID: 20, Name: "journals", EvictionPriority: &prio, Allocation: "0.10", Done: true,
@@ -192,7 +193,7 @@ func TestAdvisorRecommendsAfterAWindow(t *testing.T) {
 }
 
 func TestAutomaticAdviceChangesTheCompiledFileNotTheSpec(t *testing.T) {
-	p := ioclass.DefaultCephOSD()
+	p := ioclasstest.FiveClasses()
 	p.Name = unique("cpol-auto")
 	p.Spec.Advisor = &prismv1.AdvisorSpec{Apply: prismv1.AdvisorApplyAutomatic}
 	if err := env.Client.Create(context.Background(), p); err != nil {
