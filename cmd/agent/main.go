@@ -17,6 +17,9 @@ Usage:
   prism-agent inventory [--host-root DIR] [-o json|table]   print this host's devices, tiers and eligibility (read-only)
   prism-agent run --node-name NAME [--host-root DIR]         keep the node's StorageNode status current and partition
                                                               its fast devices as spec.plan says (only in mode Apply)
+  prism-agent cache-check [--policy FILE [--load-into-cache N]] parse every casadm output the agent uses with Prism's
+                                                              parsers (on a node with Open CAS; read-only unless
+                                                              --load-into-cache)
   prism-agent version
 
 Run "prism-agent <command> -h" for a command's flags.
@@ -33,6 +36,8 @@ func main() {
 		err = runInventory(os.Args[2:], os.Stdout)
 	case "run":
 		err = runAgent(os.Args[2:])
+	case "cache-check":
+		err = runCacheCheck(os.Args[2:], os.Stdout)
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":
