@@ -82,6 +82,11 @@ func TestStatusOf(t *testing.T) {
 // transcriptCSV is the CSV a reference transcript (testdata, recorded from casadm) printed.
 func transcriptCSV(t *testing.T, name string) string {
 	t.Helper()
+	return readTranscript(t, name)
+}
+
+func readTranscript(t testing.TB, name string) string {
+	t.Helper()
 	b, err := os.ReadFile("../casadm/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
