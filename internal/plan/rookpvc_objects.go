@@ -182,3 +182,69 @@ func MergeRookDeviceSets(existing []any, replace []string, prism []RookDeviceSet
 	}
 	return merged, nil
 }
+
+// VolumeDrift compares a local volume in the cluster with the one Prism wants. immutable
+// lists fields the API server will not change (the path, the node, the mode, the class): the
+// volume must be re-created, which is safe only while no claim holds it. mutable lists fields
+// an apply fixes (labels, annotations, capacity).
+func VolumeDrift(have, want *corev1.PersistentVolume) (immutable, mutable []string) {
+	if localPath(have) != localPath(want) {
+		immutable = append(immutable, fmt.Sprintf("spec.local.path %q (want %q)", localPath(have), localPath(want)))
+	}
+	if pinnedHost(have) != pinnedHost(want) {
+		immutable = append(immutable, fmt.Sprintf("spec.nodeAffinity %q (want %q)", pinnedHost(have), pinnedHost(want)))
+	}
+	if volumeMode(have) != volumeMode(want) {
+		immutable = append(immutable, "spec.volumeMode "+volumeMode(have))
+	}
+	if have.Spec.StorageClassName != want.Spec.StorageClassName {
+		immutable = append(immutable, "spec.storageClassName "+have.Spec.StorageClassName)
+	}
+	for k, v := range want.Labels {
+		if have.Labels[k] != v {
+			mutable = append(mutable, "metadata.labels["+k+"]")
+		}
+	}
+	for k, v := range want.Annotations {
+		if have.Annotations[k] != v {
+			mutable = append(mutable, "metadata.annotations["+k+"]")
+		}
+	}
+	hc, wc := have.Spec.Capacity[corev1.ResourceStorage], want.Spec.Capacity[corev1.ResourceStorage]
+	if hc.Cmp(wc) != 0 {
+		mutable = append(mutable, "spec.capacity")
+	}
+	if have.Spec.PersistentVolumeReclaimPolicy != want.Spec.PersistentVolumeReclaimPolicy {
+		mutable = append(mutable, "spec.persistentVolumeReclaimPolicy")
+	}
+	sort.Strings(mutable)
+	return immutable, mutable
+}
+
+func localPath(v *corev1.PersistentVolume) string {
+	if v.Spec.Local == nil {
+		return ""
+	}
+	return v.Spec.Local.Path
+}
+
+func pinnedHost(v *corev1.PersistentVolume) string {
+	if v.Spec.NodeAffinity == nil || v.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, t := range v.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range t.MatchExpressions {
+			if e.Key == hostnameLabel && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
+				return e.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+func volumeMode(v *corev1.PersistentVolume) string {
+	if v.Spec.VolumeMode == nil {
+		return string(corev1.PersistentVolumeFilesystem)
+	}
+	return string(*v.Spec.VolumeMode)
+}

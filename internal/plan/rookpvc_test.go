@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -320,3 +321,32 @@ func FuzzDeviceSetName(f *testing.F) {
 func isLabelish(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func TestVolumeDrift(t *testing.T) {
+	o := CachedOSD{Node: "node-a", DataDevice: qlc0, ExportedObject: "/dev/cas1-1", DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
+	want, _ := LocalVolumes(o, "node-a", "policy-1")
+	if im, mu := VolumeDrift(want.DeepCopy(), want); len(im)+len(mu) != 0 {
+		t.Fatalf("identical volumes drift: %v %v", im, mu)
+	}
+	moved := want.DeepCopy()
+	moved.Spec.Local.Path = "/dev/cas1-2"
+	moved.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"node-b"}
+	if im, _ := VolumeDrift(moved, want); strings.Join(im, "; ") != `spec.local.path "/dev/cas1-2" (want "/dev/cas1-1"); spec.nodeAffinity "node-b" (want "node-a")` {
+		t.Errorf("immutable drift = %v", im)
+	}
+	relabelled := want.DeepCopy()
+	relabelled.Labels[LabelPolicy] = "policy-0"
+	delete(relabelled.Annotations, AnnotationDevice)
+	relabelled.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: *resourceOf(GiB)}
+	im, mu := VolumeDrift(relabelled, want)
+	if len(im) != 0 || strings.Join(mu, ",") != "metadata.annotations[prism.storage.io/device],metadata.labels[prism.storage.io/policy],spec.capacity" {
+		t.Errorf("drift = %v / %v", im, mu)
+	}
+	fs := want.DeepCopy()
+	fs.Spec.VolumeMode = nil
+	if im, _ := VolumeDrift(fs, want); len(im) != 1 || im[0] != "spec.volumeMode Filesystem" {
+		t.Errorf("a filesystem volume drifts %v", im)
+	}
+}
+
+func resourceOf(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
