@@ -106,26 +106,40 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	}
 	config, configNote := r.cephConfig(s, ready)
 	managed := joinNodes(append(nodeNamesOf(entries), kept...))
+	sets, err := r.planDeviceSets(ctx, s, cluster, ready, waiting)
+	if err != nil {
+		return err
+	}
+	// Volumes first, so that Rook's claims find them.
+	if err := r.applyVolumes(ctx, sets.apply); err != nil {
+		return err
+	}
 
 	releaseKey, release := releaseAnnotation(s.policy.Name), cluster.GetAnnotations()[releaseAnnotation(s.policy.Name)]
 	if gate.Released != nil {
 		release = gate.Released.String()
 	}
 	unchanged := equality.Semantic.DeepEqual(existing, merged) && cluster.GetAnnotations()[key] == managed && configApplied(cluster, config) &&
-		cluster.GetAnnotations()[releaseKey] == release
+		!sets.changed() && cluster.GetAnnotations()[releaseKey] == release
 	if !unchanged {
 		apply := applyObject(cluster, key, managed, merged, config)
 		if release != "" {
 			// Re-sent on every apply: an annotation Prism's field manager stops sending is removed.
 			apply.SetAnnotations(map[string]string{key: managed, releaseKey: release})
 		}
+		sets.addTo(apply)
 		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
 		}
 	}
+	if err := r.deleteVolumes(ctx, sets.obsolete); err != nil {
+		return err
+	}
 	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(entries), cluster.GetNamespace(), cluster.GetName())
-	if configNote != "" {
-		msg += "; " + configNote
+	for _, note := range []string{configNote, sets.summary()} {
+		if note != "" {
+			msg += "; " + note
+		}
 	}
 	if gate.Released != nil {
 		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", gate.Released.Node, gate.Released.Device)
@@ -140,7 +154,11 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 		s.rook = rookOutcome{reason: ReasonWaitingForPartitions, message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(waiting, ", ")}
 		return nil
 	}
-	if len(entries) == 0 {
+	if len(sets.waiting) > 0 {
+		s.rook = rookOutcome{reason: ReasonWaitingForCacheCores, message: msg + "; " + summarise(sets.waiting)}
+		return nil
+	}
+	if len(entries) == 0 && sets.wanted == 0 {
 		s.rook = rookOutcome{reason: ReasonRookNothingToConfigure, message: "no node has a plan"}
 		return nil
 	}
@@ -149,15 +167,24 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 }
 
 // removeRookEntries drops this policy's entries and annotation from the CephCluster.
+// Device sets whose volumes a claim holds stay (Rook cannot reconcile an OSD whose set is
+// gone); the other sets go, and their volumes with them.
 func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.HybridStoragePolicy) error {
 	cluster, err := r.getCephCluster(ctx, policy)
+	if err != nil {
+		return err
+	}
+	sets, err := r.planDeviceSets(ctx, &scope{policy: policy}, cluster, nil, nil)
 	if err != nil || cluster == nil {
+		if err == nil {
+			err = r.deleteVolumes(ctx, sets.obsolete)
+		}
 		return err
 	}
 	key := managedNodesAnnotation(policy.Name)
 	previous, ok := cluster.GetAnnotations()[key]
-	if !ok {
-		return nil
+	if !ok && !sets.changed() {
+		return r.deleteVolumes(ctx, sets.obsolete)
 	}
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	merged, err := plan.MergeRookNodes(existing, splitNodes(previous), nil)
@@ -165,7 +192,11 @@ func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.Hybr
 		return err
 	}
 	apply := applyObject(cluster, "", "", merged, nil)
-	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership)
+	sets.addTo(apply)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return err
+	}
+	return r.deleteVolumes(ctx, sets.obsolete)
 }
 
 func (r *Reconciler) getCephCluster(ctx context.Context, policy *prismv1.HybridStoragePolicy) (*unstructured.Unstructured, error) {

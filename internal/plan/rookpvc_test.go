@@ -1,0 +1,352 @@
+package plan
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+const (
+	fastA = "/dev/disk/by-id/nvme-FAST_A"
+	fastB = "/dev/disk/by-id/nvme-FAST_B"
+	qlc0  = "/dev/disk/by-id/nvme-QLC_00"
+	qlc1  = "/dev/disk/by-id/nvme-QLC_01"
+	qlc2  = "/dev/disk/by-id/nvme-QLC_02"
+)
+
+// cachePlan is a node plan: FAST_A caches QLC_00 and QLC_01 (plus a spare slot), FAST_B holds
+// QLC_02's DB slot and has no cache partition (too little room left, say).
+func cachePlan() prismv1.NodePlan {
+	slot := func(i int32, dev string) prismv1.DBSlot {
+		return prismv1.DBSlot{Index: i, DataDevice: dev, Partition: prismv1.PlannedPartition{Number: i + 1, Label: slotLabel(int(i)), StartBytes: MiB + int64(i)*60*GiB, SizeBytes: 60 * GiB}}
+	}
+	return prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{
+		{StablePath: fastA, SlotSizeBytes: 60 * GiB, Slots: []prismv1.DBSlot{slot(0, qlc0), slot(1, qlc1), slot(2, "")},
+			Cache: &prismv1.PlannedPartition{Number: 4, Label: cacheLabel, StartBytes: MiB + 180*GiB, SizeBytes: 100 * GiB}, CacheID: 1},
+		{StablePath: fastB, SlotSizeBytes: 60 * GiB, Slots: []prismv1.DBSlot{slot(0, qlc2)}},
+	}}
+}
+
+func cacheNodeStatus(cores ...prismv1.CacheCoreStatus) prismv1.StorageNodeStatus {
+	return prismv1.StorageNodeStatus{
+		Devices: []prismv1.Device{
+			{Name: "nvme10n1", StablePath: qlc0, SizeBytes: p5316},
+			{Name: "nvme11n1", StablePath: qlc1, SizeBytes: p5316},
+			{Name: "nvme12n1", StablePath: qlc2, SizeBytes: p5316},
+		},
+		Caches: []prismv1.CacheStatus{{FastDevice: fastA, CacheID: 1, State: prismv1.CacheRunning, Cores: cores}},
+	}
+}
+
+func TestRookNodesLeavesOutDevicesBehindACache(t *testing.T) {
+	nodes := RookNodes(map[string]prismv1.NodePlan{"node-a": cachePlan()}, "qlc")
+	if len(nodes) != 1 || len(nodes[0].Devices) != 1 || nodes[0].Devices[0].Name != qlc2 {
+		t.Fatalf("storage.nodes = %+v, want only QLC_02 (its fast device has no cache)", nodes)
+	}
+	if md := nodes[0].Devices[0].Config["metadataDevice"]; md != fastB+"-part1" {
+		t.Errorf("QLC_02 metadataDevice = %q", md)
+	}
+	// A node whose every capacity device is behind a cache has no entry at all.
+	p := cachePlan()
+	p.FastDevices = p.FastDevices[:1]
+	if nodes := RookNodes(map[string]prismv1.NodePlan{"node-a": p}, "qlc"); len(nodes) != 0 {
+		t.Fatalf("storage.nodes = %+v, want none", nodes)
+	}
+}
+
+func TestCachedDevicesOf(t *testing.T) {
+	ready := func(dev string, core int32) prismv1.CacheCoreStatus {
+		return prismv1.CacheCoreStatus{Device: dev, CoreID: core, ExportedObject: "/dev/cas1-" + string(rune('0'+core)), State: prismv1.CoreReady}
+	}
+	cases := []struct {
+		name      string
+		status    prismv1.StorageNodeStatus
+		wantReady []string // data device -> exported object, "dev=obj"
+		wantHeld  []string // "dev: reason substring"
+	}{
+		{name: "no cache reported yet", status: prismv1.StorageNodeStatus{Devices: cacheNodeStatus().Devices},
+			wantHeld: []string{qlc0 + ": its cache is not reported yet", qlc1 + ": its cache is not reported yet"}},
+		{name: "both cores ready", status: cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2)),
+			wantReady: []string{qlc0 + "=/dev/cas1-1", qlc1 + "=/dev/cas1-2"}},
+		{name: "one core pending", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, State: prismv1.CorePending, Message: "casadm -A failed"}),
+			wantReady: []string{qlc0 + "=/dev/cas1-1"}, wantHeld: []string{qlc1 + ": core is Pending: casadm -A failed"}},
+		{name: "one core not added yet", status: cacheNodeStatus(ready(qlc1, 2)),
+			wantReady: []string{qlc1 + "=/dev/cas1-2"}, wantHeld: []string{qlc0 + ": not a core of its cache yet"}},
+		{name: "pass-through after a cache device error", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, CoreID: 2, ExportedObject: "/dev/cas1-2", State: prismv1.CorePassThrough}),
+			wantReady: []string{qlc0 + "=/dev/cas1-1"}, wantHeld: []string{qlc1 + ": core is PassThrough"}},
+		{name: "ready without an exported object", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, State: prismv1.CoreReady}),
+			wantReady: []string{qlc0 + "=/dev/cas1-1"}, wantHeld: []string{qlc1 + `: cores[].exportedObject: "" is not /dev/cas<cache>-<core>`}},
+		{name: "exported object of another cache", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, CoreID: 2, ExportedObject: "/dev/cas2-2", State: prismv1.CoreReady}),
+			wantReady: []string{qlc0 + "=/dev/cas1-1"}, wantHeld: []string{qlc1 + ": exported object /dev/cas2-2 is in cache 2 but the plan gives its fast device cache 1"}},
+		{name: "exported object of another core", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, CoreID: 2, ExportedObject: "/dev/cas1-1", State: prismv1.CoreReady}),
+			wantReady: []string{qlc0 + "=/dev/cas1-1"}, wantHeld: []string{qlc1 + ": exported object /dev/cas1-1 does not match core id 2"}},
+		{name: "device gone from the inventory", status: func() prismv1.StorageNodeStatus {
+			st := cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2))
+			st.Devices = st.Devices[1:]
+			return st
+		}(), wantReady: []string{qlc1 + "=/dev/cas1-2"}, wantHeld: []string{qlc0 + ": not in the node's inventory"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CachedDevicesOf("node-a", cachePlan(), tc.status)
+			var gotReady, gotHeld []string
+			for _, o := range got.Ready {
+				gotReady = append(gotReady, o.DataDevice+"="+o.ExportedObject)
+			}
+			for _, h := range got.Held {
+				gotHeld = append(gotHeld, h.DataDevice+": "+h.Reason)
+			}
+			if strings.Join(gotReady, " ") != strings.Join(tc.wantReady, " ") {
+				t.Errorf("ready = %v, want %v", gotReady, tc.wantReady)
+			}
+			if strings.Join(gotHeld, " | ") != strings.Join(tc.wantHeld, " | ") {
+				t.Errorf("held = %v, want %v", gotHeld, tc.wantHeld)
+			}
+			// QLC_02 sits on a fast device without a cache: never a cached device.
+			for _, o := range got.Ready {
+				if o.DataDevice == qlc2 {
+					t.Error("QLC_02 has no cache but came out as a cached OSD")
+				}
+			}
+		})
+	}
+	// The OSD carries its slot and sizes from the plan and the inventory.
+	got := CachedDevicesOf("node-a", cachePlan(), cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2)))
+	o := got.Ready[1]
+	if o.Node != "node-a" || o.FastDevice != fastA || o.Slot != fastA+"-part2" || o.SlotSizeBytes != 60*GiB || o.DataSizeBytes != p5316 {
+		t.Errorf("QLC_01's OSD = %+v", o)
+	}
+}
+
+func TestParseExportedObject(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		cache, core  int32
+		wantErrorSub string
+	}{
+		{in: "/dev/cas1-1", cache: 1, core: 1},
+		{in: "/dev/cas16384-4095", cache: 16384, core: 4095},
+		{in: "/dev/cas3-0", cache: 3, core: 0},
+		{in: "/dev/cas0-1", wantErrorSub: "cache 1-16384"},
+		{in: "/dev/cas16385-1", wantErrorSub: "cache 1-16384"},
+		{in: "/dev/cas1-4096", wantErrorSub: "core 0-4095"},
+		{in: "/dev/cas01-1", wantErrorSub: "cache 1-16384"},
+		{in: "/dev/cas1-+1", wantErrorSub: "core 0-4095"},
+		{in: "/dev/cas1", wantErrorSub: "is not /dev/cas<cache>-<core>"},
+		{in: "/dev/sda", wantErrorSub: "is not /dev/cas<cache>-<core>"},
+		{in: "/dev/cas1-1/../sda", wantErrorSub: "core 0-4095"},
+		{in: "", wantErrorSub: "is not /dev/cas<cache>-<core>"},
+	} {
+		cache, core, err := ParseExportedObject(tc.in)
+		switch {
+		case tc.wantErrorSub == "" && (err != nil || cache != tc.cache || core != tc.core):
+			t.Errorf("%q: %d %d %v, want %d %d", tc.in, cache, core, err, tc.cache, tc.core)
+		case tc.wantErrorSub != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErrorSub)):
+			t.Errorf("%q: error %v, want one containing %q", tc.in, err, tc.wantErrorSub)
+		}
+	}
+}
+
+func TestDeviceSetNameIsStableShortAndDistinct(t *testing.T) {
+	// Expected hashes from `printf 'node\ndevice' | sha256sum | cut -c1-10`: names live in
+	// clusters (set, claims, volumes) and must never change between Prism versions.
+	if got := DeviceSetName("node-a", qlc0); got != "prism-node-a-fcb40f5a41" {
+		t.Errorf("DeviceSetName(node-a, QLC_00) = %q", got)
+	}
+	long := DeviceSetName("Worker.Example.COM-with-a-very-long-name", qlc0)
+	if long != "prism-worker-example-com-w-66f15294f6" {
+		t.Errorf("long node name gives %q", long)
+	}
+	if len(long) > 37 || len(validation.IsDNS1123Label(long)) > 0 {
+		t.Errorf("%q is not a DNS label of at most 37 characters", long)
+	}
+	if DeviceSetName("node-a", qlc1) == DeviceSetName("node-a", qlc0) || DeviceSetName("node-b", qlc0) == DeviceSetName("node-a", qlc0) {
+		t.Error("different devices or nodes share a set name")
+	}
+}
+
+func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
+	osds := CachedDevicesOf("node-a", cachePlan(), cacheNodeStatus(
+		prismv1.CacheCoreStatus{Device: qlc0, CoreID: 1, ExportedObject: "/dev/cas1-1", State: prismv1.CoreReady},
+		prismv1.CacheCoreStatus{Device: qlc1, CoreID: 2, ExportedObject: "/dev/cas1-2", State: prismv1.CoreReady})).Ready
+	var volumes []*corev1.PersistentVolume
+	for _, o := range osds {
+		d, m := LocalVolumes(o, "node-a.example.com", "policy-1")
+		volumes = append(volumes, d, m)
+	}
+	for i, o := range osds {
+		data, meta := volumes[2*i], volumes[2*i+1]
+		if data.Spec.Local.Path != o.ExportedObject || meta.Spec.Local.Path != o.Slot {
+			t.Errorf("%s: volume paths %s and %s, want the exported object and the slot", o.DataDevice, data.Spec.Local.Path, meta.Spec.Local.Path)
+		}
+		if c := data.Spec.Capacity[corev1.ResourceStorage]; c.Value() != p5316 {
+			t.Errorf("data capacity %s", c.String())
+		}
+		if c := meta.Spec.Capacity[corev1.ResourceStorage]; c.Value() != 60*GiB {
+			t.Errorf("metadata capacity %s", c.String())
+		}
+		for _, v := range []*corev1.PersistentVolume{data, meta} {
+			term := v.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0]
+			if term.Key != "kubernetes.io/hostname" || term.Values[0] != "node-a.example.com" ||
+				*v.Spec.VolumeMode != corev1.PersistentVolumeBlock || v.Spec.StorageClassName != LocalStorageClass ||
+				v.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain || v.Labels[LabelPolicy] != "policy-1" ||
+				v.Annotations[AnnotationNode] != "node-a" {
+				t.Errorf("volume %s = %+v %+v", v.Name, v.ObjectMeta, v.Spec)
+			}
+			if errs := validation.IsDNS1123Subdomain(v.Name); len(errs) > 0 || len(v.Name) > 63 {
+				t.Errorf("volume name %q: %v", v.Name, errs)
+			}
+		}
+
+		// The set's claim templates each select exactly one of all the volumes: this device's.
+		set := DeviceSet(o, "qlc")
+		if set.Name != DeviceSetName("node-a", o.DataDevice) || set.Count != 1 || set.Portable || len(set.VolumeClaimTemplates) != 2 {
+			t.Fatalf("set = %+v", set)
+		}
+		for _, tmpl := range set.VolumeClaimTemplates {
+			sel := labels.SelectorFromSet(tmpl.Spec.Selector.MatchLabels)
+			var matched []string
+			for _, v := range volumes {
+				if sel.Matches(labels.Set(v.Labels)) {
+					matched = append(matched, v.Name)
+				}
+			}
+			want := map[string]*corev1.PersistentVolume{RoleData: data, RoleMetadata: meta}[tmpl.Metadata.Name]
+			if want == nil || len(matched) != 1 || matched[0] != want.Name {
+				t.Fatalf("template %q selects %v", tmpl.Metadata.Name, matched)
+			}
+			req, capacity := tmpl.Spec.Resources.Requests[corev1.ResourceStorage], want.Spec.Capacity[corev1.ResourceStorage]
+			if req.Cmp(capacity) > 0 || *tmpl.Spec.StorageClassName != LocalStorageClass || *tmpl.Spec.VolumeMode != corev1.PersistentVolumeBlock ||
+				tmpl.Spec.AccessModes[0] != want.Spec.AccessModes[0] {
+				t.Errorf("template %q cannot bind %s: %+v", tmpl.Metadata.Name, want.Name, tmpl.Spec)
+			}
+		}
+		if set.VolumeClaimTemplates[0].Metadata.Annotations["crushDeviceClass"] != "qlc" {
+			t.Errorf("data template annotations = %v", set.VolumeClaimTemplates[0].Metadata.Annotations)
+		}
+	}
+}
+
+func TestMergeRookDeviceSetsKeepsForeignSetsInPlace(t *testing.T) {
+	o := CachedOSD{Node: "node-a", DataDevice: qlc0, ExportedObject: "/dev/cas1-1", DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
+	mine := DeviceSet(o, "qlc")
+	existing := []any{
+		map[string]any{"name": "user-ssd", "count": int64(3)},
+		map[string]any{"name": "prism-node-b-0123456789", "count": int64(1)}, // was Prism's, now released
+		map[string]any{"name": mine.Name, "count": int64(7)},                 // Prism's, outdated
+		map[string]any{"name": "user-hdd", "count": int64(2)},
+	}
+	merged, err := MergeRookDeviceSets(existing, []string{"prism-node-b-0123456789"}, []RookDeviceSet{mine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range merged {
+		names = append(names, e.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "user-ssd,user-hdd,"+mine.Name {
+		t.Fatalf("merged sets %v", names)
+	}
+	if c := merged[2].(map[string]any)["count"]; c != int64(1) {
+		t.Errorf("count = %#v, want int64 1 as the API server returns it", c)
+	}
+	if _, err := MergeRookDeviceSets([]any{"oops"}, nil, nil); err == nil || !strings.Contains(err.Error(), "spec.storage.storageClassDeviceSets[0]") {
+		t.Errorf("a malformed entry gives %v", err)
+	}
+	// The footprint per OSD in the CephCluster (docs/decisions/0008-rook-osds-on-cas.md).
+	b, _ := json.Marshal(merged[2])
+	t.Logf("one device set is %d bytes of JSON", len(b))
+}
+
+func TestLabelValue(t *testing.T) {
+	short := "policy-1"
+	if LabelValue(short) != short {
+		t.Errorf("short name changed to %q", LabelValue(short))
+	}
+	long := strings.Repeat("a.b-", 40) + "z"
+	got := LabelValue(long)
+	if len(validation.IsValidLabelValue(got)) > 0 || got == LabelValue(long+"y") {
+		t.Errorf("LabelValue(long) = %q (%v)", got, validation.IsValidLabelValue(got))
+	}
+}
+
+func FuzzParseExportedObject(f *testing.F) {
+	for _, s := range []string{"/dev/cas1-1", "/dev/cas16384-4095", "/dev/cas0-0", "/dev/cas1-", "/dev/sda"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cache, core, err := ParseExportedObject(s)
+		if err != nil {
+			return
+		}
+		if cache < 1 || cache > 16384 || core < 0 || core > 4095 {
+			t.Fatalf("%q parsed to out-of-range ids %d %d", s, cache, core)
+		}
+		// Accepted paths are canonical: they print back to themselves.
+		if want := "/dev/cas" + itoa(cache) + "-" + itoa(core); want != s {
+			t.Fatalf("%q accepted but is not canonical %q", s, want)
+		}
+	})
+}
+
+func FuzzDeviceSetName(f *testing.F) {
+	f.Add("node-a", qlc0)
+	f.Add("", "")
+	f.Add("ÄÖ.__--", "x")
+	f.Fuzz(func(t *testing.T, node, device string) {
+		name := DeviceSetName(node, device)
+		if len(name) > 37 || len(validation.IsDNS1123Label(name)) > 0 {
+			t.Fatalf("DeviceSetName(%q, %q) = %q is not a DNS label of at most 37 characters", node, device, name)
+		}
+		for _, role := range []string{RoleData, RoleMetadata} {
+			if v := VolumeName(name, role); len(validation.IsValidLabelValue(v)) > 0 {
+				t.Fatalf("volume name %q is not a label value", v)
+			}
+		}
+		if v := LabelValue(node); node != "" && isLabelish(node) && len(validation.IsValidLabelValue(v)) > 0 {
+			t.Fatalf("LabelValue(%q) = %q", node, v)
+		}
+	})
+}
+
+// isLabelish is true for what Kubernetes allows as a node or policy name (a DNS subdomain).
+func isLabelish(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func TestVolumeDrift(t *testing.T) {
+	o := CachedOSD{Node: "node-a", DataDevice: qlc0, ExportedObject: "/dev/cas1-1", DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
+	want, _ := LocalVolumes(o, "node-a", "policy-1")
+	if im, mu := VolumeDrift(want.DeepCopy(), want); len(im)+len(mu) != 0 {
+		t.Fatalf("identical volumes drift: %v %v", im, mu)
+	}
+	moved := want.DeepCopy()
+	moved.Spec.Local.Path = "/dev/cas1-2"
+	moved.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"node-b"}
+	if im, _ := VolumeDrift(moved, want); strings.Join(im, "; ") != `spec.local.path "/dev/cas1-2" (want "/dev/cas1-1"); spec.nodeAffinity "node-b" (want "node-a")` {
+		t.Errorf("immutable drift = %v", im)
+	}
+	relabelled := want.DeepCopy()
+	relabelled.Labels[LabelPolicy] = "policy-0"
+	delete(relabelled.Annotations, AnnotationDevice)
+	relabelled.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: *resourceOf(GiB)}
+	im, mu := VolumeDrift(relabelled, want)
+	if len(im) != 0 || strings.Join(mu, ",") != "metadata.annotations[prism.storage.io/device],metadata.labels[prism.storage.io/policy],spec.capacity" {
+		t.Errorf("drift = %v / %v", im, mu)
+	}
+	fs := want.DeepCopy()
+	fs.Spec.VolumeMode = nil
+	if im, _ := VolumeDrift(fs, want); len(im) != 1 || im[0] != "spec.volumeMode Filesystem" {
+		t.Errorf("a filesystem volume drifts %v", im)
+	}
+}
+
+func resourceOf(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.BinarySI) }
