@@ -18,7 +18,7 @@ import (
 
 // OSDs on a cache: each capacity device behind a cache whose core is Ready becomes two local
 // volumes and one storageClassDeviceSet (internal/plan/rookpvc.go,
-// docs/decisions/0008-rook-osds-on-cas.md). The volumes carry the policy's label: they are
+// docs/decisions/0010-rook-osds-on-cas.md). The volumes carry the policy's label: they are
 // the record of which sets the policy manages (an annotation listing thousands of sets would
 // outgrow the annotation size limit).
 

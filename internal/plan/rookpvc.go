@@ -11,7 +11,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-// OSDs on a cache go to Rook as PVC-backed OSDs (docs/decisions/0008-rook-osds-on-cas.md):
+// OSDs on a cache go to Rook as PVC-backed OSDs (docs/decisions/0010-rook-osds-on-cas.md):
 // for storage.nodes[] entries with a metadataDevice Rook always runs `ceph-volume lvm`, and
 // LVM refuses /dev/casX-Y ("device type is unknown"); for a storageClassDeviceSet with `data`
 // and `metadata` claims it runs `ceph-volume raw prepare --data <data> --block.db <metadata>`,

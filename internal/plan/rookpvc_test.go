@@ -261,7 +261,7 @@ func TestMergeRookDeviceSetsKeepsForeignSetsInPlace(t *testing.T) {
 	if _, err := MergeRookDeviceSets([]any{"oops"}, nil, nil); err == nil || !strings.Contains(err.Error(), "spec.storage.storageClassDeviceSets[0]") {
 		t.Errorf("a malformed entry gives %v", err)
 	}
-	// The footprint per OSD in the CephCluster (docs/decisions/0008-rook-osds-on-cas.md).
+	// The footprint per OSD in the CephCluster (docs/decisions/0010-rook-osds-on-cas.md).
 	b, _ := json.Marshal(merged[2])
 	t.Logf("one device set is %d bytes of JSON", len(b))
 }
