@@ -65,7 +65,7 @@ func runAgent(args []string) error {
 	if *metricsAddr != "0" {
 		endurance = &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
 		if *stateDir != "" {
-			endurance.StateFile = filepath.Join(*stateDir, "wear-history.json")
+			endurance.StateFile, endurance.LegacyStateFile = exporter.StateFiles(*stateDir)
 		}
 	}
 	p := &agent.Publisher{
