@@ -60,7 +60,7 @@ func runAgent(args []string) error {
 		return fmt.Errorf("watching udev: %w", err)
 	}
 	opts := host.options()
-	latest := &latestDevices{}
+	latest := &exporter.LatestDevices{}
 	var endurance *exporter.Exporter
 	if *metricsAddr != "0" {
 		endurance = &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
@@ -76,7 +76,7 @@ func runAgent(args []string) error {
 			defer cancel()
 			rep, err := inventory.Take(ctx, opts)
 			if err == nil {
-				latest.set(rep)
+				latest.Set(rep.Devices)
 				if endurance != nil {
 					for i := range rep.Devices {
 						rep.Devices[i].Endurance = endurance.Summary(rep.Devices[i].Name)
@@ -95,7 +95,7 @@ func runAgent(args []string) error {
 	}
 	if endurance != nil {
 		go func() {
-			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest); err != nil {
+			if err := exporter.Serve(ctx, *metricsAddr, *healthPeriod, endurance, latest); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
 			}
 		}()

@@ -42,6 +42,15 @@ func homelab(t *testing.T) (string, inventory.Report) {
 	return root, rep
 }
 
+// recorded is an exporter of the fixture root's recorded SMART pages, at *now when now is set.
+func recorded(root string, now *time.Time) *Exporter {
+	c := health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}
+	if now != nil {
+		c.Now = func() time.Time { return *now }
+	}
+	return &Exporter{Node: "homelab", Collector: c}
+}
+
 // gather returns metric values by name and device.
 func gather(t *testing.T, e *Exporter) map[string]map[string]float64 {
 	t.Helper()
@@ -81,9 +90,7 @@ func label(m *dto.Metric, name string) string {
 func TestExporterUnitsFromRecordedSMARTLogs(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	e := &Exporter{Node: "homelab", Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
 	if err := e.Poll(context.Background(), rep.Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +128,8 @@ func TestExporterUnitsFromRecordedSMARTLogs(t *testing.T) {
 func TestExporterAlphaAndForecastFromHistory(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	e := &Exporter{Node: "homelab", StateFile: filepath.Join(t.TempDir(), "history.json"), Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
+	e.StateFile, _ = StateFiles(t.TempDir())
 	if err := e.Poll(context.Background(), rep.Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +208,7 @@ func TestExporterProjectsWearOut(t *testing.T) {
 
 func TestExporterSummaryForStatus(t *testing.T) {
 	root, rep := homelab(t)
-	e := &Exporter{Node: "homelab", Collector: health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}}
+	e := recorded(root, nil)
 	if e.Summary("nvme0n1") != nil {
 		t.Fatal("a summary before any poll")
 	}
@@ -225,9 +231,7 @@ func TestExporterWritesTheHistoryOnlyWhenItAddsASample(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
-	e := &Exporter{Node: "homelab", Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
 	e.StateFile, e.LegacyStateFile = StateFiles(dir)
 	size := func() int64 {
 		st, err := os.Stat(e.StateFile)
@@ -258,9 +262,7 @@ func TestExporterWritesTheHistoryOnlyWhenItAddsASample(t *testing.T) {
 func TestExporterReprojectsWhenTheRatingChanges(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	e := &Exporter{Node: "homelab", Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
 	if err := e.Poll(context.Background(), rep.Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestExporterReprojectsWhenTheRatingChanges(t *testing.T) {
 func TestExporterReportsADamagedHistoryOnce(t *testing.T) {
 	root, rep := homelab(t)
 	dir := t.TempDir()
-	e := &Exporter{Node: "homelab", Collector: health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}}
+	e := recorded(root, nil)
 	e.StateFile, _ = StateFiles(dir)
 	if err := os.WriteFile(e.StateFile, []byte("PRISMWH\x01\x05garbage and more"), 0o644); err != nil {
 		t.Fatal(err)

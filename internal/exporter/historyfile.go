@@ -132,6 +132,12 @@ func (f *historyFile) rewrite(h *History) error {
 	return nil
 }
 
+// WriteFile writes h as the history file at path, replacing it (for tools that prepare the
+// state of an agent, such as bench/footprint).
+func (h *History) WriteFile(path string) error {
+	return (&historyFile{path: path}).rewrite(h)
+}
+
 // appendSync appends rec to path and flushes it to the disk.
 func appendSync(path string, rec []byte) error {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -1,4 +1,4 @@
-package main
+package exporter
 
 import (
 	"context"
@@ -13,31 +13,32 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/exporter"
-	"github.com/prism-storage/prism/internal/inventory"
 )
 
-// latestDevices remembers the last inventory so that the health poll reads the same devices.
-type latestDevices struct {
+// LatestDevices remembers the last inventory so that the health poll reads the same devices.
+type LatestDevices struct {
 	mu      sync.Mutex
 	devices []prismv1.Device
 }
 
-func (l *latestDevices) set(rep inventory.Report) {
+// Set records the devices of an inventory.
+func (l *LatestDevices) Set(devices []prismv1.Device) {
 	l.mu.Lock()
-	l.devices = rep.Devices
+	l.devices = devices
 	l.mu.Unlock()
 }
 
-func (l *latestDevices) get() []prismv1.Device {
+// Get returns the devices of the last inventory (nil before the first).
+func (l *LatestDevices) Get() []prismv1.Device {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.devices
 }
 
-// serveMetrics polls the devices' wear counters every period (a runnable loop in the agent,
-// since SMART pages cannot be watched) and serves them on addr until ctx ends.
-func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exporter.Exporter, devices *latestDevices) error {
+// Serve polls the devices' wear counters every period (a runnable loop in the agent, since
+// SMART pages cannot be watched) and serves e, with the Go and process collectors, on addr
+// until ctx ends.
+func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, devices *LatestDevices) error {
 	log := logf.FromContext(ctx).WithName("metrics")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -52,7 +53,7 @@ func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exp
 		ticker := time.NewTicker(period)
 		defer ticker.Stop()
 		for {
-			if d := devices.get(); d != nil {
+			if d := devices.Get(); d != nil {
 				if err := e.Poll(ctx, d); err != nil {
 					log.Error(err, "Saving the wear history")
 				}
