@@ -372,3 +372,30 @@ func TestHistoryFileDropsDevicesThatLeftWhenRewriting(t *testing.T) {
 		t.Fatalf("keys after 9 days %v, want only %s", keys, key(0))
 	}
 }
+
+// After a failed append the file may end in part of a record: the next save rewrites it
+// whole from the history in memory instead of appending after the damage.
+func TestHistoryFileRewritesAfterAFailedAppend(t *testing.T) {
+	path, f, h := newFile(t)
+	poll(t, f, h, 0, 2)
+	// Make the append fail: the file is a directory for a moment.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.Add(key(0), reading(0, 5))
+	if err := f.save(h, []entry{{key(0), h.Series(key(0))[1]}}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("append into a directory: %v", err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, f, h, 10, 2)
+	got, err := reopen(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHistory(t, got, h)
+}
