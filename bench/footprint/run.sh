@@ -226,7 +226,7 @@ now_us() { echo "${EPOCHREALTIME/./}"; }
 : >"$tmp/samples.tsv"
 : >"$tmp/rounds.tsv"
 round() { # round PHASE N INTERVAL SCRAPES
-	local phase=$1 n=$2 iv=$3 scrapes=$4 dir t k iv_us t0 next w0 w1 r
+	local phase=$1 n=$2 iv=$3 scrapes=$4 dir t k iv_us t0 next left w0 w1 r
 	declare -A c0=()
 	dir="$tmp/$phase-$n"
 	mkdir -p "$dir"
@@ -245,7 +245,8 @@ round() { # round PHASE N INTERVAL SCRAPES
 			((k < 0)) || printf '%s\t%s\t%s\t%d\t%s\t%s\n' "$phase" "$n" "$t" "$k" "$(rss_kb "${pid[$t]}")" "${r// /$'\t'}" >>"$tmp/samples.tsv"
 		done
 		next=$((t0 + (k + WARMUP + 1) * iv_us))
-		(($(now_us) >= next)) || sleep "$(awk -v d="$((next - $(now_us)))" 'BEGIN {printf "%.6f", d / 1e6}')"
+		left=$((next - $(now_us))) # read the clock once: under load a second reading can be past next
+		if ((left > 0)); then sleep "$(awk -v d="$left" 'BEGIN {printf "%.6f", d / 1e6}')"; fi
 	done
 	w1=$(now_us)
 	for t in "${TARGETS[@]}"; do
