@@ -64,12 +64,12 @@ func runAgent(args []string) error {
 		return fmt.Errorf("watching udev: %w", err)
 	}
 	opts := host.options()
-	latest := &latestDevices{}
+	latest := &exporter.LatestDevices{}
 	var endurance *exporter.Exporter
 	if *metricsAddr != "0" {
 		endurance = &exporter.Exporter{Node: *nodeName, Collector: host.healthCollector()}
 		if *stateDir != "" {
-			endurance.StateFile = filepath.Join(*stateDir, "wear-history.json")
+			endurance.StateFile, endurance.LegacyStateFile = exporter.StateFiles(*stateDir)
 		}
 	}
 	p := &agent.Publisher{
@@ -80,7 +80,7 @@ func runAgent(args []string) error {
 			defer cancel()
 			rep, err := inventory.Take(ctx, opts)
 			if err == nil {
-				latest.set(rep)
+				latest.Set(rep.Devices)
 				if endurance != nil {
 					for i := range rep.Devices {
 						rep.Devices[i].Endurance = endurance.Summary(rep.Devices[i].Name)
@@ -103,11 +103,11 @@ func runAgent(args []string) error {
 	}
 	if endurance != nil {
 		go func() {
-			var caches *cache.Collector
+			var extra []exporter.Polled
 			if *doProvision && *manageCache {
-				caches = &cache.Collector{Node: *nodeName, Exec: hostExec(*hostTools)}
+				extra = append(extra, &cache.Collector{Node: *nodeName, Exec: hostExec(*hostTools)})
 			}
-			if err := serveMetrics(ctx, *metricsAddr, *healthPeriod, endurance, latest, caches); err != nil {
+			if err := exporter.Serve(ctx, *metricsAddr, *healthPeriod, endurance, latest, extra...); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
 			}
 		}()

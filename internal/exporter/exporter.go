@@ -2,6 +2,9 @@ package exporter
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +23,10 @@ type deviceState struct {
 	reading  health.Reading
 	report   *endurance.Report
 	baseline uint64 // host bytes at the first reading this agent saw (for α)
+	// projected: report is Project(the device's series, rating); it stays valid until the
+	// series gains a sample or the rating changes.
+	projected bool
+	rating    endurance.Rating
 }
 
 // Exporter collects readings and serves them as metrics.
@@ -28,29 +35,37 @@ type Exporter struct {
 	Collector health.Collector
 	// StateFile keeps the sample history across restarts; "" keeps it in memory only.
 	StateFile string
+	// LegacyStateFile is the JSON history of earlier agents: read into StateFile when that
+	// does not exist yet, then removed.
+	LegacyStateFile string
 
 	mu      sync.Mutex
 	history *History
+	file    *historyFile            // nil: in memory only
+	fileErr error                   // why file is nil with a StateFile
 	devices map[string]*deviceState // by device name
 	errors  map[string]float64      // collect errors per source
+	descs   map[string]*prometheus.Desc
 }
 
-// Poll reads every device once, updates the history and the projections.
+// StateFiles are the history files the agent keeps in its state directory: the log, and the
+// JSON history of agents before it, migrated on the first poll.
+func StateFiles(dir string) (file, legacy string) {
+	return filepath.Join(dir, "wear-history.log"), filepath.Join(dir, "wear-history.json")
+}
+
+// Poll reads every device once, updates the history and the projections. Its error is about
+// the history file; the readings and projections are updated either way.
 func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 	readings := e.Collector.Read(ctx, devices)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var loadErr error
 	if e.history == nil {
-		e.history = NewHistory()
-		if e.StateFile != "" {
-			if h, err := Load(e.StateFile); err == nil {
-				e.history = h
-			}
-		}
-		e.devices = map[string]*deviceState{}
-		e.errors = map[string]float64{}
+		loadErr = e.load()
 	}
 	seen := map[string]bool{}
+	var added []entry
 	for i, r := range readings {
 		d := devices[i]
 		seen[d.Name] = true
@@ -59,27 +74,65 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 			st = &deviceState{baseline: r.HostWritten}
 			e.devices[d.Name] = st
 		}
-		st.device, st.reading, st.report = d, r, nil
+		st.device, st.reading = d, r
 		for src := range r.Errors {
 			e.errors[src]++
 		}
-		if s, ok := r.Sample(); ok && d.StablePath != "" {
-			series := e.history.Add(d.StablePath, s)
-			rating := ratingOf(d, series, r)
-			if rep, err := endurance.Project(series, rating, endurance.Options{}); err == nil {
-				st.report = &rep
-			}
+		s, ok := r.Sample()
+		if !ok || d.StablePath == "" {
+			st.report, st.projected = nil, false
+			continue
 		}
+		series, isNew := e.history.Add(d.StablePath, s)
+		if isNew {
+			added = append(added, entry{d.StablePath, series[len(series)-1]})
+		}
+		project(st, series, isNew, ratingOf(d, series, r))
 	}
 	for name := range e.devices {
 		if !seen[name] {
 			delete(e.devices, name) // the device went away: stop exporting it
 		}
 	}
-	if e.StateFile != "" {
-		return e.history.Save(e.StateFile)
+	return errors.Join(loadErr, e.save(added))
+}
+
+// load reads the history file on the first poll.
+func (e *Exporter) load() error {
+	e.history = NewHistory()
+	e.devices = map[string]*deviceState{}
+	e.errors = map[string]float64{}
+	if e.StateFile == "" {
+		return nil
 	}
-	return nil
+	e.file, e.fileErr = openHistoryFile(e.StateFile, e.LegacyStateFile, e.history)
+	return e.fileErr
+}
+
+// save writes the samples this poll added; nothing when it added none (4 polls in 5 at the
+// default 1-minute period and 5-minute MinInterval).
+func (e *Exporter) save(added []entry) error {
+	switch {
+	case e.StateFile == "":
+		return nil
+	case e.file == nil:
+		if len(added) == 0 {
+			return nil
+		}
+		return fmt.Errorf("wear history %s: not saved: %w", e.StateFile, e.fileErr)
+	}
+	return e.file.save(e.history, added)
+}
+
+// project updates the device's projection unless its inputs are those of the last one.
+func project(st *deviceState, series []endurance.Sample, changed bool, rating endurance.Rating) {
+	if st.projected && !changed && st.rating == rating {
+		return
+	}
+	st.report, st.projected, st.rating = nil, true, rating
+	if rep, err := endurance.Project(series, rating, endurance.Options{}); err == nil {
+		st.report = &rep
+	}
 }
 
 // ratingOf is the drive database's rating, with the warranty assumed to start when the
@@ -106,7 +159,7 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m := metricWriter{ch: ch, node: e.Node}
+	m := metricWriter{ch: ch, node: e.Node, descs: e.descCache()}
 	var fast, capacity float64
 	for _, st := range e.devices {
 		m.device(st)
@@ -124,6 +177,15 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	for src, n := range e.errors {
 		m.counter("prism_device_collect_errors_total", "Failed reads of a wear counter source, per source.", []string{"source"}, []string{src}, n)
 	}
+}
+
+// descCache returns the descriptors built by earlier scrapes: name, help and label names are
+// fixed per metric name, and building a Desc is most of a const metric's cost.
+func (e *Exporter) descCache() map[string]*prometheus.Desc {
+	if e.descs == nil {
+		e.descs = map[string]*prometheus.Desc{}
+	}
+	return e.descs
 }
 
 // Summary is the device's endurance at the last poll, for its StorageNode status; nil when the

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/endurance"
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/health"
@@ -37,6 +40,15 @@ func homelab(t *testing.T) (string, inventory.Report) {
 		t.Fatal(err)
 	}
 	return root, rep
+}
+
+// recorded is an exporter of the fixture root's recorded SMART pages, at *now when now is set.
+func recorded(root string, now *time.Time) *Exporter {
+	c := health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}
+	if now != nil {
+		c.Now = func() time.Time { return *now }
+	}
+	return &Exporter{Node: "homelab", Collector: c}
 }
 
 // gather returns metric values by name and device.
@@ -78,9 +90,7 @@ func label(m *dto.Metric, name string) string {
 func TestExporterUnitsFromRecordedSMARTLogs(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	e := &Exporter{Node: "homelab", Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
 	if err := e.Poll(context.Background(), rep.Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +128,8 @@ func TestExporterUnitsFromRecordedSMARTLogs(t *testing.T) {
 func TestExporterAlphaAndForecastFromHistory(t *testing.T) {
 	root, rep := homelab(t)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	e := &Exporter{Node: "homelab", StateFile: filepath.Join(t.TempDir(), "history.json"), Collector: health.Collector{
-		Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now },
-	}}
+	e := recorded(root, &now)
+	e.StateFile, _ = StateFiles(t.TempDir())
 	if err := e.Poll(context.Background(), rep.Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -138,26 +147,9 @@ func TestExporterAlphaAndForecastFromHistory(t *testing.T) {
 		t.Error("α needs writes since the agent started; none happened")
 	}
 	// The history survives a restart.
-	h, err := Load(e.StateFile)
-	if err != nil || len(h.Series[rep.Devices[0].StablePath]) != 2 {
-		t.Fatalf("history after restart: %v, %d samples", err, len(h.Series[rep.Devices[0].StablePath]))
-	}
-}
-
-func TestHistoryKeepsBoundedSeries(t *testing.T) {
 	h := NewHistory()
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < 10*24*12*2; i++ { // every 150 s for 10 days
-		h.Add("d", sampleAt(start.Add(time.Duration(i)*150*time.Second)))
-	}
-	s := h.Series["d"]
-	if span := s[len(s)-1].Time.Sub(s[0].Time); span > h.MaxAge {
-		t.Errorf("kept %s of history, max %s", span, h.MaxAge)
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i].Time.Sub(s[i-1].Time) < h.MinInterval {
-			t.Fatalf("samples %s apart", s[i].Time.Sub(s[i-1].Time))
-		}
+	if _, err := openHistoryFile(e.StateFile, "", h); err != nil || len(h.Series(rep.Devices[0].StablePath)) != 2 {
+		t.Fatalf("history after restart: %v, %d samples", err, len(h.Series(rep.Devices[0].StablePath)))
 	}
 }
 
@@ -216,7 +208,7 @@ func TestExporterProjectsWearOut(t *testing.T) {
 
 func TestExporterSummaryForStatus(t *testing.T) {
 	root, rep := homelab(t)
-	e := &Exporter{Node: "homelab", Collector: health.Collector{Host: sysfs.Host{Root: root}, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}}}
+	e := recorded(root, nil)
 	if e.Summary("nvme0n1") != nil {
 		t.Fatal("a summary before any poll")
 	}
@@ -230,5 +222,78 @@ func TestExporterSummaryForStatus(t *testing.T) {
 	}
 	if sda := e.Summary("sda"); sda == nil || sda.HostWrittenBytes != 0 || sda.PercentUsed != nil {
 		t.Fatalf("a sysfs-only drive has no lifetime figures: %+v", sda)
+	}
+}
+
+// The agent polls every minute and keeps a sample every 5: only the polls that add one write
+// the history file, and the projections of the others are those of the last sample.
+func TestExporterWritesTheHistoryOnlyWhenItAddsASample(t *testing.T) {
+	root, rep := homelab(t)
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	e := recorded(root, &now)
+	e.StateFile, e.LegacyStateFile = StateFiles(dir)
+	size := func() int64 {
+		st, err := os.Stat(e.StateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	var sizes []int64
+	var inodes []uint64
+	for minute := range 11 {
+		now = time.Date(2026, 11, 22, 6, minute, 0, 0, time.UTC)
+		if err := e.Poll(context.Background(), rep.Devices); err != nil {
+			t.Fatal(err)
+		}
+		sizes, inodes = append(sizes, size()), append(inodes, inode(t, e.StateFile))
+	}
+	for minute := 1; minute < len(sizes); minute++ {
+		if grew := sizes[minute] > sizes[minute-1]; grew != (minute%5 == 0) || inodes[minute] != inodes[0] {
+			t.Errorf("minute %d: file %d -> %d bytes, inode %d -> %d; want appends at 5 and 10 only",
+				minute, sizes[minute-1], sizes[minute], inodes[0], inodes[minute])
+		}
+	}
+}
+
+// A projection is reused while its inputs are unchanged; a new rating (the drive database
+// learned the drive) changes them without a new sample.
+func TestExporterReprojectsWhenTheRatingChanges(t *testing.T) {
+	root, rep := homelab(t)
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	e := recorded(root, &now)
+	if err := e.Poll(context.Background(), rep.Devices); err != nil {
+		t.Fatal(err)
+	}
+	devices := append([]prismv1.Device(nil), rep.Devices...)
+	devices[0].RatedEndurance = &prismv1.RatedEndurance{DWPD: "3", WarrantyYears: 5}
+	now = now.Add(time.Minute) // no new sample
+	if err := e.Poll(context.Background(), devices); err != nil {
+		t.Fatal(err)
+	}
+	if got := gather(t, e)["prism_device_rated_dwpd"]["nvme0n1"]; got != 3 {
+		t.Fatalf("rated DWPD %v after the rating changed, want 3", got)
+	}
+}
+
+// A damaged history file is reported once, naming it, and the agent goes on.
+func TestExporterReportsADamagedHistoryOnce(t *testing.T) {
+	root, rep := homelab(t)
+	dir := t.TempDir()
+	e := recorded(root, nil)
+	e.StateFile, _ = StateFiles(dir)
+	if err := os.WriteFile(e.StateFile, []byte("PRISMWH\x01\x05garbage and more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := e.Poll(context.Background(), rep.Devices)
+	if err == nil || !strings.Contains(err.Error(), e.StateFile) {
+		t.Fatalf("first poll: %v, want an error naming %s", err, e.StateFile)
+	}
+	if err := e.Poll(context.Background(), rep.Devices); err != nil {
+		t.Fatalf("second poll: %v", err)
+	}
+	if _, ok := gather(t, e)["prism_device_host_written_bytes_total"]["nvme0n1"]; !ok {
+		t.Error("no metrics after a damaged history")
 	}
 }

@@ -4,69 +4,99 @@
 package exporter
 
 import (
-	"encoding/json"
-	"errors"
-	"github.com/prism-storage/prism/internal/fsutil"
-	"io/fs"
-	"os"
+	"sort"
 	"time"
 
 	"github.com/prism-storage/prism/internal/endurance"
 )
 
-// History keeps, per stable path, samples at least MinInterval apart for MaxAge.
+// History keeps, per stable path, the samples the endurance projections need: one every
+// Spacing for MaxAge, plus the newest, which is at least MinInterval after the one before.
+//
+// Thinning is uniform on purpose: the percent-used projection is a least-squares fit over the
+// 7-day window, and a finer recent tier would weigh the last day more than the six before it.
 type History struct {
-	MinInterval time.Duration
-	MaxAge      time.Duration
-	Series      map[string][]endurance.Sample `json:"series"`
+	MinInterval time.Duration // a new sample closer than this to the newest is not kept
+	Spacing     time.Duration // samples older than the newest are kept at least this far apart
+	MaxAge      time.Duration // samples older than this before the newest are dropped
+
+	series map[string][]endurance.Sample
 }
 
-// NewHistory keeps a sample every 5 minutes for 8 days: enough for the 7-day slope.
+// NewHistory accepts a sample every 5 minutes and keeps one every 30 minutes for 8 days:
+// enough for the 7-day slope (336 points) and the 24-hour rate; 385 samples per device.
 func NewHistory() *History {
-	return &History{MinInterval: 5 * time.Minute, MaxAge: 8 * 24 * time.Hour, Series: map[string][]endurance.Sample{}}
+	return &History{MinInterval: 5 * time.Minute, Spacing: 30 * time.Minute, MaxAge: 8 * 24 * time.Hour,
+		series: map[string][]endurance.Sample{}}
 }
 
-// Add appends s to the device's series unless the last sample is more recent than
-// MinInterval, and drops samples older than MaxAge. It returns the series.
-func (h *History) Add(key string, s endurance.Sample) []endurance.Sample {
-	series := h.Series[key]
-	if n := len(series); n > 0 && s.Time.Sub(series[n-1].Time) < h.MinInterval {
-		return series
+// Add records s for the device unless its newest sample is less than MinInterval before s
+// (or after it: the clock went back). Times are kept in whole seconds, as the history file
+// stores them. It returns the device's series and whether s was added; the series is only
+// ever changed by Add appending, so an unchanged series gives the same projection.
+func (h *History) Add(key string, s endurance.Sample) ([]endurance.Sample, bool) {
+	s.Time = time.Unix(s.Time.Unix(), 0).UTC()
+	series := h.series[key]
+	n := len(series)
+	if n > 0 && s.Time.Sub(series[n-1].Time) < h.MinInterval {
+		return series, false
+	}
+	// The previous newest sample stays only if it is Spacing after the one before it.
+	if n >= 2 && series[n-1].Time.Sub(series[n-2].Time) < h.Spacing {
+		series = series[:n-1]
 	}
 	series = append(series, s)
 	cut := 0
 	for cut < len(series)-1 && s.Time.Sub(series[cut].Time) > h.MaxAge {
 		cut++
 	}
-	series = series[cut:]
-	h.Series[key] = series
-	return series
+	if cut > 0 {
+		// Copy rather than reslice, so the dropped samples' memory is released.
+		series = append([]endurance.Sample(nil), series[cut:]...)
+	}
+	h.series[key] = series
+	return series, true
 }
 
-// Load reads a history written by Save; a missing file is an empty history.
-func Load(path string) (*History, error) {
-	h := NewHistory()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return h, nil
+// Series returns the device's samples, oldest first; the caller must not modify them.
+func (h *History) Series(key string) []endurance.Sample { return h.series[key] }
+
+// Keys returns the stable paths with samples, sorted.
+func (h *History) Keys() []string {
+	keys := make([]string, 0, len(h.series))
+	for k := range h.series {
+		keys = append(keys, k)
 	}
-	if err != nil {
-		return h, err
-	}
-	if err := json.Unmarshal(data, h); err != nil {
-		return NewHistory(), err
-	}
-	if h.Series == nil {
-		h.Series = map[string][]endurance.Sample{}
-	}
-	return h, nil
+	sort.Strings(keys)
+	return keys
 }
 
-// Save writes the history atomically (temp file + rename), so a crash leaves the old one.
-func (h *History) Save(path string) error {
-	data, err := json.Marshal(h)
-	if err != nil {
-		return err
+// Len is the number of samples kept, over all devices.
+func (h *History) Len() int {
+	n := 0
+	for _, s := range h.series {
+		n += len(s)
 	}
-	return fsutil.WriteFileAtomic(path, data, 0o644)
+	return n
+}
+
+// Expire drops the series of devices whose newest sample is more than MaxAge before now:
+// drives that left the node, which Add never visits again.
+func (h *History) Expire(now time.Time) {
+	for k, s := range h.series {
+		if now.Sub(s[len(s)-1].Time) > h.MaxAge {
+			delete(h.series, k)
+		}
+	}
+}
+
+// newest is the time of the newest sample of any device (zero when empty).
+func (h *History) newest() time.Time {
+	var t time.Time
+	for _, s := range h.series {
+		if last := s[len(s)-1].Time; last.After(t) {
+			t = last
+		}
+	}
+	return t
 }

@@ -8,12 +8,17 @@ import (
 
 // metricWriter builds const metrics with the node label first.
 type metricWriter struct {
-	ch   chan<- prometheus.Metric
-	node string
+	ch    chan<- prometheus.Metric
+	node  string
+	descs map[string]*prometheus.Desc // by metric name; the caller holds the exporter's lock
 }
 
 func (m metricWriter) emit(kind prometheus.ValueType, name, help string, labels, values []string, v float64) {
-	desc := prometheus.NewDesc(name, help, append([]string{"node"}, labels...), nil)
+	desc, ok := m.descs[name]
+	if !ok {
+		desc = prometheus.NewDesc(name, help, append([]string{"node"}, labels...), nil)
+		m.descs[name] = desc
+	}
 	m.ch <- prometheus.MustNewConstMetric(desc, kind, v, append([]string{m.node}, values...)...)
 }
 

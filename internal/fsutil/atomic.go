@@ -2,12 +2,14 @@
 package fsutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
 
-// WriteFileAtomic replaces path with data: a temporary file in the same directory, then a
-// rename, so a crash leaves either the old file or the new one, never a torn one.
+// WriteFileAtomic replaces path with data: a temporary file in the same directory, flushed to
+// the disk, then a rename, so a crash (or a power loss) leaves either the old file or the new
+// one, never a torn or empty one.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -27,9 +29,25 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return fail(err)
 	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return syncDir(filepath.Dir(path)) // the rename itself
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
 }

@@ -1,4 +1,4 @@
-package main
+package exporter
 
 import (
 	"context"
@@ -13,38 +13,43 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/exporter"
-	"github.com/prism-storage/prism/internal/inventory"
 )
 
-// latestDevices remembers the last inventory so that the health poll reads the same devices.
-type latestDevices struct {
+// LatestDevices remembers the last inventory so that the health poll reads the same devices.
+type LatestDevices struct {
 	mu      sync.Mutex
 	devices []prismv1.Device
 }
 
-func (l *latestDevices) set(rep inventory.Report) {
+// Set records the devices of an inventory.
+func (l *LatestDevices) Set(devices []prismv1.Device) {
 	l.mu.Lock()
-	l.devices = rep.Devices
+	l.devices = devices
 	l.mu.Unlock()
 }
 
-func (l *latestDevices) get() []prismv1.Device {
+// Get returns the devices of the last inventory (nil before the first).
+func (l *LatestDevices) Get() []prismv1.Device {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.devices
 }
 
-// serveMetrics polls the devices' wear counters every period (a runnable loop in the agent,
-// since SMART pages cannot be watched) and serves them on addr until ctx ends.
-// caches, when set, reads Open CAS's statistics on the same period.
-func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exporter.Exporter, devices *latestDevices, caches *cache.Collector) error {
+// Polled is a collector with its own poll (the Open CAS statistics: internal/cache.Collector).
+type Polled interface {
+	prometheus.Collector
+	Poll(ctx context.Context) error
+}
+
+// Serve polls the devices' wear counters every period (a runnable loop in the agent, since
+// SMART pages cannot be watched) and serves e, with the Go and process collectors, on addr
+// until ctx ends. Each of extra is polled on the same period and served too.
+func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, devices *LatestDevices, extra ...Polled) error {
 	log := logf.FromContext(ctx).WithName("metrics")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if caches != nil {
-		reg.MustRegister(caches)
+	for _, x := range extra {
+		reg.MustRegister(x)
 	}
 	srv := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -57,15 +62,15 @@ func serveMetrics(ctx context.Context, addr string, period time.Duration, e *exp
 		ticker := time.NewTicker(period)
 		defer ticker.Stop()
 		for {
-			if d := devices.get(); d != nil {
+			if d := devices.Get(); d != nil {
 				if err := e.Poll(ctx, d); err != nil {
 					log.Error(err, "Saving the wear history")
 				}
 			}
-			if caches != nil {
-				if err := caches.Poll(ctx); err != nil {
+			for _, x := range extra {
+				if err := x.Poll(ctx); err != nil {
 					// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
-					log.V(1).Info("Cache statistics not read", "error", err.Error())
+					log.V(1).Info("Statistics not read", "error", err.Error())
 				}
 			}
 			select {
