@@ -168,7 +168,7 @@ func splitCSV(line string) (fields []string, col int, err error) {
 func joinCSV(fields ...string) string {
 	out := make([]string, len(fields))
 	for i, f := range fields {
-		if strings.ContainsAny(f, `,"`) {
+		if strings.ContainsAny(f, ",\"\r\n") || strings.TrimSpace(f) != f {
 			f = `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
 		}
 		out[i] = f
