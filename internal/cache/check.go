@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -83,7 +82,7 @@ func CheckNode(ctx context.Context, exec hostexec.Executor, hostRoot string) []C
 		}, "-C", "-L", "-i", id, "-o", "csv")
 	}
 	conf := CheckResult{What: "read " + ConfPath}
-	text, err := os.ReadFile(filepath.Join(r.hostPath(ConfPath)))
+	text, err := os.ReadFile(r.hostPath(ConfPath))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		conf.OK, conf.Detail = true, "absent"

@@ -12,7 +12,7 @@ import (
 // outputs) and building the metrics. casadm's own run time is not included (it is the
 // kernel's and casadm's, and the same for any exporter).
 func BenchmarkStatsPoll(b *testing.B) {
-	cacheCSV, classCSV, coreCSV := transcriptText(b, "casadm_P_i_1_o_csv.txt"), transcriptText(b, "casadm_P_i_1_d_o_csv.txt"), transcriptText(b, "casadm_P_i_1_j_1_o_csv_b.txt")
+	cacheCSV, classCSV, coreCSV := readTranscript(b, "casadm_P_i_1_o_csv.txt"), readTranscript(b, "casadm_P_i_1_d_o_csv.txt"), readTranscript(b, "casadm_P_i_1_j_1_o_csv_b.txt")
 	list := casadm.List{Caches: []casadm.Cache{{ID: 1, Disk: "/dev/disk/by-id/nvme-A-part3", Status: casadm.Status{State: casadm.StateRunning}, Mode: "wb"}}}
 	for k := 1; k <= 12; k++ {
 		list.Caches[0].Cores = append(list.Caches[0].Cores, casadm.Core{ID: k, Status: casadm.Status{State: casadm.StateActive}})
@@ -38,9 +38,4 @@ func BenchmarkStatsPoll(b *testing.B) {
 			b.Fatal("no metrics")
 		}
 	}
-}
-
-func transcriptText(b *testing.B, name string) string {
-	b.Helper()
-	return readTranscript(b, name)
 }

@@ -165,7 +165,7 @@ func StatusOf(f prismv1.FastDevicePlan, res Result, dryRun bool) prismv1.CacheSt
 	st := prismv1.CacheStatus{FastDevice: f.StablePath, CacheID: int32(res.CacheID)}
 	for _, c := range res.Cores {
 		st.Cores = append(st.Cores, prismv1.CacheCoreStatus{Device: c.Device, CoreID: int32(c.CoreID),
-			ExportedObject: c.ExportedObject, State: prismv1.CoreState(c.State), Message: truncate(c.Message, 1024)})
+			ExportedObject: c.ExportedObject, State: c.State, Message: truncate(c.Message, 1024)})
 	}
 	has := func(typ string) (string, bool) {
 		for _, c := range res.Conditions {

@@ -185,23 +185,18 @@ func (s Step) String() string {
 	return fmt.Sprintf("%s: %s", s.Kind, strings.Join(s.Argv, " "))
 }
 
-// CoreState is where a desired (or removed) core stands.
-type CoreState string
+// CoreState is where a desired (or removed) core stands: the API's states, so that the
+// agent publishes Decide's verdict as it is.
+type CoreState = prismv1.CoreState
 
-// Core states.
+// Core states (see prismv1.CoreState).
 const (
-	// CoreReady: an active core; its exported object carries the OSD.
-	CoreReady CoreState = "Ready"
-	// CorePending: a step will add it.
-	CorePending CoreState = "Pending"
-	// CorePassThrough: the cache has failed; IO to the exported object goes straight to the core.
-	CorePassThrough CoreState = "PassThrough"
-	// CoreInactive: casadm lists it but its device is missing.
-	CoreInactive CoreState = "Inactive"
-	// CoreRefused: Prism will not add or remove it (see Message).
-	CoreRefused CoreState = "Refused"
-	// CoreRemoving: not desired; steps flush and remove it.
-	CoreRemoving CoreState = "Removing"
+	CoreReady       = prismv1.CoreReady       // active; its exported object carries the OSD
+	CorePending     = prismv1.CorePending     // a step will add it
+	CorePassThrough = prismv1.CorePassThrough // the cache failed; IO goes straight to the core
+	CoreInactive    = prismv1.CoreInactive    // casadm lists it but its device is missing
+	CoreRefused     = prismv1.CoreRefused     // Prism will not add or remove it (see Message)
+	CoreRemoving    = prismv1.CoreRemoving    // not desired; steps flush and remove it
 )
 
 // CoreStatus is one core's state.
