@@ -102,7 +102,11 @@ func (d *demo) setUp(ctx context.Context) error {
 // setUpCaches backs the fast devices with loop devices and gives every node a casadm emulator
 // state, or says why the demo runs without caches.
 func (d *demo) setUpCaches(ctx context.Context, repo string) error {
-	if why := canUseLoops(); why != "" {
+	why := canUseLoops()
+	if !d.useLoops {
+		why = "--loops=false"
+	}
+	if why != "" {
 		say("(no caches and no partitioning: %s. As root with losetup, sgdisk and partx, the fast devices are loop devices the agents partition, and caches run on the casadm emulator.)", why)
 		return nil
 	}

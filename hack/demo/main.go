@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -30,6 +31,7 @@ type options struct {
 	dir, bin    string
 	once        bool
 	checkPanels bool
+	useLoops    bool
 }
 
 func main() {
@@ -37,6 +39,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "prism-demo"), "where the demo keeps its kubeconfig, host roots and logs")
 	flag.StringVar(&o.bin, "bin", "bin", "directory with prism-manager, prism-agent and kubectl-prism")
 	flag.BoolVar(&o.once, "once", false, "exit once the policy is reconciled (and the checks ran) instead of running until interrupted")
+	flag.BoolVar(&o.useLoops, "loops", true, "as root, back the fast devices with loop devices the agents partition, and run caches on the casadm emulator; false keeps them files")
 	flag.BoolVar(&o.checkPanels, "check-panels", false, "run every query of every generated dashboard against the demo's Prometheus and fail naming each one without data")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,6 +54,15 @@ func main() {
 }
 
 func (d *demo) run(ctx context.Context) error {
+	if d.checkPanels {
+		// The check needs the caches and Prometheus: say so now, not after a minute.
+		if why := canUseLoops(); why != "" || !d.useLoops {
+			return fmt.Errorf("--check-panels needs the caches, so root with losetup, sgdisk and partx and --loops (%s): the cache panels would have no data", cmpOr(why, "--loops=false"))
+		}
+		if _, err := exec.LookPath("prometheus"); err != nil {
+			return fmt.Errorf("--check-panels needs Prometheus (apt-get install prometheus)")
+		}
+	}
 	began := time.Now()
 	steps := []struct {
 		name string

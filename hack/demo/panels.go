@@ -52,11 +52,8 @@ func init() {
 // checkDashboards waits for a few scrapes of every agent, then runs every query of every
 // generated dashboard against the demo's Prometheus and fails naming each one without data.
 func (d *demo) checkDashboards(ctx context.Context) error {
-	switch {
-	case d.promURL == "":
-		return fmt.Errorf("--check-panels needs Prometheus (apt-get install prometheus)")
-	case !d.caches():
-		return fmt.Errorf("--check-panels needs the caches, so root with losetup, sgdisk and partx: the cache panels would have no data")
+	if d.promURL == "" || !d.caches() {
+		return fmt.Errorf("--check-panels needs Prometheus and the caches")
 	}
 	if err := d.waitForScrapes(ctx); err != nil {
 		return err
