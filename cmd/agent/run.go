@@ -82,6 +82,7 @@ func runAgent(args []string) error {
 			if err == nil {
 				latest.Set(rep.Devices)
 				if endurance != nil {
+					endurance.Inventoried(time.Now())
 					for i := range rep.Devices {
 						rep.Devices[i].Endurance = endurance.Summary(rep.Devices[i].Name)
 					}

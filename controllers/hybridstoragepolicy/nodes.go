@@ -83,7 +83,11 @@ func (r *Reconciler) selectDevices(_ context.Context, s *scope) error {
 		case c.claimedBy != "":
 			s.selections = append(s.selections, prismv1.NodeSelection{Node: c.node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", c.claimedBy)})
 		default:
-			s.selections = append(s.selections, plan.SelectNode(c.node, c.storage.Status.Devices, &s.policy.Spec))
+			var current *prismv1.NodePlan
+			if c.storage.Spec.PolicyName == s.policy.Name {
+				current = c.storage.Spec.Plan // devices it uses stay selected once provisioned
+			}
+			s.selections = append(s.selections, plan.SelectNode(c.node, c.storage.Status.Devices, &s.policy.Spec, current))
 		}
 	}
 	return nil

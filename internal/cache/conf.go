@@ -267,7 +267,10 @@ func MergeConf(existing string, cacheID int, partition string, cache *ConfCache,
 			}
 		}
 	}
+	// Our new lines go where our old ones were (so that merging several caches in turn
+	// settles instead of moving each to the end in turn), else at the end of their section.
 	var kept []string
+	at := map[string]int{"[caches]": -1, "[cores]": -1}
 	section = ""
 	for i, l := range lines {
 		c := confContent(l)
@@ -276,20 +279,34 @@ func MergeConf(existing string, cacheID int, partition string, cache *ConfCache,
 		}
 		f := strings.Fields(c)
 		if i > 0 && len(f) > 0 && (section == "[caches]" || section == "[cores]") && c != section && isOurs(f[0]) {
+			if at[section] < 0 {
+				at[section] = len(kept)
+			}
 			continue
 		}
 		kept = append(kept, l)
 	}
 	kept = ensureSection(kept, "[caches]")
 	kept = ensureSection(kept, "[cores]")
-	if cache != nil {
-		kept = insertAtSectionEnd(kept, "[caches]", []string{cache.line()})
-	}
 	var coreLines []string
 	for _, k := range cores {
 		coreLines = append(coreLines, k.line())
 	}
-	kept = insertAtSectionEnd(kept, "[cores]", coreLines)
+	if cache != nil {
+		i := at["[caches]"]
+		if i < 0 {
+			i = sectionEnd(kept, "[caches]")
+		}
+		kept = slices.Insert(kept, i, cache.line())
+		if at["[cores]"] >= i {
+			at["[cores]"]++
+		}
+	}
+	i := at["[cores]"]
+	if i < 0 {
+		i = sectionEnd(kept, "[cores]")
+	}
+	kept = slices.Insert(kept, i, coreLines...)
 	return strings.Join(kept, "\n") + "\n"
 }
 
@@ -309,11 +326,8 @@ func ensureSection(lines []string, name string) []string {
 	return append(lines, name)
 }
 
-// insertAtSectionEnd inserts after the last non-blank line of the section.
-func insertAtSectionEnd(lines []string, name string, add []string) []string {
-	if len(add) == 0 {
-		return lines
-	}
+// sectionEnd is where a line added at the end of the section goes: after its last non-blank line.
+func sectionEnd(lines []string, name string) int {
 	start := sectionIndex(lines, name)
 	end := len(lines)
 	for i := start + 1; i < len(lines); i++ {
@@ -328,7 +342,5 @@ func insertAtSectionEnd(lines []string, name string, add []string) []string {
 			at = i + 1
 		}
 	}
-	out := append([]string{}, lines[:at]...)
-	out = append(out, add...)
-	return append(out, lines[at:]...)
+	return at
 }

@@ -167,3 +167,39 @@ func FuzzParseConf(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeConfSettlesWithTwoCaches: a node with two fast devices runs two caches, and the
+// agent merges each cache's lines in turn on every pass. The second round must leave the file
+// as the first round wrote it (merging moved each cache to the end in turn, so opencas.conf
+// was rewritten on every pass), with both caches and their cores in it.
+func TestMergeConfSettlesWithTwoCaches(t *testing.T) {
+	const part2 = "/dev/disk/by-id/nvme-OTHER_FAST-part7"
+	cc1, cores1 := ourConf(1)
+	cc2 := &ConfCache{ID: 2, Device: part2, Mode: "wb", Params: []ConfParam{{"cache_line_size", "4"}}}
+	cores2 := []ConfCore{{CacheID: 2, CoreID: 1, Device: q3, Params: []ConfParam{{"lazy_startup", "true"}}}}
+	conf := ""
+	for round := 1; round <= 3; round++ {
+		before := conf
+		conf = MergeConf(conf, 1, part, cc1, cores1)
+		conf = MergeConf(conf, 2, part2, cc2, cores2)
+		if round > 1 && conf != before {
+			t.Fatalf("round %d changed the file:\nbefore\n%s\nafter\n%s", round, before, conf)
+		}
+	}
+	c, err := ParseConf(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Caches) != 2 || len(c.Cores) != 3 || c.Caches[0].ID != 1 || c.Caches[1].ID != 2 {
+		t.Errorf("merged:\n%s", conf)
+	}
+	// A changed cache keeps its place; removing one leaves the other.
+	cc1.Mode = "wt"
+	changed := MergeConf(conf, 1, part, cc1, cores1)
+	if c, _ := ParseConf(changed); c.Caches[0].ID != 1 || c.Caches[0].Mode != "wt" || c.Caches[1].ID != 2 {
+		t.Errorf("after changing cache 1:\n%s", changed)
+	}
+	if c, _ := ParseConf(MergeConf(changed, 1, part, nil, nil)); len(c.Caches) != 1 || c.Caches[0].ID != 2 || len(c.Cores) != 1 {
+		t.Errorf("after removing cache 1:\n%s", MergeConf(changed, 1, part, nil, nil))
+	}
+}

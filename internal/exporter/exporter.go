@@ -46,6 +46,16 @@ type Exporter struct {
 	devices map[string]*deviceState // by device name
 	errors  map[string]float64      // collect errors per source
 	descs   map[string]*prometheus.Desc
+	// inventoried is when the node's last inventory succeeded (zero before the first).
+	inventoried time.Time
+}
+
+// Inventoried records when the agent last inventoried the node, served as
+// prism_node_inventory_timestamp_seconds (the dashboards' inventory age).
+func (e *Exporter) Inventoried(t time.Time) {
+	e.mu.Lock()
+	e.inventoried = t
+	e.mu.Unlock()
 }
 
 // StateFiles are the history files the agent keeps in its state directory: the log, and the
@@ -173,6 +183,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	if fast+capacity > 0 {
 		m.gauge("prism_node_qlc_write_reduction_ratio", "Share of host writes kept off QLC since the agent started: fast-tier writes / (fast-tier + QLC writes).", nil, nil, fast/(fast+capacity))
+	}
+	if !e.inventoried.IsZero() {
+		m.gauge("prism_node_inventory_timestamp_seconds", "When the agent last inventoried the node's devices, Unix seconds.", nil, nil, float64(e.inventoried.UnixMilli())/1000)
 	}
 	for src, n := range e.errors {
 		m.counter("prism_device_collect_errors_total", "Failed reads of a wear counter source, per source.", []string{"source"}, []string{src}, n)

@@ -297,3 +297,21 @@ func TestExporterReportsADamagedHistoryOnce(t *testing.T) {
 		t.Error("no metrics after a damaged history")
 	}
 }
+
+// TestExporterServesTheInventoryTime: the node dashboard's "Inventory age" reads
+// prism_node_inventory_timestamp_seconds; it is absent until the agent has inventoried once.
+func TestExporterServesTheInventoryTime(t *testing.T) {
+	root, rep := homelab(t)
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	e := recorded(root, &now)
+	if err := e.Poll(context.Background(), rep.Devices); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := gather(t, e)["prism_node_inventory_timestamp_seconds"]; ok {
+		t.Fatal("an inventory time before any inventory")
+	}
+	e.Inventoried(now.Add(-1500 * time.Millisecond))
+	if got, want := gather(t, e)["prism_node_inventory_timestamp_seconds"][""], float64(now.Unix())-1.5; got != want {
+		t.Errorf("inventory time %v, want %v", got, want)
+	}
+}

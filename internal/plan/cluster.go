@@ -40,7 +40,7 @@ func PlanCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
 	for _, n := range sorted {
-		r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec)}
+		r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec, n.Previous)}
 		if Complete(r.Selection) {
 			l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
 			r.Warnings = l.Warnings

@@ -14,10 +14,11 @@ import (
 
 // SelectNode chooses a node's fast and capacity devices for a policy. Fast devices are chosen
 // first; a device chosen as fast is not considered for capacity. Every other device gets the
-// reason it was not chosen.
-func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec) prismv1.NodeSelection {
+// reason it was not chosen. current is the plan already in force on the node (nil for none):
+// the devices it uses stay usable although they now hold what the plan put there.
+func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec, current *prismv1.NodePlan) prismv1.NodeSelection {
 	sel := prismv1.NodeSelection{Node: node}
-	wipe := wipeGrants(node, spec.AllowWipe)
+	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
 	// Order pointers, not copies: a Device is large and a node may have dozens.
 	ordered := make([]*prismv1.Device, len(devices))
 	for i := range devices {
@@ -83,14 +84,14 @@ func sortKey(d *prismv1.Device) string {
 }
 
 // whyNot says why a selector does not take a device ("" when it would).
-func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool) string {
+func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides) string {
 	if reason := mismatch(d, s, defaultTier); reason != "" {
 		return reason
 	}
 	return unusable(d, wipe)
 }
 
-func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe map[string]bool, taken map[string]bool, overLimit map[string]string) []prismv1.SelectedDevice {
+func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken map[string]bool, overLimit map[string]string) []prismv1.SelectedDevice {
 	var chosen []prismv1.SelectedDevice
 	for _, d := range devs {
 		if taken[d.Name] || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
@@ -137,9 +138,9 @@ func matches(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.T
 }
 
 // usableAsIs is unusable without building the reason.
-func usableAsIs(d *prismv1.Device, wipe map[string]bool) bool {
+func usableAsIs(d *prismv1.Device, wipe overrides) bool {
 	for _, r := range d.Eligibility.Reasons {
-		if !(wipeOverrides[r.Filter] && wipe[d.StablePath]) {
+		if !wipe.overridden(d, r.Filter) {
 			return false
 		}
 	}
@@ -183,12 +184,12 @@ func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 }
 
 // unusable says why a matching device cannot be used: it failed an eligibility filter that
-// no wipe grant overrides.
-func unusable(d *prismv1.Device, wipe map[string]bool) string {
+// neither a wipe grant nor the node's current plan overrides.
+func unusable(d *prismv1.Device, wipe overrides) string {
 	var msgs []string
 	for _, r := range d.Eligibility.Reasons {
-		if wipeOverrides[r.Filter] && wipe[d.StablePath] {
-			continue // the policy lists this device for wiping
+		if wipe.overridden(d, r.Filter) {
+			continue // the policy lists this device for wiping, or the plan already uses it
 		}
 		msgs = append(msgs, r.Filter+": "+r.Message)
 	}
@@ -201,6 +202,41 @@ func unusable(d *prismv1.Device, wipe map[string]bool) string {
 // wipeOverrides are the filters that fail only because a device holds data: an explicit wipe
 // grant overrides exactly these, never read-only, in-use (holders) or unreadable devices.
 var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true}
+
+// plannedOverrides are the filters a device fails once the node's plan is carried out: its
+// fast device gets Prism's partitions, its capacity devices an OSD (BlueStore or LVM, with
+// device-mapper holders). Without this override the operator would drop a node's plan as soon
+// as the agent carried it out. Never overridden: read-only, removable, unreadable, too small,
+// no stable path. It is safe because the agent re-reads a device before every write and only
+// adds partitions to a device that is empty or holds exactly Prism's partitions.
+var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterNoHolders: true}
+
+// overrides are the devices whose data does not make them unusable: wipe grants, and the
+// devices of the node's current plan.
+type overrides struct {
+	wipe, planned map[string]bool // by stable path
+}
+
+func (o overrides) overridden(d *prismv1.Device, filter string) bool {
+	return wipeOverrides[filter] && o.wipe[d.StablePath] || plannedOverrides[filter] && o.planned[d.StablePath]
+}
+
+// plannedDevices are the stable paths a plan uses: its fast devices and its slots' data devices.
+func plannedDevices(p *prismv1.NodePlan) map[string]bool {
+	m := map[string]bool{}
+	if p == nil {
+		return m
+	}
+	for _, f := range p.FastDevices {
+		m[f.StablePath] = true
+		for _, s := range f.Slots {
+			if s.DataDevice != "" {
+				m[s.DataDevice] = true
+			}
+		}
+	}
+	return m
+}
 
 func wipeGrants(node string, grants []prismv1.WipeGrant) map[string]bool {
 	m := map[string]bool{}

@@ -119,7 +119,7 @@ func TestSelectNode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sel := SelectNode("n1", base, &tc.spec)
+			sel := SelectNode("n1", base, &tc.spec, nil)
 			if got := chosen(sel.Fast); got != tc.fast {
 				t.Errorf("fast = %q, want %q", got, tc.fast)
 			}
@@ -146,7 +146,7 @@ func TestSelectNodeIsStableUnderInputOrder(t *testing.T) {
 	devs := []prismv1.Device{dev("x", prismv1.TierCapacity, tb*15), dev("y", prismv1.TierCapacity, tb*15), dev("f", prismv1.TierFast, tb)}
 	reversed := []prismv1.Device{devs[2], devs[1], devs[0]}
 	spec := &prismv1.HybridStoragePolicySpec{}
-	if a, b := SelectNode("n", devs, spec), SelectNode("n", reversed, spec); chosen(a.Capacity) != chosen(b.Capacity) || chosen(a.Capacity) != "x,y" {
+	if a, b := SelectNode("n", devs, spec, nil), SelectNode("n", reversed, spec, nil); chosen(a.Capacity) != chosen(b.Capacity) || chosen(a.Capacity) != "x,y" {
 		t.Fatalf("selection depends on input order: %q vs %q", chosen(a.Capacity), chosen(b.Capacity))
 	}
 }
@@ -162,9 +162,62 @@ func TestSelectNodeMessages(t *testing.T) {
 		{[]prismv1.Device{dev("c", prismv1.TierCapacity, tb)}, "no fast device"},
 		{[]prismv1.Device{dev("f", prismv1.TierFast, tb)}, "no capacity device"},
 	} {
-		sel := SelectNode("n", tc.devs, spec)
+		sel := SelectNode("n", tc.devs, spec, nil)
 		if !strings.Contains(sel.Message, tc.want) || Complete(sel) {
 			t.Errorf("message %q, want %q (complete=%t)", sel.Message, tc.want, Complete(sel))
 		}
+	}
+}
+
+// TestSelectNodeKeepsThePlannedDevices: once the agent has partitioned the fast device and
+// Rook has made an OSD on a capacity device, both fail NoPartitions/NoSignatures/NoHolders;
+// they stay selected for the plan that put that there, and only for it. Read-only and other
+// defects still count.
+func TestSelectNodeKeepsThePlannedDevices(t *testing.T) {
+	provisioned := func(d *prismv1.Device) {
+		d.Eligibility = prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{
+			{Filter: prismv1.FilterNoPartitions, Message: "has partitions: a1, a2"},
+			{Filter: prismv1.FilterNoSignatures, Message: "holds data: gpt"},
+		}}
+	}
+	readOnly := func(d *prismv1.Device) {
+		inUse(d)
+		d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterNotReadOnly, Message: "read-only"})
+	}
+	devs := []prismv1.Device{
+		dev("a", prismv1.TierFast, tb/2, provisioned),
+		dev("c", prismv1.TierCapacity, 15*tb, inUse),
+		dev("d", prismv1.TierCapacity, 15*tb, inUse),    // not in the plan: someone else's
+		dev("r", prismv1.TierCapacity, 15*tb, readOnly), // in the plan but read-only now
+	}
+	current := &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
+		StablePath: devs[0].StablePath,
+		Slots: []prismv1.DBSlot{
+			{Index: 0, DataDevice: devs[1].StablePath},
+			{Index: 1, DataDevice: devs[3].StablePath},
+			{Index: 2}, // spare
+		},
+	}}}
+	spec := &prismv1.HybridStoragePolicySpec{}
+
+	sel := SelectNode("n", devs, spec, current)
+	if chosen(sel.Fast) != "a" || chosen(sel.Capacity) != "c" {
+		t.Fatalf("with the plan: fast %q capacity %q, want a and c", chosen(sel.Fast), chosen(sel.Capacity))
+	}
+	reasons := map[string]string{}
+	for _, r := range sel.Rejected {
+		reasons[r.Name] = r.Reason
+	}
+	if !strings.Contains(reasons["d"], "NoHolders") || !strings.Contains(reasons["r"], "NotReadOnly") || strings.Contains(reasons["r"], "NoHolders") {
+		t.Errorf("rejections %q", reasons)
+	}
+
+	without := SelectNode("n", devs, spec, nil)
+	if len(without.Fast)+len(without.Capacity) != 0 {
+		t.Errorf("without a plan nothing holding data is usable: fast %q capacity %q", chosen(without.Fast), chosen(without.Capacity))
+	}
+	granted := &prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{{Node: "n", Path: devs[0].StablePath}, {Node: "n", Path: devs[1].StablePath}}}
+	if g := SelectNode("n", devs, granted, nil); chosen(g.Fast) != "a" || len(g.Capacity) != 0 {
+		t.Errorf("a wipe grant overrides partitions and signatures, never holders: fast %q capacity %q", chosen(g.Fast), chosen(g.Capacity))
 	}
 }

@@ -1,10 +1,14 @@
 // Package browser tests Prism's dashboards and endurance page with real parts:
-// a real Prometheus (Debian's package) scrapes an in-test server that serves
-// the node agent's metrics (docs/metrics.md) for five storage nodes, then
+// a real Prometheus (Debian's package) scrapes a SYNTHETIC exposition — an
+// in-test server that serves made-up series in the agent's metric format
+// (docs/metrics.md) for five storage nodes, Open CAS caches and Ceph's BlueFS
+// (synthetic_test.go) — then
 //
 //   - every query of every generated Grafana dashboard panel (and variable),
-//     with its variables substituted by real values, must return data from that
-//     Prometheus ("no panel without data");
+//     with its variables substituted by the synthetic cluster's values, must
+//     return data from that Prometheus: the queries are valid and select what
+//     the metric format promises. That every panel has data from REAL agents
+//     is checked by the demo (hack/demo --check-panels, in make test);
 //   - internal/webui's page, served against that Prometheus, is driven in
 //     Debian's Chromium by playwright-core (npm, pinned, installed into a temp
 //     directory; no browser download): the node table must list the soonest

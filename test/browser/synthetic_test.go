@@ -9,14 +9,16 @@ import (
 	"time"
 )
 
-// The fixture cluster: five storage nodes, each with an Optane P4800X (fast
+// The SYNTHETIC cluster: made-up series, no agent, for the page rendering tests and to run
+// every dashboard query (real agents feed the dashboards in hack/demo --check-panels).
+// Five storage nodes, each with an Optane P4800X (fast
 // tier, Open CAS cache and BlueStore DBs) and Solidigm/Intel D5-P5316 QLC drives.
 // Values follow the endurance model of internal/endurance (see wearout):
 // stor-delta's nvme1n1, a P5316 at 23 % wear with WAF 1.8, is the first drive
 // to wear out; stor-echo is new and has no projection at all.
 const (
 	qlcCapacity    = 15.36e12
-	qlcRatedDWPD   = 0.82 // ≈ 22.9 PBW over 5 years (fixture value)
+	qlcRatedDWPD   = 0.82 // ≈ 22.9 PBW over 5 years (synthetic value)
 	optaneCapacity = 750e9
 	optaneDWPD     = 30
 	warrantyYears  = 5
@@ -24,7 +26,7 @@ const (
 	horizonDays    = 100 * 365
 )
 
-type fixtureDevice struct {
+type syntheticDevice struct {
 	name, model, serial, firmware, tier, media string
 	capacity, ratedDWPD                        float64
 	wear                                       float64 // percentage used ÷ 100
@@ -34,38 +36,38 @@ type fixtureDevice struct {
 	osd                                        int // Ceph OSD id whose block device this is; -1 none
 }
 
-type fixtureNode struct {
+type syntheticNode struct {
 	name        string
 	powerOnDays float64
-	devices     []fixtureDevice
+	devices     []syntheticDevice
 }
 
-func optane(wear, dwpd float64, serial string) fixtureDevice {
-	return fixtureDevice{name: "nvme0n1", model: "INTEL SSDPE21K750GA", serial: serial, firmware: "E2010650",
+func optane(wear, dwpd float64, serial string) syntheticDevice {
+	return syntheticDevice{name: "nvme0n1", model: "INTEL SSDPE21K750GA", serial: serial, firmware: "E2010650",
 		tier: "Fast", media: "3DXPoint", capacity: optaneCapacity, ratedDWPD: optaneDWPD,
 		wear: wear, dwpd: dwpd, temp: 36, spare: 1.0, osd: -1}
 }
 
-func p5316(name string, wear, dwpd, waf float64, serial string, osd int) fixtureDevice {
-	return fixtureDevice{name: name, model: "INTEL SSDPF2NV153TZ", serial: serial, firmware: "ACV10320",
+func p5316(name string, wear, dwpd, waf float64, serial string, osd int) syntheticDevice {
+	return syntheticDevice{name: name, model: "INTEL SSDPF2NV153TZ", serial: serial, firmware: "ACV10320",
 		tier: "Capacity", media: "QLC", capacity: qlcCapacity, ratedDWPD: qlcRatedDWPD,
 		wear: wear, dwpd: dwpd, waf: waf, temp: 41, spare: 1 - wear/4, osd: osd}
 }
 
-var fixtureNodes = []fixtureNode{
-	{"stor-alpha", 300, []fixtureDevice{optane(0.01, 2.0, "PHKS0001"),
+var syntheticNodes = []syntheticNode{
+	{"stor-alpha", 300, []syntheticDevice{optane(0.01, 2.0, "PHKS0001"),
 		p5316("nvme1n1", 0.06, 0.12, 1.30, "PHAC0101", 0), p5316("nvme2n1", 0.05, 0.10, 1.25, "PHAC0102", 1), p5316("nvme3n1", 0.04, 0.09, 1.20, "PHAC0103", 2)}},
-	{"stor-bravo", 350, []fixtureDevice{optane(0.01, 2.4, "PHKS0002"),
+	{"stor-bravo", 350, []syntheticDevice{optane(0.01, 2.4, "PHKS0002"),
 		p5316("nvme1n1", 0.11, 0.16, 1.50, "PHAC0201", 3), p5316("nvme2n1", 0.09, 0.14, 1.45, "PHAC0202", 4), p5316("nvme3n1", 0.10, 0.15, 1.50, "PHAC0203", 5)}},
-	{"stor-charlie", 400, []fixtureDevice{optane(0.02, 2.6, "PHKS0003"),
+	{"stor-charlie", 400, []syntheticDevice{optane(0.02, 2.6, "PHKS0003"),
 		p5316("nvme1n1", 0.14, 0.18, 1.60, "PHAC0301", 6), p5316("nvme2n1", 0.12, 0.16, 1.55, "PHAC0302", 7), p5316("nvme3n1", 0.13, 0.17, 1.60, "PHAC0303", 8)}},
-	{"stor-delta", 500, []fixtureDevice{optane(0.02, 3.0, "PHKS0004"),
+	{"stor-delta", 500, []syntheticDevice{optane(0.02, 3.0, "PHKS0004"),
 		p5316("nvme1n1", 0.23, 0.20, 1.80, "PHAC0401", 9), p5316("nvme2n1", 0.19, 0.17, 1.70, "PHAC0402", 10), p5316("nvme3n1", 0.17, 0.15, 1.60, "PHAC0403", 11)}},
-	{"stor-echo", 20, []fixtureDevice{optane(0, 0.05, "PHKS0005"),
+	{"stor-echo", 20, []syntheticDevice{optane(0, 0.05, "PHKS0005"),
 		p5316("nvme1n1", 0, 0.01, 1.10, "PHAC0501", 12), p5316("nvme2n1", 0, 0.01, 1.10, "PHAC0502", 13)}},
 }
 
-// Expected results, derived from the fixture above.
+// Expected results, derived from the synthetic cluster above.
 const (
 	soonestNode   = "stor-delta"
 	soonestDevice = "nvme1n1"
@@ -77,7 +79,7 @@ var expectedOrder = []string{"stor-delta", "stor-charlie", "stor-bravo", "stor-a
 // earlier of the percentage-used line (wear grew linearly over the power-on
 // days) and the rated-writes projection at the lifetime write rate; none when
 // neither wears or the date is more than 100 years out.
-func wearout(now time.Time, d fixtureDevice, powerOnDays, hostBytes float64) (time.Time, bool) {
+func wearout(now time.Time, d syntheticDevice, powerOnDays, hostBytes float64) (time.Time, bool) {
 	best := math.Inf(1)
 	if d.wear > 0 {
 		best = (1 - d.wear) / (d.wear / powerOnDays)
@@ -120,7 +122,7 @@ func formatFloat(v float64) string { return fmt.Sprintf("%.10g", v) }
 func (e *exposition) String() string {
 	var b strings.Builder
 	for _, name := range e.order {
-		fmt.Fprintf(&b, "# HELP %s Prism test fixture.\n# TYPE %s %s\n", name, name, e.types[name])
+		fmt.Fprintf(&b, "# HELP %s Prism synthetic test exposition (made-up values).\n# TYPE %s %s\n", name, name, e.types[name])
 		for _, l := range e.lines[name] {
 			b.WriteString(l)
 			b.WriteByte('\n')
@@ -129,12 +131,12 @@ func (e *exposition) String() string {
 	return b.String()
 }
 
-// fixtureServer serves /nodes/<node>/metrics (the node agent of each node, per
+// syntheticServer serves /nodes/<node>/metrics (the node agent of each node, per
 // docs/metrics.md) and /ceph/metrics (Ceph mgr's prometheus module). Counters
-// grow with time at the fixture's write rates, so rate() has something to see.
-func fixtureServer(start time.Time) http.Handler {
+// grow with time at the synthetic write rates, so rate() has something to see.
+func syntheticServer(start time.Time) http.Handler {
 	mux := http.NewServeMux()
-	for _, n := range fixtureNodes {
+	for _, n := range syntheticNodes {
 		mux.HandleFunc("GET /nodes/"+n.name+"/metrics", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_, _ = fmt.Fprint(w, nodeMetrics(n, start, time.Now()))
@@ -147,7 +149,7 @@ func fixtureServer(start time.Time) http.Handler {
 	return mux
 }
 
-func nodeMetrics(n fixtureNode, start, now time.Time) string {
+func nodeMetrics(n syntheticNode, start, now time.Time) string {
 	e := newExposition()
 	elapsed := now.Sub(start).Seconds()
 	powerOn := n.powerOnDays*day + elapsed
@@ -238,7 +240,7 @@ func cephMetrics(start, now time.Time) string {
 		db, spill float64
 	}
 	var osds []osd
-	for _, n := range fixtureNodes {
+	for _, n := range syntheticNodes {
 		for _, d := range n.devices {
 			if d.osd < 0 {
 				continue

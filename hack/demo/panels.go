@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prism-storage/prism/internal/dashboards"
+	"github.com/prism-storage/prism/internal/panelcheck"
+)
+
+// noDataFromSimulatedNodes are the dashboard queries that cannot have data in the demo, keyed
+// by dashboard uid / panel title / query ref, with the reason. The check fails when one of them
+// has data after all (the reason is wrong) or names no query (the list is stale).
+var noDataFromSimulatedNodes = map[string]string{}
+
+// Reasons shared by several queries.
+const (
+	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation_human come from Ceph's mgr, not from Prism; the demo runs no Ceph"
+	reasonWAF  = "no simulated drive reports media (NAND) writes next to lifetime host writes: the only recorded media-writes pages " +
+		"(DC P3600 CAh, WDC C0h, internal/nvme/testdata/logs/README.md) have no SMART 02h recording, and the demo uses recorded pages only"
+)
+
+func init() {
+	for _, q := range []string{
+		dashboards.UIDOverview + "/BlueFS spillover to the slow device — $topn OSDs/A",
+		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/A",
+		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/B",
+		dashboards.UIDDevice + "/BlueFS of the OSD on this device/A",
+		dashboards.UIDDevice + "/BlueFS of the OSD on this device/B",
+	} {
+		noDataFromSimulatedNodes[q] = reasonCeph
+	}
+	for _, q := range []string{
+		dashboards.UIDOverview + "/Nodes by soonest wear-out/G", // the highest WAF column
+		dashboards.UIDOverview + "/Top $topn most worn devices/B",
+		dashboards.UIDOverview + "/WAF — $topn highest devices/A",
+		dashboards.UIDNode + "/Devices/D",
+		dashboards.UIDNode + "/Write amplification (WAF)/A",
+		dashboards.UIDNode + "/Bytes written: host and media/B",
+		dashboards.UIDDevice + "/WAF/A",
+		dashboards.UIDDevice + "/Bytes written: host and media/B",
+		dashboards.UIDDevice + "/WAF: lifetime and last hour/A",
+		dashboards.UIDDevice + "/WAF: lifetime and last hour/B",
+	} {
+		noDataFromSimulatedNodes[q] = reasonWAF
+	}
+}
+
+// checkDashboards waits for a few scrapes of every agent, then runs every query of every
+// generated dashboard against the demo's Prometheus and fails naming each one without data.
+func (d *demo) checkDashboards(ctx context.Context) error {
+	if d.promURL == "" || !d.caches() {
+		return fmt.Errorf("--check-panels needs Prometheus and the caches")
+	}
+	if err := d.waitForScrapes(ctx); err != nil {
+		return err
+	}
+	opts, err := d.panelVariables(ctx)
+	if err != nil {
+		return err
+	}
+	results, err := panelcheck.Run(ctx, d.promURL, opts)
+	if err != nil {
+		return err
+	}
+	say("\n# Every query of every generated dashboard against the demo's Prometheus (real agents on simulated nodes)")
+	say("# variables: node dashboard %v, device dashboard %v", opts.PerBoard[dashboards.UIDNode], opts.PerBoard[dashboards.UIDDevice])
+	var failed []string
+	used := map[string]bool{}
+	checked := 0
+	for _, r := range results {
+		name := r.Name()
+		reason, exempt := noDataFromSimulatedNodes[name]
+		used[name] = used[name] || exempt
+		problem := r.Problem()
+		switch {
+		case exempt && problem == "":
+			failed = append(failed, fmt.Sprintf("%s has data although listed as impossible (%s): remove it from noDataFromSimulatedNodes", name, reason))
+		case exempt:
+			say("  not checked  %s: %s", name, reason)
+		case problem != "":
+			failed = append(failed, fmt.Sprintf("%s: %s\n    %s", name, problem, r.Run))
+			say("  NO DATA      %s: %s", name, problem)
+		default:
+			checked++
+			say("  data         %s (%d series)", name, r.Series)
+		}
+	}
+	var stale []string
+	for name := range noDataFromSimulatedNodes {
+		if !used[name] {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	for _, s := range stale {
+		failed = append(failed, "noDataFromSimulatedNodes names no dashboard query: "+s)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d dashboard queries failed the check:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	say("%d of %d dashboard queries returned data from the real agents; %d cannot have data in the demo (listed above with the reason).",
+		checked, len(results), len(noDataFromSimulatedNodes))
+	return nil
+}
+
+// waitForScrapes waits until Prometheus has every agent's devices and caches with enough
+// samples for the rate windows the dashboards use.
+func (d *demo) waitForScrapes(ctx context.Context) error {
+	checks := []struct {
+		query string
+		min   float64
+	}{
+		{"count(up{job=\"prism-agent\"} == 1)", float64(len(d.nodes))},
+		{"min(count_over_time(prism_device_host_written_bytes_total[1m]))", 8},
+	}
+	if d.caches() {
+		checks = append(checks, struct {
+			query string
+			min   float64
+		}{"min(count_over_time(prism_cache_class_hits_total[1m]))", 8})
+	}
+	for _, c := range checks {
+		var v float64
+		var err error
+		if werr := waitFor(ctx, 90*time.Second, func() bool {
+			v, err = panelcheck.Scalar(ctx, d.promURL, c.query)
+			return err == nil && v >= c.min
+		}); werr != nil {
+			return fmt.Errorf("Prometheus has too little data: %s = %v (want ≥ %v), %v: %w", c.query, v, c.min, err, werr)
+		}
+	}
+	return nil
+}
+
+// panelVariables picks the dashboards' variables from the data, as a user would: the node
+// dashboard shows a node with a cache and a wear-out date, the device dashboard the device
+// that wears out first.
+func (d *demo) panelVariables(ctx context.Context) (panelcheck.Options, error) {
+	o := panelcheck.Options{
+		Common: map[string]string{"__rate_interval": "10s", "__interval": "2s", "topn": "10"},
+		Range:  time.Minute, Step: 2 * time.Second,
+	}
+	nodeQuery := `max by (node) (prism_device_wearout_timestamp_seconds)`
+	if d.caches() {
+		nodeQuery += ` and on (node) max by (node) (prism_cache_info)`
+	}
+	nodes, err := panelcheck.Labels(ctx, d.promURL, `bottomk(1, `+nodeQuery+`)`, "node")
+	if err != nil || len(nodes) == 0 {
+		return o, fmt.Errorf("no node has a wear-out date%s: %v", map[bool]string{true: " and a cache", false: ""}[d.caches()], err)
+	}
+	devices, err := panelcheck.Labels(ctx, d.promURL, fmt.Sprintf(`bottomk(1, prism_device_wearout_timestamp_seconds{node=%q})`, nodes[0]), "device")
+	if err != nil || len(devices) == 0 {
+		return o, fmt.Errorf("no device of %s has a wear-out date: %v", nodes[0], err)
+	}
+	o.PerBoard = map[string]map[string]string{
+		dashboards.UIDOverview: {"node": ".*"}, // "All"
+		dashboards.UIDNode:     {"node": nodes[0], "device": ".*"},
+		dashboards.UIDDevice:   {"node": nodes[0], "device": devices[0]},
+	}
+	return o, nil
+}
