@@ -61,6 +61,7 @@ else
 fi
 qpid=""
 finish() {
+  [[ -n $qpid || ! -f $workdir/qemu.pid ]] || qpid=$(cat "$workdir/qemu.pid")
   if [[ -n $qpid ]] && kill -0 "$qpid" 2>/dev/null; then
     log "stopping QEMU (pid $qpid)"
     kill "$qpid" 2>/dev/null || true
@@ -119,9 +120,8 @@ done
 log "booting $guest ($accel, $smp vCPUs, $mem, ${#disks[@]} NVMe disks, mode $mode)"
 start=$(date +%s)
 if [[ -n $shell ]]; then
-  qemu-system-x86_64 "${args[@]}" &
-  qpid=$!
-  wait "$qpid" || true
+  # In the foreground: a background job's stdin would be /dev/null, not the terminal.
+  qemu-system-x86_64 "${args[@]}" || true
 else
   qemu-system-x86_64 "${args[@]}" </dev/null > >(tee "$workdir/console.log") 2>&1 &
   qpid=$!
@@ -138,6 +138,7 @@ else
   wait "$qpid" || true
 fi
 qpid=""
+rm -f "$workdir/qemu.pid"
 log "QEMU exited after $(($(date +%s) - start)) s"
 if [[ -n $script ]]; then
   if [[ -n $share && -f $share/rc ]]; then
