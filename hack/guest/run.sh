@@ -75,7 +75,7 @@ finish() {
   fi
 }
 trap finish EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP
 
 # The run's own files (script, overlay) go in a second cpio archive appended to the cached
 # one: the kernel unpacks both, later files winning.
