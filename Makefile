@@ -55,6 +55,10 @@ envtest-bins: ## Build (once, cached) kube-apiserver and etcd from the Go module
 test: ## Run every test: unit, fuzz seeds, envtest with a real apiserver, root tests on loop devices.
 	hack/test.sh
 
+.PHONY: test-guest
+test-guest: ## Rook's exact OSD path (ceph-volume lvm) in a QEMU guest built from Debian packages (root; see docs/provisioning.md).
+	$(GO) test ./test/guest/ -count=1 -timeout 45m -v
+
 .PHONY: fuzz
 fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).
 	hack/fuzz.sh $${FUZZTIME:-20s}

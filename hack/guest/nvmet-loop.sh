@@ -1,0 +1,80 @@
+#!/bin/bash
+# prism-nvmet-loop (inside the guest): gives emulated disks the model strings of real drives.
+# QEMU's emulated NVMe controller always says "QEMU NVMe Ctrl"; Linux's NVMe-oF target can
+# report any model. Each line of the file given as $1 (or stdin) names one emulated disk by
+# the serial QEMU was given, the model and the serial the guest should see:
+#
+#   <qemu serial> <fabric serial> <model, may contain spaces>
+#
+# For each line it creates an nvmet subsystem (attr_model, attr_serial) whose namespace is the
+# emulated disk, exports it on an NVMe/TCP port on 127.0.0.1:4420, and connects to it with
+# `nvme connect`, so the guest gets a real /dev/nvmeXnY driven by nvme-tcp. It prints one
+# line per disk: "<qemu serial> <backing kernel name> <fabric kernel name> <model>".
+#
+# The backing disk stays visible too; LVM would see each PV twice (once through each path), so
+# --lvm-filter writes a global_filter accepting only the fabric devices and their partitions.
+set -euo pipefail
+lvm_filter=""
+if [[ ${1:-} == --lvm-filter ]]; then
+  lvm_filter=1
+  shift
+fi
+spec=${1:-/dev/stdin}
+cfg=/sys/kernel/config/nvmet
+port=$cfg/ports/1
+
+# block device name (nvmeXnY) whose controller reports this serial.
+by_serial() {
+  local want=$1 d s
+  for d in /sys/block/nvme*n*; do
+    # nvmeXcYnZ is one path of a multipath namespace, hidden behind nvmeXnZ.
+    [[ $(basename "$d") =~ ^nvme[0-9]+n[0-9]+$ && -e $d/device/serial ]] || continue
+    s=$(tr -d ' \n' <"$d/device/serial")
+    [[ $s == "$want" ]] && { basename "$d"; return 0; }
+  done
+  return 1
+}
+
+modprobe -a nvmet nvmet-tcp nvme-tcp
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+[[ -s /etc/nvme/hostnqn ]] || { mkdir -p /etc/nvme; nvme gen-hostnqn >/etc/nvme/hostnqn; }
+if [[ ! -d $port ]]; then
+  mkdir "$port"
+  echo tcp >"$port/addr_trtype"
+  echo ipv4 >"$port/addr_adrfam"
+  echo 127.0.0.1 >"$port/addr_traddr"
+  echo 4420 >"$port/addr_trsvcid"
+fi
+
+fabric=()
+while read -r qserial fserial model; do
+  [[ -z $qserial || $qserial == \#* ]] && continue
+  backing=$(by_serial "$qserial") || { echo "prism-nvmet-loop: no emulated disk with serial $qserial" >&2; exit 1; }
+  nqn="nqn.2024-01.io.prism-storage:guest-$(tr 'A-Z' 'a-z' <<<"$fserial")"
+  sub=$cfg/subsystems/$nqn
+  mkdir "$sub"
+  echo 1 >"$sub/attr_allow_any_host"
+  # Both must be set before the first host connects; the kernel refuses them afterwards.
+  echo -n "$model" >"$sub/attr_model"
+  echo -n "$fserial" >"$sub/attr_serial"
+  mkdir "$sub/namespaces/1"
+  echo -n "/dev/$backing" >"$sub/namespaces/1/device_path"
+  echo 1 >"$sub/namespaces/1/enable"
+  ln -s "$sub" "$port/subsystems/$nqn"
+  nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$nqn" >/dev/null
+  dev=""
+  for _ in $(seq 100); do
+    dev=$(by_serial "$fserial") && break
+    sleep 0.2
+  done
+  [[ -n $dev ]] || { echo "prism-nvmet-loop: $nqn connected but no block device with serial $fserial" >&2; exit 1; }
+  fabric+=("$dev")
+  echo "$qserial $backing $dev $(cat "/sys/block/$dev/device/model" | sed 's/ *$//')"
+done <"$spec"
+udevadm settle --timeout=60
+
+if [[ -n $lvm_filter && ${#fabric[@]} -gt 0 ]]; then
+  accept=""
+  for d in "${fabric[@]}"; do accept+="\"a|^/dev/${d}(p[0-9]+)?\$|\", "; done
+  sed -i '/^devices {/a\	global_filter = [ '"$accept"'"r|.*|" ]' /etc/lvm/lvm.conf
+fi
