@@ -33,17 +33,16 @@ func PartitionPath(stablePath string, number int32) string {
 
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
 // sorted by node and data device so that the same plans always give the same object.
-// Capacity devices behind a cache are left out: their OSDs go on the cache's exported
-// objects, as PVC-backed OSDs (DeviceSet).
+// Nodes with a cache are left out: their OSDs are PVC-backed (OnClaims, DeviceSet).
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
+		if OnClaims(p) {
+			continue
+		}
 		n := RookNode{Name: name}
 		var sizes []string
 		for _, f := range p.FastDevices {
-			if BehindCache(f) {
-				continue
-			}
 			size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
 			for _, s := range f.Slots {
 				if s.DataDevice == "" {

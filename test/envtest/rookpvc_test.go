@@ -446,3 +446,87 @@ func volumeNames(m map[string]corev1.PersistentVolume) []string {
 	sort.Strings(k)
 	return k
 }
+
+// Turning the cache on for a node whose OSDs Prism already put in storage.nodes: the entry
+// stays (OSDs may run on the raw disks) and no device set doubles them, until an admin
+// removes the entry; then the node's OSDs come from claims.
+func TestCacheTurnedOnUnderExistingOSDsKeepsTheirEntry(t *testing.T) {
+	ctx := context.Background()
+	op := operatorClient(t)
+	label := unique("rookturnon")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	cluster := newCephCluster(t)
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	a := nodes["optane-qlc-a"].name
+	markProvisioned(t, a)
+	reconcileAs(t, op, policy.Name)
+	if _, ok := storageNodes(t, getCephCluster(t, cluster))[a]; !ok {
+		t.Fatal("without a cache node a's OSDs must be in storage.nodes")
+	}
+
+	// The cache is turned on: the plan gains cache partitions; once provisioned, the node
+	// runs a cache and every core is Ready — but its entry stays and no set appears.
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: policy.Name}, policy); err != nil {
+		t.Fatal(err)
+	}
+	policy.Spec.Cache.Mode = prismv1.CacheWriteBack
+	if err := env.Client.Update(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	if len(cachedDevices(t, a)) != 3 {
+		t.Fatal("the new plan puts node a's QLC drives behind a cache")
+	}
+	markProvisioned(t, a)
+	reportCores(t, a, nil)
+	p := reconcileAs(t, op, policy.Name)
+	c := getCephCluster(t, cluster)
+	if _, ok := storageNodes(t, c)[a]; !ok {
+		t.Fatal("node a's storage.nodes entry was dropped under its OSDs")
+	}
+	if sets := deviceSets(t, c); len(sets) != 0 {
+		t.Fatalf("device sets %v would double node a's OSDs", keysOf(sets))
+	}
+	if cond := rookCondition(p); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, a+": its OSDs stay in storage.nodes on the raw devices") {
+		t.Fatalf("RookConfigured = %+v", cond)
+	}
+
+	// The admin removes the node's entry (after removing its OSDs): its OSDs now come from claims.
+	nodesList, _, _ := unstructured.NestedSlice(c.Object, "spec", "storage", "nodes")
+	var rest []any
+	for _, n := range nodesList {
+		if n.(map[string]any)["name"] != a {
+			rest = append(rest, n)
+		}
+	}
+	if err := unstructured.SetNestedSlice(c.Object, rest, "spec", "storage", "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Update(ctx, c, client.FieldOwner("admin")); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	c = getCephCluster(t, cluster)
+	if _, ok := storageNodes(t, c)[a]; ok {
+		t.Fatal("Prism put node a's entry back")
+	}
+	if sets := deviceSets(t, c); len(sets) != 3 {
+		t.Fatalf("device sets %v, want node a's 3", keysOf(sets))
+	}
+	if err := env.Client.Delete(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	if sets := deviceSets(t, getCephCluster(t, cluster)); len(sets) != 0 {
+		t.Fatalf("deleting the policy left device sets %v", keysOf(sets))
+	}
+	if vols := policyVolumes(t, policy.Name); len(vols) != 0 {
+		t.Fatalf("deleting the policy left volumes %v", volumeNames(vols))
+	}
+}
