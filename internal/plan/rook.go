@@ -119,23 +119,13 @@ func CephConfigSection(deviceClass string) string { return "osd" }
 // and keeps every other entry exactly as it was, in its place. Rook declares the list atomic,
 // so whoever applies it applies all of it: Prism re-applies foreign entries verbatim.
 func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode) ([]any, error) {
-	drop := map[string]bool{}
-	for _, n := range previouslyManaged {
-		drop[n] = true
-	}
+	names := append([]string(nil), previouslyManaged...)
 	for _, n := range prism {
-		drop[n.Name] = true
+		names = append(names, n.Name)
 	}
-	merged := []any{}
-	for i, e := range existing {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("spec.storage.nodes[%d] is not an object", i)
-		}
-		name, _ := m["name"].(string)
-		if !drop[name] {
-			merged = append(merged, m)
-		}
+	merged, err := keepOthers(existing, "spec.storage.nodes", names)
+	if err != nil {
+		return nil, err
 	}
 	for _, n := range prism {
 		devices := make([]any, 0, len(n.Devices))
@@ -157,4 +147,23 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 		merged = append(merged, entry)
 	}
 	return merged, nil
+}
+
+// keepOthers returns the entries of an atomic Rook list whose name is not in names, in order.
+func keepOthers(existing []any, field string, names []string) ([]any, error) {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	kept := []any{}
+	for i, e := range existing {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d] is not an object", field, i)
+		}
+		if name, _ := m["name"].(string); !drop[name] {
+			kept = append(kept, m)
+		}
+	}
+	return kept, nil
 }

@@ -154,22 +154,13 @@ func (s RookDeviceSet) Unstructured() (map[string]any, error) {
 // exactly as it was, in its place. Like storage.nodes, Rook declares the list atomic, so
 // Prism re-applies foreign sets verbatim (docs/decisions/0006-rook-storage-nodes-are-atomic.md).
 func MergeRookDeviceSets(existing []any, replace []string, prism []RookDeviceSet) ([]any, error) {
-	drop := map[string]bool{}
-	for _, n := range replace {
-		drop[n] = true
-	}
+	names := append([]string(nil), replace...)
 	for _, s := range prism {
-		drop[s.Name] = true
+		names = append(names, s.Name)
 	}
-	merged := []any{}
-	for i, e := range existing {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("spec.storage.storageClassDeviceSets[%d] is not an object", i)
-		}
-		if name, _ := m["name"].(string); !drop[name] {
-			merged = append(merged, m)
-		}
+	merged, err := keepOthers(existing, "spec.storage.storageClassDeviceSets", names)
+	if err != nil {
+		return nil, err
 	}
 	sorted := append([]RookDeviceSet(nil), prism...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
