@@ -92,9 +92,10 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
 	// flap Rook's view of running OSDs.
 	previous, kept := splitNodes(cluster.GetAnnotations()[key]), []string{}
+	raw := stayingInNodes(previous, ready, existing)
 	var drop []string
 	for _, n := range previous {
-		if slices.Contains(waiting, n) {
+		if slices.Contains(waiting, n) || slices.Contains(raw, n) {
 			kept = append(kept, n)
 		} else {
 			drop = append(drop, n)
@@ -106,7 +107,7 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	}
 	config, configNote := r.cephConfig(s, ready)
 	managed := joinNodes(append(nodeNamesOf(entries), kept...))
-	sets, err := r.planDeviceSets(ctx, s, cluster, ready, waiting)
+	sets, err := r.planDeviceSets(ctx, s, cluster, ready, waiting, raw)
 	if err != nil {
 		return err
 	}
@@ -141,6 +142,9 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 			msg += "; " + note
 		}
 	}
+	if len(sets.waiting) > 0 {
+		msg += "; " + summarise(sets.waiting)
+	}
 	if gate.Released != nil {
 		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", gate.Released.Node, gate.Released.Device)
 	}
@@ -155,7 +159,7 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 		return nil
 	}
 	if len(sets.waiting) > 0 {
-		s.rook = rookOutcome{reason: ReasonWaitingForCacheCores, message: msg + "; " + summarise(sets.waiting)}
+		s.rook = rookOutcome{reason: ReasonWaitingForCacheCores, message: msg}
 		return nil
 	}
 	if len(entries) == 0 && sets.wanted == 0 {
@@ -174,7 +178,7 @@ func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.Hybr
 	if err != nil {
 		return err
 	}
-	sets, err := r.planDeviceSets(ctx, &scope{policy: policy}, cluster, nil, nil)
+	sets, err := r.planDeviceSets(ctx, &scope{policy: policy}, cluster, nil, nil, nil)
 	if err != nil || cluster == nil {
 		if err == nil {
 			err = r.deleteVolumes(ctx, sets.obsolete)

@@ -61,9 +61,10 @@ func (l ledgerSet) claimed() bool {
 }
 
 // planDeviceSets decides the policy's device sets and volumes from the provisioned plans and
-// what the agents report about the cache cores. cluster may be nil (policy deletion with the
-// CephCluster gone): then only volumes are cleaned up.
-func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unstructured.Unstructured, ready map[string]prismv1.NodePlan, waiting []string) (*deviceSets, error) {
+// what the agents report about the cache cores. Nodes in raw keep their storage.nodes entries
+// and get no set. cluster may be nil (policy deletion with the CephCluster gone): then only
+// volumes are cleaned up.
+func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unstructured.Unstructured, ready map[string]prismv1.NodePlan, waiting, raw []string) (*deviceSets, error) {
 	ledger, err := r.ledger(ctx, s.policy.Name)
 	if err != nil {
 		return nil, err
@@ -73,15 +74,19 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 	wanted := map[string]bool{}
 	for _, c := range s.candidates {
 		p, ok := ready[c.node]
-		if !ok {
+		switch {
+		case !ok:
+			continue
+		case slices.Contains(raw, c.node):
+			out.waiting = append(out.waiting, c.node+": its OSDs stay in storage.nodes on the raw devices; to move them onto the cache, remove them and then the node's entry (docs/cache.md)")
 			continue
 		}
-		cached := plan.CachedDevicesOf(c.node, p, c.storage.Status)
-		if len(cached.Held) > 0 {
-			out.waiting = append(out.waiting, heldMessage(c.node, cached.Held))
+		osds := plan.ClaimOSDsOf(c.node, p, c.storage.Status)
+		if len(osds.Held) > 0 {
+			out.waiting = append(out.waiting, heldMessage(c.node, osds.Held))
 		}
 		hostname := r.hostname(ctx, c.node)
-		for _, o := range cached.Ready {
+		for _, o := range osds.Ready {
 			set := plan.DeviceSet(o, deviceClass(s.policy))
 			wanted[set.Name] = true
 			data, meta := plan.LocalVolumes(o, hostname, s.policy.Name)
@@ -191,6 +196,26 @@ func (r *Reconciler) ledger(ctx context.Context, policy string) (map[string]ledg
 		sets[name] = l
 	}
 	return sets, nil
+}
+
+// stayingInNodes are the nodes that now run a cache but still have the storage.nodes entry
+// this policy gave them before: OSDs may run on their raw capacity devices, so the entry
+// stays (Rook stops updating OSDs of nodes that leave the list) and the node gets no device
+// set (a second OSD on the same disk) until an admin removes the entry.
+func stayingInNodes(previous []string, ready map[string]prismv1.NodePlan, existing []any) []string {
+	var raw []string
+	for _, n := range previous {
+		p, ok := ready[n]
+		if !ok || !plan.OnClaims(p) {
+			continue
+		}
+		for _, e := range existing {
+			if m, ok := e.(map[string]any); ok && m["name"] == n {
+				raw = append(raw, n)
+			}
+		}
+	}
+	return raw
 }
 
 // hostname is the node's kubernetes.io/hostname label, which local volumes are pinned with

@@ -33,17 +33,16 @@ func PartitionPath(stablePath string, number int32) string {
 
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
 // sorted by node and data device so that the same plans always give the same object.
-// Capacity devices behind a cache are left out: their OSDs go on the cache's exported
-// objects, as PVC-backed OSDs (DeviceSet).
+// Nodes with a cache are left out: their OSDs are PVC-backed (OnClaims, DeviceSet).
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
+		if OnClaims(p) {
+			continue
+		}
 		n := RookNode{Name: name}
 		var sizes []string
 		for _, f := range p.FastDevices {
-			if BehindCache(f) {
-				continue
-			}
 			size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
 			for _, s := range f.Slots {
 				if s.DataDevice == "" {
@@ -120,23 +119,13 @@ func CephConfigSection(deviceClass string) string { return "osd" }
 // and keeps every other entry exactly as it was, in its place. Rook declares the list atomic,
 // so whoever applies it applies all of it: Prism re-applies foreign entries verbatim.
 func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode) ([]any, error) {
-	drop := map[string]bool{}
-	for _, n := range previouslyManaged {
-		drop[n] = true
-	}
+	names := append([]string(nil), previouslyManaged...)
 	for _, n := range prism {
-		drop[n.Name] = true
+		names = append(names, n.Name)
 	}
-	merged := []any{}
-	for i, e := range existing {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("spec.storage.nodes[%d] is not an object", i)
-		}
-		name, _ := m["name"].(string)
-		if !drop[name] {
-			merged = append(merged, m)
-		}
+	merged, err := keepOthers(existing, "spec.storage.nodes", names)
+	if err != nil {
+		return nil, err
 	}
 	for _, n := range prism {
 		devices := make([]any, 0, len(n.Devices))
@@ -158,4 +147,23 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 		merged = append(merged, entry)
 	}
 	return merged, nil
+}
+
+// keepOthers returns the entries of an atomic Rook list whose name is not in names, in order.
+func keepOthers(existing []any, field string, names []string) ([]any, error) {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	kept := []any{}
+	for i, e := range existing {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d] is not an object", field, i)
+		}
+		if name, _ := m["name"].(string); !drop[name] {
+			kept = append(kept, m)
+		}
+	}
+	return kept, nil
 }

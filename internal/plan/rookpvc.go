@@ -15,22 +15,25 @@ import (
 // for storage.nodes[] entries with a metadataDevice Rook always runs `ceph-volume lvm`, and
 // LVM refuses /dev/casX-Y ("device type is unknown"); for a storageClassDeviceSet with `data`
 // and `metadata` claims it runs `ceph-volume raw prepare --data <data> --block.db <metadata>`,
-// which needs no LVM. Each capacity device behind a cache therefore becomes two static local
-// block volumes (its exported object and its DB slot) and one device set that claims exactly
-// those two.
+// which needs no LVM. Each capacity device of a node with a cache therefore becomes two
+// static local block volumes (its exported object, or itself, and its DB slot) and one device
+// set that claims exactly those two.
 
-// CachedOSD is one capacity device behind a cache whose core is Ready: everything its two
-// local volumes and its device set are built from.
-type CachedOSD struct {
+// ClaimOSD is one capacity device of a node whose OSDs Rook creates from claims: everything
+// its two local volumes and its device set are built from.
+type ClaimOSD struct {
 	// Node is the Kubernetes node name.
 	Node string
-	// DataDevice is the capacity device's stable path (the cache core).
+	// DataDevice is the capacity device's stable path.
 	DataDevice string
-	// ExportedObject is the cached block device the OSD is created on (/dev/cas<cache>-<core>).
-	ExportedObject string
+	// DataPath is the block device the OSD is created on: the cache's exported object
+	// (/dev/cas<cache>-<core>) when the device is behind a cache, else DataDevice itself.
+	DataPath string
+	// Cached is true when DataPath is an exported object.
+	Cached bool
 	// DataSizeBytes is the capacity device's size (an exported object is as large as its core).
 	DataSizeBytes int64
-	// FastDevice is the stable path of the fast device holding the DB slot and the cache.
+	// FastDevice is the stable path of the fast device holding the DB slot.
 	FastDevice string
 	// Slot is the DB slot partition's stable path.
 	Slot string
@@ -38,29 +41,51 @@ type CachedOSD struct {
 	SlotSizeBytes int64
 }
 
-// HeldDevice is a capacity device behind a cache that gets no OSD yet, and why.
+// HeldDevice is a capacity device that gets no OSD yet, and why.
 type HeldDevice struct {
 	DataDevice string
 	Reason     string
 }
 
-// CachedDevices sorts the capacity devices of one node that sit behind a cache.
-type CachedDevices struct {
-	// Ready have a Ready core with an exported object: their OSD can be created.
-	Ready []CachedOSD
+// ClaimOSDs sorts the capacity devices of a node whose OSDs come from claims.
+type ClaimOSDs struct {
+	// Ready can have their OSD created: on the exported object of a Ready core, or on the
+	// device itself when its fast device runs no cache.
+	Ready []ClaimOSD
 	// Held wait (no core yet, a core not Ready, a status that contradicts the plan).
 	Held []HeldDevice
 }
 
 // BehindCache says whether the capacity devices whose DB slots a fast device holds are the
-// cores of a cache on it. Such devices never go into storage.nodes[]: an OSD on the raw
-// capacity device would bypass the cache (and, in write-back, read stale data).
+// cores of a cache on it.
 func BehindCache(f prismv1.FastDevicePlan) bool { return f.Cache != nil }
 
-// CachedDevicesOf finds, in a node's plan, every capacity device behind a cache and sorts it
-// by what the node's agent reports about its core. Pure; sorted by data device.
-func CachedDevicesOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) CachedDevices {
-	var out CachedDevices
+// OnClaims says whether a node's OSDs are PVC-backed (device sets) rather than
+// storage.nodes[] entries: whenever the node runs a cache. Then every capacity device of the
+// node goes through claims, also those on a fast device without a cache partition, because
+// a storage.nodes[] entry makes Rook's prepare job list every BlueStore device of the node
+// (`ceph-volume raw list` with no device) — which would include the cores under the exported
+// objects, whose raw devices carry the same BlueStore labels.
+func OnClaims(p prismv1.NodePlan) bool {
+	if p.Cache != nil {
+		return true
+	}
+	for _, f := range p.FastDevices {
+		if BehindCache(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClaimOSDsOf sorts every capacity device of a node's plan by whether its OSD can be created
+// now, from what the node's agent reports about the cache cores. Pure; sorted by data device.
+// A node that is not OnClaims gives nothing.
+func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) ClaimOSDs {
+	var out ClaimOSDs
+	if !OnClaims(p) {
+		return out
+	}
 	sizes := map[string]int64{}
 	for _, d := range st.Devices {
 		if d.StablePath != "" {
@@ -68,26 +93,26 @@ func CachedDevicesOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStat
 		}
 	}
 	for _, f := range p.FastDevices {
-		if !BehindCache(f) {
-			continue
-		}
 		cache := cacheStatusOf(st.Caches, f.StablePath)
 		for _, s := range f.Slots {
 			if s.DataDevice == "" {
 				continue
 			}
-			osd := CachedOSD{
-				Node: node, DataDevice: s.DataDevice, DataSizeBytes: sizes[s.DataDevice],
+			osd := ClaimOSD{
+				Node: node, DataDevice: s.DataDevice, DataPath: s.DataDevice, DataSizeBytes: sizes[s.DataDevice],
 				FastDevice: f.StablePath, Slot: PartitionPath(f.StablePath, s.Partition.Number), SlotSizeBytes: f.SlotSizeBytes,
 			}
-			exported, reason := readyCore(f, cache, s.DataDevice)
+			var reason string
+			if BehindCache(f) {
+				osd.Cached = true
+				osd.DataPath, reason = readyCore(f, cache, s.DataDevice)
+			}
 			switch {
 			case reason != "":
 				out.Held = append(out.Held, HeldDevice{DataDevice: s.DataDevice, Reason: reason})
 			case osd.DataSizeBytes <= 0:
 				out.Held = append(out.Held, HeldDevice{DataDevice: s.DataDevice, Reason: "not in the node's inventory"})
 			default:
-				osd.ExportedObject = exported
 				out.Ready = append(out.Ready, osd)
 			}
 		}

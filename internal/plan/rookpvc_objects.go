@@ -54,16 +54,16 @@ func LocalStorageClassObject() *storagev1.StorageClass {
 	}
 }
 
-// LocalVolumes are the two static local block volumes of one OSD on a cache: the exported
-// object (data) and the DB slot partition (metadata), both pinned to the node by hostname
-// and kept (Retain) when their claims go, since they hold the OSD's data.
-func LocalVolumes(o CachedOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
+// LocalVolumes are the two static local block volumes of one OSD: its data path (the
+// exported object, or the capacity device) and its DB slot partition (metadata), both pinned
+// to the node by hostname and kept (Retain) when their claims go, since they hold its data.
+func LocalVolumes(o ClaimOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
 	set := DeviceSetName(o.Node, o.DataDevice)
-	return localVolume(o, set, RoleData, o.ExportedObject, o.DataDevice, o.DataSizeBytes, hostname, policy),
+	return localVolume(o, set, RoleData, o.DataPath, o.DataDevice, o.DataSizeBytes, hostname, policy),
 		localVolume(o, set, RoleMetadata, o.Slot, o.Slot, o.SlotSizeBytes, hostname, policy)
 }
 
-func localVolume(o CachedOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
+func localVolume(o ClaimOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
 	block := corev1.PersistentVolumeBlock
 	name := VolumeName(set, role)
 	return &corev1.PersistentVolume{
@@ -115,10 +115,10 @@ type RookClaimMetadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// DeviceSet is the storageClassDeviceSet of one OSD on a cache. Placement is left to the
+// DeviceSet is the storageClassDeviceSet of one OSD. Placement is left to the
 // volumes: with WaitForFirstConsumer the scheduler puts the prepare pod where the selected
 // volumes are, and Rook pins a non-portable OSD to the prepare pod's node.
-func DeviceSet(o CachedOSD, deviceClass string) RookDeviceSet {
+func DeviceSet(o ClaimOSD, deviceClass string) RookDeviceSet {
 	set := DeviceSetName(o.Node, o.DataDevice)
 	data := claimTemplate(set, RoleData, o.DataSizeBytes)
 	if deviceClass != "" {
@@ -154,22 +154,13 @@ func (s RookDeviceSet) Unstructured() (map[string]any, error) {
 // exactly as it was, in its place. Like storage.nodes, Rook declares the list atomic, so
 // Prism re-applies foreign sets verbatim (docs/decisions/0006-rook-storage-nodes-are-atomic.md).
 func MergeRookDeviceSets(existing []any, replace []string, prism []RookDeviceSet) ([]any, error) {
-	drop := map[string]bool{}
-	for _, n := range replace {
-		drop[n] = true
-	}
+	names := append([]string(nil), replace...)
 	for _, s := range prism {
-		drop[s.Name] = true
+		names = append(names, s.Name)
 	}
-	merged := []any{}
-	for i, e := range existing {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("spec.storage.storageClassDeviceSets[%d] is not an object", i)
-		}
-		if name, _ := m["name"].(string); !drop[name] {
-			merged = append(merged, m)
-		}
+	merged, err := keepOthers(existing, "spec.storage.storageClassDeviceSets", names)
+	if err != nil {
+		return nil, err
 	}
 	sorted := append([]RookDeviceSet(nil), prism...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })

@@ -46,30 +46,34 @@ func cacheNodeStatus(cores ...prismv1.CacheCoreStatus) prismv1.StorageNodeStatus
 	}
 }
 
-func TestRookNodesLeavesOutDevicesBehindACache(t *testing.T) {
-	nodes := RookNodes(map[string]prismv1.NodePlan{"node-a": cachePlan()}, "qlc")
-	if len(nodes) != 1 || len(nodes[0].Devices) != 1 || nodes[0].Devices[0].Name != qlc2 {
-		t.Fatalf("storage.nodes = %+v, want only QLC_02 (its fast device has no cache)", nodes)
+func TestRookNodesLeavesOutNodesWithACache(t *testing.T) {
+	plain := cachePlan()
+	for i := range plain.FastDevices {
+		plain.FastDevices[i].Cache = nil
 	}
-	if md := nodes[0].Devices[0].Config["metadataDevice"]; md != fastB+"-part1" {
-		t.Errorf("QLC_02 metadataDevice = %q", md)
+	nodes := RookNodes(map[string]prismv1.NodePlan{"node-a": cachePlan(), "node-b": plain}, "qlc")
+	if len(nodes) != 1 || nodes[0].Name != "node-b" || len(nodes[0].Devices) != 3 {
+		t.Fatalf("storage.nodes = %+v, want only node-b (node-a runs a cache) with its 3 devices", nodes)
 	}
-	// A node whose every capacity device is behind a cache has no entry at all.
-	p := cachePlan()
-	p.FastDevices = p.FastDevices[:1]
-	if nodes := RookNodes(map[string]prismv1.NodePlan{"node-a": p}, "qlc"); len(nodes) != 0 {
-		t.Fatalf("storage.nodes = %+v, want none", nodes)
+	// The node-level cache plan alone (the fast devices' partitions not planned yet) is enough.
+	planned := plain
+	planned.Cache = &prismv1.NodeCachePlan{Mode: prismv1.CacheWriteBack, LineSizeKiB: 4}
+	if !OnClaims(planned) || OnClaims(plain) || !OnClaims(cachePlan()) {
+		t.Error("OnClaims disagrees with the plans' caches")
+	}
+	if got := ClaimOSDsOf("node-b", plain, cacheNodeStatus()); len(got.Ready)+len(got.Held) != 0 {
+		t.Errorf("a node without a cache gets claim OSDs: %+v", got)
 	}
 }
 
-func TestCachedDevicesOf(t *testing.T) {
+func TestClaimOSDsOf(t *testing.T) {
 	ready := func(dev string, core int32) prismv1.CacheCoreStatus {
 		return prismv1.CacheCoreStatus{Device: dev, CoreID: core, ExportedObject: "/dev/cas1-" + string(rune('0'+core)), State: prismv1.CoreReady}
 	}
 	cases := []struct {
 		name      string
 		status    prismv1.StorageNodeStatus
-		wantReady []string // data device -> exported object, "dev=obj"
+		wantReady []string // "dev=data path"
 		wantHeld  []string // "dev: reason substring"
 	}{
 		{name: "no cache reported yet", status: prismv1.StorageNodeStatus{Devices: cacheNodeStatus().Devices},
@@ -96,10 +100,20 @@ func TestCachedDevicesOf(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := CachedDevicesOf("node-a", cachePlan(), tc.status)
+			got := ClaimOSDsOf("node-a", cachePlan(), tc.status)
 			var gotReady, gotHeld []string
 			for _, o := range got.Ready {
-				gotReady = append(gotReady, o.DataDevice+"="+o.ExportedObject)
+				if o.DataDevice == qlc2 {
+					// QLC_02's fast device runs no cache: its OSD is on the device itself, at once.
+					if o.Cached || o.DataPath != qlc2 {
+						t.Errorf("QLC_02 = %+v", o)
+					}
+					continue
+				}
+				if !o.Cached {
+					t.Errorf("%s is behind a cache but not Cached", o.DataDevice)
+				}
+				gotReady = append(gotReady, o.DataDevice+"="+o.DataPath)
 			}
 			for _, h := range got.Held {
 				gotHeld = append(gotHeld, h.DataDevice+": "+h.Reason)
@@ -110,16 +124,13 @@ func TestCachedDevicesOf(t *testing.T) {
 			if strings.Join(gotHeld, " | ") != strings.Join(tc.wantHeld, " | ") {
 				t.Errorf("held = %v, want %v", gotHeld, tc.wantHeld)
 			}
-			// QLC_02 sits on a fast device without a cache: never a cached device.
-			for _, o := range got.Ready {
-				if o.DataDevice == qlc2 {
-					t.Error("QLC_02 has no cache but came out as a cached OSD")
-				}
+			if n := len(got.Ready) + len(got.Held); n != 3 {
+				t.Errorf("%d devices sorted, want all 3 of the node", n)
 			}
 		})
 	}
 	// The OSD carries its slot and sizes from the plan and the inventory.
-	got := CachedDevicesOf("node-a", cachePlan(), cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2)))
+	got := ClaimOSDsOf("node-a", cachePlan(), cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2)))
 	o := got.Ready[1]
 	if o.Node != "node-a" || o.FastDevice != fastA || o.Slot != fastA+"-part2" || o.SlotSizeBytes != 60*GiB || o.DataSizeBytes != p5316 {
 		t.Errorf("QLC_01's OSD = %+v", o)
@@ -174,7 +185,7 @@ func TestDeviceSetNameIsStableShortAndDistinct(t *testing.T) {
 }
 
 func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
-	osds := CachedDevicesOf("node-a", cachePlan(), cacheNodeStatus(
+	osds := ClaimOSDsOf("node-a", cachePlan(), cacheNodeStatus(
 		prismv1.CacheCoreStatus{Device: qlc0, CoreID: 1, ExportedObject: "/dev/cas1-1", State: prismv1.CoreReady},
 		prismv1.CacheCoreStatus{Device: qlc1, CoreID: 2, ExportedObject: "/dev/cas1-2", State: prismv1.CoreReady})).Ready
 	var volumes []*corev1.PersistentVolume
@@ -184,7 +195,7 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 	}
 	for i, o := range osds {
 		data, meta := volumes[2*i], volumes[2*i+1]
-		if data.Spec.Local.Path != o.ExportedObject || meta.Spec.Local.Path != o.Slot {
+		if data.Spec.Local.Path != o.DataPath || meta.Spec.Local.Path != o.Slot {
 			t.Errorf("%s: volume paths %s and %s, want the exported object and the slot", o.DataDevice, data.Spec.Local.Path, meta.Spec.Local.Path)
 		}
 		if c := data.Spec.Capacity[corev1.ResourceStorage]; c.Value() != p5316 {
@@ -236,7 +247,7 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 }
 
 func TestMergeRookDeviceSetsKeepsForeignSetsInPlace(t *testing.T) {
-	o := CachedOSD{Node: "node-a", DataDevice: qlc0, ExportedObject: "/dev/cas1-1", DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
+	o := ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
 	mine := DeviceSet(o, "qlc")
 	existing := []any{
 		map[string]any{"name": "user-ssd", "count": int64(3)},
@@ -323,7 +334,7 @@ func isLabelish(s string) bool { return len(validation.IsDNS1123Subdomain(s)) ==
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 func TestVolumeDrift(t *testing.T) {
-	o := CachedOSD{Node: "node-a", DataDevice: qlc0, ExportedObject: "/dev/cas1-1", DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
+	o := ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
 	want, _ := LocalVolumes(o, "node-a", "policy-1")
 	if im, mu := VolumeDrift(want.DeepCopy(), want); len(im)+len(mu) != 0 {
 		t.Fatalf("identical volumes drift: %v %v", im, mu)

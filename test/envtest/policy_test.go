@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -33,17 +31,7 @@ func newPolicy(testLabel string, mode prismv1.PolicyMode) *prismv1.HybridStorage
 // the finalizer) and returns the policy as stored.
 func reconcile(t *testing.T, name string) *prismv1.HybridStoragePolicy {
 	t.Helper()
-	r := &hybridstoragepolicy.Reconciler{Client: env.Client}
-	for i := 0; i < 2; i++ {
-		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}}); err != nil {
-			t.Fatalf("reconcile %s: %v", name, err)
-		}
-	}
-	p := &prismv1.HybridStoragePolicy{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, p); err != nil && !strings.Contains(err.Error(), "not found") {
-		t.Fatal(err)
-	}
-	return p
+	return reconcileAs(t, env.Client, name)
 }
 
 func selectionOf(p *prismv1.HybridStoragePolicy, node string) *prismv1.NodeSelection {

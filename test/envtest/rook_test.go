@@ -40,13 +40,19 @@ spec:
 // newCephCluster creates the admin's CephCluster in its own namespace.
 func newCephCluster(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
+	return createCephCluster(t, userCephCluster)
+}
+
+// createCephCluster creates a CephCluster from manifest, as the admin, in its own namespace.
+func createCephCluster(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
 	ctx := context.Background()
 	ns := unique("rook-ceph")
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
 	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(userCephCluster), &u.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
 		t.Fatal(err)
 	}
 	u.SetNamespace(ns)
@@ -95,16 +101,7 @@ func markProvisioned(t *testing.T, node string) {
 }
 
 func storageNodes(t *testing.T, c *unstructured.Unstructured) map[string]map[string]any {
-	nodes, _, err := unstructured.NestedSlice(c.Object, "spec", "storage", "nodes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]any{}
-	for _, n := range nodes {
-		m := n.(map[string]any)
-		out[m["name"].(string)] = m
-	}
-	return out
+	return namedEntries(t, c, "nodes")
 }
 
 func TestRookEntriesAppliedOnlyForProvisionedNodesAndForeignFieldsSurvive(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
@@ -71,22 +70,8 @@ func reconcileAs(t *testing.T, c client.Client, name string) *prismv1.HybridStor
 	return p
 }
 
-// clusterWithForeignSet is an admin's CephCluster that already runs PVC-backed OSDs of its own.
-const clusterWithForeignSet = `
-apiVersion: ceph.rook.io/v1
-kind: CephCluster
-spec:
-  cephVersion: {image: quay.io/ceph/ceph:v19.2.3}
-  dataDirHostPath: /var/lib/rook
-  mon: {count: 3}
-  storage:
-    useAllNodes: false
-    useAllDevices: false
-    nodes:
-    - name: hdd-node-1
-      devices:
-      - name: sdb
-    storageClassDeviceSets:
+// foreignSet is an admin's own PVC-backed OSDs, appended to userCephCluster's storage.
+const foreignSet = `    storageClassDeviceSets:
     - name: user-ebs
       count: 3
       portable: true
@@ -102,20 +87,7 @@ spec:
 
 func newClusterWithForeignSet(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	ns := unique("rook-pvc")
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(clusterWithForeignSet), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	u.SetNamespace(ns)
-	u.SetName("rook-ceph")
-	if err := env.Client.Create(context.Background(), u, client.FieldOwner("admin")); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return createCephCluster(t, userCephCluster+foreignSet)
 }
 
 // reportCores writes, as the node's agent would, a running cache on every fast device with
@@ -173,18 +145,23 @@ func cachedDevices(t *testing.T, node string) []string {
 	return devs
 }
 
-func deviceSets(t *testing.T, c *unstructured.Unstructured) map[string]map[string]any {
+// namedEntries are the entries of a list under spec.storage (nodes, storageClassDeviceSets) by name.
+func namedEntries(t *testing.T, c *unstructured.Unstructured, list string) map[string]map[string]any {
 	t.Helper()
-	sets, _, err := unstructured.NestedSlice(c.Object, "spec", "storage", "storageClassDeviceSets")
+	entries, _, err := unstructured.NestedSlice(c.Object, "spec", "storage", list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]map[string]any{}
-	for _, s := range sets {
-		m := s.(map[string]any)
+	for _, e := range entries {
+		m := e.(map[string]any)
 		out[m["name"].(string)] = m
 	}
 	return out
+}
+
+func deviceSets(t *testing.T, c *unstructured.Unstructured) map[string]map[string]any {
+	return namedEntries(t, c, "storageClassDeviceSets")
 }
 
 // policyVolumes are the live (not terminating) volumes labelled with the policy.
@@ -203,6 +180,18 @@ func policyVolumes(t *testing.T, policy string) map[string]corev1.PersistentVolu
 	return out
 }
 
+// createPolicy creates an Apply policy over the test's nodes targeting cluster.
+func createPolicy(t *testing.T, label string, cluster *unstructured.Unstructured, cache prismv1.CacheMode) *prismv1.HybridStoragePolicy {
+	t.Helper()
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
+	policy.Spec.Cache.Mode = cache
+	if err := env.Client.Create(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	return policy
+}
+
 func rookCondition(p *prismv1.HybridStoragePolicy) *metav1.Condition {
 	return meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured)
 }
@@ -214,12 +203,7 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 	nodes := startNodes(t, env.Client, label)
 	publishAll(t, nodes)
 	cluster := newClusterWithForeignSet(t)
-	policy := newPolicy(label, prismv1.ModeApply)
-	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
-	policy.Spec.Cache.Mode = prismv1.CacheWriteBack
-	if err := env.Client.Create(ctx, policy); err != nil {
-		t.Fatal(err)
-	}
+	policy := createPolicy(t, label, cluster, prismv1.CacheWriteBack)
 	reconcileAs(t, op, policy.Name)
 	a := nodes["optane-qlc-a"].name
 	for _, n := range []string{a, nodes["optane-qlc-b"].name, nodes["optane-qlc-homelab-d"].name} {
@@ -237,7 +221,7 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 		t.Fatalf("node a's QLC drives are in storage.nodes although they sit behind a cache: %v", storageNodes(t, c)[a])
 	}
 	if got := deviceSets(t, c); len(got) != 1 || got["user-ebs"] == nil {
-		t.Fatalf("device sets before any core is ready: %v", keysOf(got))
+		t.Fatalf("device sets before any core is ready: %v", sortedNames(got))
 	}
 	if cond := rookCondition(p); cond == nil || cond.Reason != hybridstoragepolicy.ReasonWaitingForCacheCores ||
 		!strings.Contains(cond.Message, a+": 3 capacity devices wait for their cache cores") {
@@ -251,7 +235,7 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 	sets := deviceSets(t, c)
 	vols := policyVolumes(t, policy.Name)
 	if len(sets) != 3 || len(vols) != 4 {
-		t.Fatalf("sets %v, volumes %v: want the admin's set and 2 of Prism's, 4 volumes", keysOf(sets), volumeNames(vols))
+		t.Fatalf("sets %v, volumes %v: want the admin's set and 2 of Prism's, 4 volumes", sortedNames(sets), sortedNames(vols))
 	}
 	if sets[plan.DeviceSetName(a, devs[2])] != nil {
 		t.Error("the device whose core is Pending got a device set")
@@ -312,13 +296,13 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 	p = reconcileAs(t, op, policy.Name)
 	sets, vols = deviceSets(t, getCephCluster(t, cluster)), policyVolumes(t, policy.Name)
 	if sets[claimed] == nil || sets[unclaimed] != nil {
-		t.Fatalf("sets %v: want %s kept (claimed) and %s gone", keysOf(sets), claimed, unclaimed)
+		t.Fatalf("sets %v: want %s kept (claimed) and %s gone", sortedNames(sets), claimed, unclaimed)
 	}
 	if _, ok := vols[plan.VolumeName(unclaimed, plan.RoleData)]; ok {
-		t.Errorf("the unclaimed volumes of a dropped set are still there: %v", volumeNames(vols))
+		t.Errorf("the unclaimed volumes of a dropped set are still there: %v", sortedNames(vols))
 	}
 	if _, ok := vols[plan.VolumeName(claimed, plan.RoleMetadata)]; !ok {
-		t.Errorf("the claimed set lost its metadata volume: %v", volumeNames(vols))
+		t.Errorf("the claimed set lost its metadata volume: %v", sortedNames(vols))
 	}
 	if cond := rookCondition(p); cond == nil || !strings.Contains(cond.Message, "device set "+claimed+" of "+a+" kept: a claim holds its volumes") {
 		t.Fatalf("RookConfigured = %+v", cond)
@@ -333,10 +317,10 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 	c = getCephCluster(t, cluster)
 	sets, vols = deviceSets(t, c), policyVolumes(t, policy.Name)
 	if len(sets) != 2 || sets["user-ebs"] == nil || sets[claimed] == nil {
-		t.Fatalf("after deleting the policy the sets are %v", keysOf(sets))
+		t.Fatalf("after deleting the policy the sets are %v", sortedNames(sets))
 	}
 	if len(vols) != 2 {
-		t.Fatalf("after deleting the policy the volumes are %v, want the claimed set's two", volumeNames(vols))
+		t.Fatalf("after deleting the policy the volumes are %v, want the claimed set's two", sortedNames(vols))
 	}
 	if got := storageNodes(t, c); len(got) != 1 || got["hdd-node-1"] == nil {
 		t.Fatalf("after deleting the policy storage.nodes is %v", keys(got))
@@ -406,11 +390,7 @@ func TestPolicyWithoutCacheLeavesDeviceSetsAlone(t *testing.T) {
 	nodes := startNodes(t, env.Client, label)
 	publishAll(t, nodes)
 	cluster := newClusterWithForeignSet(t)
-	policy := newPolicy(label, prismv1.ModeApply)
-	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
-	if err := env.Client.Create(ctx, policy); err != nil {
-		t.Fatal(err)
-	}
+	policy := createPolicy(t, label, cluster, "")
 	reconcile(t, policy.Name)
 	markProvisioned(t, nodes["optane-qlc-a"].name)
 	reconcile(t, policy.Name)
@@ -429,7 +409,7 @@ func TestPolicyWithoutCacheLeavesDeviceSetsAlone(t *testing.T) {
 	reconcile(t, policy.Name)
 }
 
-func keysOf(m map[string]map[string]any) []string {
+func sortedNames[V any](m map[string]V) []string {
 	k := make([]string, 0, len(m))
 	for n := range m {
 		k = append(k, n)
@@ -438,11 +418,82 @@ func keysOf(m map[string]map[string]any) []string {
 	return k
 }
 
-func volumeNames(m map[string]corev1.PersistentVolume) []string {
-	k := make([]string, 0, len(m))
-	for n := range m {
-		k = append(k, n)
+// Turning the cache on for a node whose OSDs Prism already put in storage.nodes: the entry
+// stays (OSDs may run on the raw disks) and no device set doubles them, until an admin
+// removes the entry; then the node's OSDs come from claims.
+func TestCacheTurnedOnUnderExistingOSDsKeepsTheirEntry(t *testing.T) {
+	ctx := context.Background()
+	op := operatorClient(t)
+	label := unique("rookturnon")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	cluster := newCephCluster(t)
+	policy := createPolicy(t, label, cluster, "")
+	reconcileAs(t, op, policy.Name)
+	a := nodes["optane-qlc-a"].name
+	markProvisioned(t, a)
+	reconcileAs(t, op, policy.Name)
+	if _, ok := storageNodes(t, getCephCluster(t, cluster))[a]; !ok {
+		t.Fatal("without a cache node a's OSDs must be in storage.nodes")
 	}
-	sort.Strings(k)
-	return k
+
+	// The cache is turned on: the plan gains cache partitions; once provisioned, the node
+	// runs a cache and every core is Ready — but its entry stays and no set appears.
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: policy.Name}, policy); err != nil {
+		t.Fatal(err)
+	}
+	policy.Spec.Cache.Mode = prismv1.CacheWriteBack
+	if err := env.Client.Update(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	if len(cachedDevices(t, a)) != 3 {
+		t.Fatal("the new plan puts node a's QLC drives behind a cache")
+	}
+	markProvisioned(t, a)
+	reportCores(t, a, nil)
+	p := reconcileAs(t, op, policy.Name)
+	c := getCephCluster(t, cluster)
+	if _, ok := storageNodes(t, c)[a]; !ok {
+		t.Fatal("node a's storage.nodes entry was dropped under its OSDs")
+	}
+	if sets := deviceSets(t, c); len(sets) != 0 {
+		t.Fatalf("device sets %v would double node a's OSDs", sortedNames(sets))
+	}
+	if cond := rookCondition(p); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, a+": its OSDs stay in storage.nodes on the raw devices") {
+		t.Fatalf("RookConfigured = %+v", cond)
+	}
+
+	// The admin removes the node's entry (after removing its OSDs): its OSDs now come from claims.
+	nodesList, _, _ := unstructured.NestedSlice(c.Object, "spec", "storage", "nodes")
+	var rest []any
+	for _, n := range nodesList {
+		if n.(map[string]any)["name"] != a {
+			rest = append(rest, n)
+		}
+	}
+	if err := unstructured.SetNestedSlice(c.Object, rest, "spec", "storage", "nodes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Update(ctx, c, client.FieldOwner("admin")); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	c = getCephCluster(t, cluster)
+	if _, ok := storageNodes(t, c)[a]; ok {
+		t.Fatal("Prism put node a's entry back")
+	}
+	if sets := deviceSets(t, c); len(sets) != 3 {
+		t.Fatalf("device sets %v, want node a's 3", sortedNames(sets))
+	}
+	if err := env.Client.Delete(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAs(t, op, policy.Name)
+	if sets := deviceSets(t, getCephCluster(t, cluster)); len(sets) != 0 {
+		t.Fatalf("deleting the policy left device sets %v", sortedNames(sets))
+	}
+	if vols := policyVolumes(t, policy.Name); len(vols) != 0 {
+		t.Fatalf("deleting the policy left volumes %v", sortedNames(vols))
+	}
 }
