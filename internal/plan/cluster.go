@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -35,32 +38,70 @@ type ClusterPlan struct {
 // PlanCluster selects and lays out every node. It is what the operator does, without a
 // cluster: `kubectl prism plan` prints it.
 func PlanCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, deviceClass string) ClusterPlan {
-	var out ClusterPlan
-	plans := map[string]prismv1.NodePlan{}
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
-	for _, n := range sorted {
-		r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec, n.Previous)}
-		if Complete(r.Selection) {
-			l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
-			r.Warnings = l.Warnings
-			r.Problems = append(r.Problems, l.Problems...)
-			for _, u := range l.Unplaced {
-				r.Problems = append(r.Problems, u.Name+": "+u.Reason)
-			}
-			if len(r.Problems) == 0 {
-				p := l.Plan
-				r.Plan = &p
-				plans[n.Node] = p
+	results := make([]NodeResult, len(sorted))
+	rook := make([]*RookNode, len(sorted))
+	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
+	// lands at its node's index, which keeps the output identical to a sequential run.
+	eachIndex(len(sorted), func(i int) {
+		results[i] = planNode(sorted[i], spec)
+		if p := results[i].Plan; p != nil {
+			if n, ok := rookNode(sorted[i].Node, *p, deviceClass); ok {
+				rook[i] = &n
 			}
 		}
+	})
+	out := ClusterPlan{Nodes: results, RookStorageNodes: []RookNode{}}
+	for i, r := range results {
 		for _, p := range r.Problems {
-			out.Problems = append(out.Problems, n.Node+": "+p)
+			out.Problems = append(out.Problems, r.Node+": "+p)
 		}
-		out.Nodes = append(out.Nodes, r)
+		if rook[i] != nil {
+			out.RookStorageNodes = append(out.RookStorageNodes, *rook[i])
+		}
 	}
-	out.RookStorageNodes = RookNodes(plans, deviceClass)
 	return out
+}
+
+// planNode selects and lays out one node.
+func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult {
+	r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec, n.Previous)}
+	if !Complete(r.Selection) {
+		return r
+	}
+	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
+	r.Warnings = l.Warnings
+	r.Problems = append(r.Problems, l.Problems...)
+	for _, u := range l.Unplaced {
+		r.Problems = append(r.Problems, u.Name+": "+u.Reason)
+	}
+	if len(r.Problems) == 0 {
+		p := l.Plan
+		r.Plan = &p
+	}
+	return r
+}
+
+// eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.
+func eachIndex(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Plans returns the node plans by node name.

@@ -179,6 +179,23 @@ func leastLoaded(devs []*fastState, limit int32) *fastState {
 func alignUp(n int64) int64 { return (n + MiB - 1) / MiB * MiB }
 
 func slotLabel(i int) string {
+	if i < len(slotLabels) {
+		return slotLabels[i]
+	}
+	return formatSlotLabel(i)
+}
+
+// slotLabels holds the labels of the first slots, so that planning 1000 nodes does not build
+// the same few strings 24 000 times.
+var slotLabels = func() []string {
+	l := make([]string, 128)
+	for i := range l {
+		l[i] = formatSlotLabel(i)
+	}
+	return l
+}()
+
+func formatSlotLabel(i int) string {
 	if i < 10 {
 		return slotLabelPrefix + "0" + strconv.Itoa(i)
 	}

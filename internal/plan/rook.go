@@ -37,43 +37,50 @@ func PartitionPath(stablePath string, number int32) string {
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
-		if OnClaims(p) {
-			continue
+		if n, ok := rookNode(name, p, deviceClass); ok {
+			nodes = append(nodes, n)
 		}
-		n := RookNode{Name: name}
-		var sizes []string
-		for _, f := range p.FastDevices {
-			size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
-			for _, s := range f.Slots {
-				if s.DataDevice == "" {
-					continue
-				}
-				n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: map[string]string{
-					"metadataDevice": PartitionPath(f.StablePath, s.Partition.Number),
-				}})
-				sizes = append(sizes, size)
-			}
-		}
-		if len(n.Devices) == 0 {
-			continue
-		}
-		// Settings every device shares go to the node config (Rook applies it to each device).
-		n.Config = map[string]string{}
-		if deviceClass != "" {
-			n.Config["deviceClass"] = deviceClass
-		}
-		if allEqual(sizes) {
-			n.Config["databaseSizeMB"] = sizes[0]
-		} else {
-			for i := range n.Devices {
-				n.Devices[i].Config["databaseSizeMB"] = sizes[i]
-			}
-		}
-		sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
-		nodes = append(nodes, n)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes
+}
+
+// rookNode is the entry of one node, false when the node has no OSD for storage.nodes.
+func rookNode(name string, p prismv1.NodePlan, deviceClass string) (RookNode, bool) {
+	if OnClaims(p) {
+		return RookNode{}, false
+	}
+	n := RookNode{Name: name}
+	var sizes []string
+	for _, f := range p.FastDevices {
+		size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
+		for _, s := range f.Slots {
+			if s.DataDevice == "" {
+				continue
+			}
+			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: map[string]string{
+				"metadataDevice": PartitionPath(f.StablePath, s.Partition.Number),
+			}})
+			sizes = append(sizes, size)
+		}
+	}
+	if len(n.Devices) == 0 {
+		return RookNode{}, false
+	}
+	// Settings every device shares go to the node config (Rook applies it to each device).
+	n.Config = map[string]string{}
+	if deviceClass != "" {
+		n.Config["deviceClass"] = deviceClass
+	}
+	if allEqual(sizes) {
+		n.Config["databaseSizeMB"] = sizes[0]
+	} else {
+		for i := range n.Devices {
+			n.Devices[i].Config["databaseSizeMB"] = sizes[i]
+		}
+	}
+	sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
+	return n, true
 }
 
 func allEqual(s []string) bool {
