@@ -23,9 +23,9 @@ type StorageNodeSpec struct {
 type NodePlan struct {
 	// fastDevices lists each fast device and the partitions it carries.
 	// +optional
-	// +listType=map
-	// +listMapKey=stablePath
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(i, f, i == 0 || self[i-1].stablePath < f.stablePath)",message="fast devices must be sorted by stablePath, each once"
 	FastDevices []FastDevicePlan `json:"fastDevices,omitempty"`
 	// allowWipe lists the stable paths of devices on this node the policy allows Prism to wipe.
 	// +optional
@@ -52,9 +52,9 @@ type FastDevicePlan struct {
 	SlotSizeBytes int64 `json:"slotSizeBytes"`
 	// slots are the DB slots, by index; slot i is partition i+1 at a fixed offset.
 	// +optional
-	// +listType=map
-	// +listMapKey=index
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=127
+	// +kubebuilder:validation:XValidation:rule="self.all(i, s, i == 0 || self[i-1].index < s.index)",message="slots must be sorted by index, each once"
 	Slots []DBSlot `json:"slots,omitempty"`
 	// cache is the partition after the last slot, used as the Open CAS cache; absent when the cache is off.
 	// +optional
@@ -319,11 +319,15 @@ type StorageNodeStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	AgentVersion string `json:"agentVersion,omitempty"`
+
+	// Lists the agent or the operator always writes whole are atomic: as maps, the API server
+	// would track every item's fields in managedFields, which doubled the object (decision 0015).
+
 	// devices are the node's whole block devices.
 	// +optional
-	// +listType=map
-	// +listMapKey=name
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=512
+	// +kubebuilder:validation:XValidation:rule="self.all(i, d, i == 0 || self[i-1].name < d.name)",message="devices must be sorted by name, each once"
 	Devices []Device `json:"devices,omitempty"`
 	// fastDevices counts devices in the Fast tier.
 	// +optional
@@ -344,9 +348,9 @@ type StorageNodeStatus struct {
 	ObservedPlanGeneration int64 `json:"observedPlanGeneration,omitempty"`
 	// caches reports each fast device's cache, its cores and per-class statistics.
 	// +optional
-	// +listType=map
-	// +listMapKey=fastDevice
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(i, c, i == 0 || self[i-1].fastDevice < c.fastDevice)",message="caches must be sorted by fastDevice, each once"
 	Caches []CacheStatus `json:"caches,omitempty"`
 	// cacheWriteReduction is the node's α over all its caches: 1 − writes that reached the
 	// capacity devices ÷ writes to the exported objects (decimal string; empty before any write).

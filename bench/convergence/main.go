@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +38,7 @@ import (
 
 func main() {
 	n := flag.Int("nodes", 1000, "simulated nodes")
+	flag.StringVar(&apiserverProfile, "apiserver-cpu-profile", "", "write a CPU profile of the kube-apiserver during the planning phase to this file")
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "convergence:", err)
@@ -66,6 +70,52 @@ func (w *writes) snapshot() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// apiserverProfile is where the planning phase's kube-apiserver CPU profile goes ("" for none).
+var apiserverProfile string
+
+// profileAPIServer records the API server's CPU for d from its /debug/pprof endpoint (on by
+// default) into apiserverProfile.
+func profileAPIServer(cfg *rest.Config, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		rc, err := rawClient(cfg)
+		if err != nil {
+			done <- err
+			return
+		}
+		body, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(context.Background())
+		if err == nil {
+			err = os.WriteFile(apiserverProfile, body, 0o644)
+		}
+		done <- err
+	}()
+	return done
+}
+
+func rawClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	return rest.RESTClientFor(&rest.Config{Host: cfg.Host, TLSClientConfig: cfg.TLSClientConfig, BearerToken: cfg.BearerToken,
+		ContentConfig: rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), GroupVersion: &corev1.SchemeGroupVersion}})
+}
+
+// apiserverCPU is the CPU time the kube-apiserver has used (its process_cpu_seconds_total):
+// on a shared machine, CPU seconds per phase compare across runs better than wall time.
+func apiserverCPU(ctx context.Context, cfg *rest.Config) (float64, error) {
+	rc, err := rawClient(cfg)
+	if err != nil {
+		return 0, err
+	}
+	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("kube-apiserver /metrics has no process_cpu_seconds_total")
 }
 
 func run(nodes int) error {
@@ -137,6 +187,14 @@ func run(nodes int) error {
 			DB:           prismv1.DBSizing{Size: resource.NewQuantity(60<<30, resource.BinarySI), SpareSlots: 1},
 		},
 	}
+	var profiled <-chan error
+	if apiserverProfile != "" {
+		profiled = profileAPIServer(env.Config, 15*time.Second)
+	}
+	cpuBefore, err := apiserverCPU(ctx, env.Config)
+	if err != nil {
+		return err
+	}
 	start = time.Now()
 	if err := setup.Create(ctx, policy); err != nil {
 		return err
@@ -149,7 +207,19 @@ func run(nodes int) error {
 	}
 	planned := time.Since(start)
 	afterPlan := counts.snapshot()
-	fmt.Printf("policy planned on %d nodes in %s; writes so far: %v\n", nodes, planned.Round(time.Millisecond), sorted(afterPlan))
+	cpuAfter, err := apiserverCPU(ctx, env.Config)
+	if err != nil {
+		return err
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("profiling the API server: %w", err)
+		}
+		fmt.Printf("kube-apiserver CPU profile of the first 15 s of planning in %s\n", apiserverProfile)
+	}
+	planCPU := cpuAfter - cpuBefore
+	fmt.Printf("policy planned on %d nodes in %s; kube-apiserver CPU %.1f s (%.1f ms per StorageNode write); writes so far: %v\n",
+		nodes, planned.Round(time.Millisecond), planCPU, 1000*planCPU/float64(max(1, afterPlan["patch *v1alpha1.StorageNode"])), sorted(afterPlan))
 
 	start = time.Now()
 	if err := markAllProvisioned(ctx, setup); err != nil {
@@ -179,8 +249,8 @@ func run(nodes int) error {
 	final := counts.snapshot()
 	fmt.Printf("CephCluster configured for all %d nodes %s after the last report began; writes in this phase: %v\n",
 		nodes, configured.Round(time.Millisecond), sorted(diff(final, afterPlan)))
-	fmt.Printf("RESULT nodes=%d planned_s=%.2f configured_s=%.2f cephcluster_applies=%d storagenode_plan_writes=%d policy_status_writes=%d\n",
-		nodes, planned.Seconds(), configured.Seconds(), final["apply CephCluster(apply)"],
+	fmt.Printf("RESULT nodes=%d planned_s=%.2f plan_apiserver_cpu_s=%.1f configured_s=%.2f cephcluster_applies=%d storagenode_plan_writes=%d policy_status_writes=%d\n",
+		nodes, planned.Seconds(), planCPU, configured.Seconds(), final["apply CephCluster(apply)"],
 		final["patch *v1alpha1.StorageNode"], final["patch/status *v1alpha1.HybridStoragePolicy"])
 	return nil
 }
@@ -237,6 +307,8 @@ func inventoryOf(i int) prismv1.StorageNodeStatus {
 		}
 		devs = append(devs, d)
 	}
+	// The CRD wants devices sorted by name (nvme10n1 before nvme2n1), as the agent writes them.
+	sort.Slice(devs, func(a, b int) bool { return devs[a].Name < devs[b].Name })
 	now := metav1.Now()
 	return prismv1.StorageNodeStatus{Devices: devs, LastInventoryTime: &now, FastDevices: 2, CapacityDevices: 6, EligibleDevices: 24}
 }

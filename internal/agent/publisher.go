@@ -119,6 +119,7 @@ func (p *Publisher) Sync(ctx context.Context) error {
 		// A failed inventory proves nothing about the devices: provision only from a good one.
 		next = p.provision(ctx, sn, rep, next)
 	}
+	sortLists(&next)
 	if !needsWrite(sn.Status, next, p.Heartbeat) {
 		return invErr
 	}

@@ -3,6 +3,8 @@ package agent
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -68,4 +70,11 @@ func needsWrite(prev, next prismv1.StorageNodeStatus, heartbeat time.Duration) b
 		return true
 	}
 	return next.LastInventoryTime.Sub(prev.LastInventoryTime.Time) >= heartbeat
+}
+
+// sortLists orders the status lists by their key, as the CRD requires of these atomic lists
+// (decision 0015): one order for one observation, and no duplicate keys.
+func sortLists(s *prismv1.StorageNodeStatus) {
+	slices.SortStableFunc(s.Devices, func(a, b prismv1.Device) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Caches, func(a, b prismv1.CacheStatus) int { return strings.Compare(a.FastDevice, b.FastDevice) })
 }

@@ -72,3 +72,26 @@ func TestNeedsWrite(t *testing.T) {
 		}
 	}
 }
+
+// The CRD rejects devices and caches out of key order (decision 0015); inventories list
+// nvme10n1 wherever the host does.
+func TestSortListsOrdersByKey(t *testing.T) {
+	s := prismv1.StorageNodeStatus{
+		Devices: []prismv1.Device{{Name: "nvme2n1"}, {Name: "nvme10n1"}, {Name: "nvme1n1"}},
+		Caches:  []prismv1.CacheStatus{{FastDevice: "/dev/disk/by-id/nvme-B"}, {FastDevice: "/dev/disk/by-id/nvme-A"}},
+	}
+	sortLists(&s)
+	var names, caches []string
+	for _, d := range s.Devices {
+		names = append(names, d.Name)
+	}
+	for _, c := range s.Caches {
+		caches = append(caches, c.FastDevice)
+	}
+	if got := strings.Join(names, " "); got != "nvme10n1 nvme1n1 nvme2n1" {
+		t.Errorf("devices in order %s", got)
+	}
+	if got := strings.Join(caches, " "); got != "/dev/disk/by-id/nvme-A /dev/disk/by-id/nvme-B" {
+		t.Errorf("caches in order %s", got)
+	}
+}

@@ -48,8 +48,24 @@ status:
     eligibility: {eligible: true}
 `
 
+// validPlan is a StorageNode whose plan has one fast device with two DB slots.
+const validPlan = `
+apiVersion: prism.storage.io/v1alpha1
+kind: StorageNode
+spec:
+  policyName: p
+  mode: Apply
+  plan:
+    fastDevices:
+    - stablePath: /dev/disk/by-id/nvme-FAST
+      slotSizeBytes: 4294967296
+      slots:
+      - {index: 0, partition: {number: 1, label: prism-db-00, startBytes: 1048576, sizeBytes: 4294967296}, dataDevice: /dev/disk/by-id/nvme-QLC1}
+      - {index: 1, partition: {number: 2, label: prism-db-01, startBytes: 4295999488, sizeBytes: 4294967296}}
+`
+
 func TestValidObjectsAreAccepted(t *testing.T) {
-	for _, doc := range []string{validPolicy, validClasses, validNode} {
+	for _, doc := range []string{validPolicy, validClasses, validNode, validPlan} {
 		obj := parse(t, doc, nil)
 		obj.SetName(unique("valid"))
 		if err := create(obj); err != nil {
@@ -164,6 +180,22 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 		{"device signature of unknown kind", validNode, func(m map[string]any) {
 			device(m)["signatures"] = []any{map[string]any{"kind": "Mystery", "name": "x"}}
 		}, []string{"status.devices[0].signatures[0].kind", "supported values"}},
+		// Lists written whole are atomic and sorted by their key (decision 0015): CEL keeps keys unique.
+		{"two devices of one name", validNode, func(m map[string]any) {
+			devices := m["status"].(map[string]any)["devices"].([]any)
+			m["status"].(map[string]any)["devices"] = append(devices, devices[0])
+		}, []string{"status.devices", "devices must be sorted by name, each once"}},
+		{"two slots of one index", validPlan, func(m map[string]any) {
+			fastDevice(m)["slots"].([]any)[1].(map[string]any)["index"] = 0
+		}, []string{"spec.plan.fastDevices[0].slots", "slots must be sorted by index, each once"}},
+		{"a fast device planned twice", validPlan, func(m map[string]any) {
+			plan := spec(m)["plan"].(map[string]any)
+			plan["fastDevices"] = append(plan["fastDevices"].([]any), fastDevice(m))
+		}, []string{"spec.plan.fastDevices", "fast devices must be sorted by stablePath, each once"}},
+		{"two caches on one fast device", validNode, func(m map[string]any) {
+			c := map[string]any{"fastDevice": "/dev/disk/by-id/nvme-FAST", "state": "Running"}
+			m["status"].(map[string]any)["caches"] = []any{c, c}
+		}, []string{"status.caches", "caches must be sorted by fastDevice, each once"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +253,10 @@ func class(m map[string]any, i int) map[string]any {
 
 func condition(m map[string]any, classIndex, term int) map[string]any {
 	return class(m, classIndex)["allOf"].([]any)[term].(map[string]any)["anyOf"].([]any)[0].(map[string]any)
+}
+
+func fastDevice(m map[string]any) map[string]any {
+	return spec(m)["plan"].(map[string]any)["fastDevices"].([]any)[0].(map[string]any)
 }
 
 func device(m map[string]any) map[string]any {
