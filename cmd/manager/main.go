@@ -48,12 +48,13 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "prism-operator.prism.storage.io",
+		Cache:                  hybridstoragepolicy.CacheOptions(),
 	})
 	if err != nil {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
-	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
 		os.Exit(1)
 	}

@@ -25,8 +25,17 @@ const FieldManager = "prism-operator"
 // Reconciler reconciles a HybridStoragePolicy.
 type Reconciler struct {
 	Client client.Client
+	// APIReader reads objects the manager's cache leaves out (CacheOptions); Client when nil.
+	APIReader client.Reader
 	// Now is the clock (time.Now when nil); tests set it.
 	Now func() time.Time
+}
+
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 func (r *Reconciler) now() time.Time {

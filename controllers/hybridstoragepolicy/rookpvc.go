@@ -169,7 +169,8 @@ func (r *Reconciler) volume(ctx context.Context, recorded ledgerSet, name string
 		}
 	}
 	v := &corev1.PersistentVolume{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, v); err != nil {
+	// From the API server: a volume of this name without Prism's label is not in the cache.
+	if err := r.apiReader().Get(ctx, client.ObjectKey{Name: name}, v); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return nil, nil
 		}

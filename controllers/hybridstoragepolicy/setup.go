@@ -18,8 +18,8 @@ import (
 )
 
 // SetupWithManager watches policies, StorageNodes (inventories change selections), Node
-// labels (they change which nodes a selector matches) and ClassificationPolicies (their
-// classes go into the cache plans).
+// labels (they change which nodes a selector matches), ClassificationPolicies (their
+// classes go into the cache plans) and Prism's local volumes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -27,7 +27,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&prismv1.StorageNode{}, allPolicies).
 		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A ClassificationPolicy's classes are compiled into every node's cache plan.
-		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, compiledHashChanged())))
+		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, compiledHashChanged()))).
+		// Prism's local volumes (the only ones cached, see CacheOptions): a claim binding one
+		// means an OSD may exist, which keeps its device set.
+		Watches(&corev1.PersistentVolume{}, allPolicies)
 	// Watch the CephClusters when Rook is installed: someone editing spec.storage must see
 	// Prism's entries restored; Rook's frequent status updates do not change the generation.
 	if _, err := mgr.GetRESTMapper().RESTMapping(CephClusterGVK.GroupKind(), CephClusterGVK.Version); err == nil {

@@ -8,12 +8,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+	"github.com/prism-storage/prism/internal/plan"
 )
 
 // eventually polls cond until it holds or the timeout passes.
@@ -34,14 +39,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 func TestOperatorFollowsInventoryAndLabels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	startOperator(ctx, t)
 
 	label := unique("watch")
 	nodes := startNodes(t, env.Client, label)
@@ -90,4 +88,53 @@ func TestOperatorFollowsInventoryAndLabels(t *testing.T) {
 		sn := &prismv1.StorageNode{}
 		return env.Client.Get(ctx, client.ObjectKey{Name: b.name}, sn) == nil && sn.Spec.PolicyName == ""
 	})
+}
+
+// startOperator runs the operator's manager as cmd/manager sets it up.
+func startOperator(ctx context.Context, t *testing.T) ctrl.Manager {
+	t.Helper()
+	skip := true // several tests run a manager in this process
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: hybridstoragepolicy.CacheOptions(), Controller: config.Controller{SkipNameValidation: &skip}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return mgr
+}
+
+// The operator's cache holds Prism's local volumes only, however many others the cluster has.
+func TestOperatorCachesOnlyPrismVolumes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr := startOperator(ctx, t)
+	volume := func(name string, labels map[string]string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: unique(name), Labels: labels},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/x"}},
+			},
+		}
+	}
+	ours := volume("prism-vol", map[string]string{plan.LabelPolicy: "p"})
+	foreign := volume("foreign-vol", map[string]string{"app": "db"})
+	for _, v := range []*corev1.PersistentVolume{ours, foreign} {
+		if err := env.Client.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "Prism's volume in the operator's cache", func() bool {
+		return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ours), &corev1.PersistentVolume{}) == nil
+	})
+	if err := mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.PersistentVolume{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a foreign volume read through the cache: want NotFound, got %v", err)
+	}
+	if err := mgr.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.PersistentVolume{}); err != nil {
+		t.Errorf("the API reader must still see the foreign volume: %v", err)
+	}
 }

@@ -1,0 +1,24 @@
+package hybridstoragepolicy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+// CacheOptions keeps the manager's informer on PersistentVolumes to Prism's own local volumes
+// (those labelled with a policy): a cluster can hold thousands of other volumes, which the
+// operator never reads. Reads of any other volume go to the API server (Reconciler.APIReader).
+func CacheOptions() cache.Options {
+	ours, err := labels.NewRequirement(plan.LabelPolicy, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key
+	}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.PersistentVolume{}: {Label: labels.NewSelector().Add(*ours)},
+	}}
+}
