@@ -296,19 +296,24 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 		pt = k.StreamBytes >= k.SeqCutoffBytes
 	}
 
+	// A line is a hit only when the blocks the request touches hold data (OCF's
+	// LOOKUP_HIT with valid sectors); a mapped line without them is a miss.
 	var present []*Line
+	hits := uint64(0)
 	for a := first; a <= last; a++ {
 		if l := m.idx[lineKey{k.ID, a}]; l != nil {
 			present = append(present, l)
+			if l.Missing&blockMask(a, lb, off, size) == 0 {
+				hits++
+			}
 		}
 	}
 	n := last - first + 1
-	hits := uint64(len(present))
 
 	if !pt {
 		switch {
-		case req.Write && m.c.Mode == "wa" && hits == 0:
-			pt = true // write-around: a write miss bypasses the cache
+		case req.Write && m.c.Mode == "wa" && hits < n:
+			pt = true // write-around: a write that is not a full hit bypasses the cache (and invalidates)
 		case !req.Write && m.c.Mode == "wo":
 			dirty := uint64(0)
 			for _, l := range present {
@@ -332,7 +337,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 				pt = true
 				break
 			}
-			m.insert(&Line{Core: k.ID, Addr: a, Class: class, LRU: m.tick()})
+			m.insert(&Line{Core: k.ID, Addr: a, Class: class, LRU: m.tick(), Missing: blockMask(a, lb, a*lb, lb)})
 		}
 	}
 
@@ -377,6 +382,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 		for a := first; a <= last; a++ {
 			l := m.idx[lineKey{k.ID, a}]
 			l.LRU = m.tick()
+			l.Missing &^= blockMask(a, lb, off, size)
 			if l.Class != class {
 				m.perClass[l.Class]--
 				m.perClass[class]++
@@ -406,8 +412,22 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 		cnt.CacheWr += missPart(size)
 	}
 	for a := first; a <= last; a++ {
-		m.idx[lineKey{k.ID, a}].LRU = m.tick()
+		l := m.idx[lineKey{k.ID, a}]
+		l.LRU = m.tick()
+		l.Missing &^= blockMask(a, lb, off, size) // a read miss fills what it read
 	}
+}
+
+// blockMask is the set of 4 KiB blocks of core line a (lb bytes long) that the byte range
+// [off, off+size) touches, rounded out to whole blocks (OCF tracks 512-byte sectors; the
+// emulator's requests are 4 KiB multiples in practice).
+func blockMask(a, lb, off, size uint64) uint16 {
+	start, end := max(off, a*lb), min(off+size, (a+1)*lb)
+	if end <= start {
+		return 0
+	}
+	b0, b1 := (start-a*lb)/(4*kib), (end-a*lb+4*kib-1)/(4*kib)
+	return uint16((uint32(1)<<b1)-1) &^ uint16((uint32(1)<<b0)-1)
 }
 
 // flush writes back every dirty line of core (all active cores when core < 0;

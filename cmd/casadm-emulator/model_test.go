@@ -178,7 +178,7 @@ func TestWriteBackAndFlush(t *testing.T) {
 	}
 	if s.Cache.DirtyFor != "Cache clean" {
 		e.now = "1065"
-		if got := e.cacheStats().Cache.DirtyFor; got != "1 [m] 5 [s] " {
+		if got := e.cacheStats().Cache.DirtyFor; got != "1 [m] 5 [s]" {
 			t.Errorf("dirty for %q", got)
 		}
 	}

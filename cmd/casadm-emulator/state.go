@@ -143,7 +143,11 @@ type Line struct {
 	// Addr is the core line number (core offset / line size).
 	Addr  uint64 `json:"addr"`
 	Class int    `json:"class"`
-	Dirty bool   `json:"dirty,omitempty"`
+	// Missing marks the line's 4 KiB blocks that hold no data yet (bit i: block i): a
+	// request smaller than the line maps the whole line but fills only its own blocks, and
+	// OCF counts a later request for the other blocks as a miss, not a hit.
+	Missing uint16 `json:"missing,omitempty"`
+	Dirty   bool   `json:"dirty,omitempty"`
 	// DirtyAt is when the line became dirty (unix seconds).
 	DirtyAt int64  `json:"dirtyAt,omitempty"`
 	LRU     uint64 `json:"lru"`

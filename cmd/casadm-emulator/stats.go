@@ -170,7 +170,9 @@ func errTable(c *Counters) table {
 	}}
 }
 
-// dirtyFor renders casadm's "Dirty for" pair: seconds, then the text.
+// dirtyFor renders casadm's "Dirty for" pair: seconds, then the text. casadm prints each
+// unit with a trailing space, but its output parser trims the field: the real v26.03.2 prints
+// "15 [s]" (testdata/guest-v26.03.2).
 func dirtyFor(t uint64) (string, string) {
 	if t == 0 {
 		return "0", "Cache clean"
@@ -185,7 +187,7 @@ func dirtyFor(t uint64) (string, string) {
 			fmt.Fprintf(&b, "%d [%s] ", p.v, p.unit)
 		}
 	}
-	return strconv.FormatUint(t, 10), b.String()
+	return strconv.FormatUint(t, 10), strings.TrimSpace(b.String())
 }
 
 // footprint is casadm's metadata_memory_footprint: the largest unit that

@@ -5,6 +5,15 @@
 // "/", which is exactly what `prism-agent run` does with the plan in its StorageNode's spec.
 // It prints the partitions' states and whether anything changed, as JSON, and exits 1 unless
 // every planned partition is Ready.
+//
+// With --cache it then runs the agent's cache pass (cache.Runner.ReconcileNode) on the plan's
+// cache, as `prism-agent run` does after provisioning, and exits 1 unless every cache is
+// Running (Stopped with --cache-off, which takes the plan's cache away as a policy with
+// cache mode None does). --partitions skips the partitioner and takes the partitions' states
+// from an earlier output, so that the cache pass can be replayed where the devices do not
+// exist (against the casadm emulator, with --host-root holding the scanned partition and
+// opencas.conf). --record appends every command the agent ran, with what it answered, to a
+// JSON-lines transcript.
 package main
 
 import (
@@ -17,6 +26,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/plan"
@@ -29,6 +39,20 @@ type Output struct {
 	Mode       prismv1.PolicyMode        `json:"mode"`
 	Changed    bool                      `json:"changed"`
 	Partitions []prismv1.PartitionStatus `json:"partitions"`
+	// Caches and WriteReduction are the cache pass's (with --cache).
+	Caches         []prismv1.CacheStatus `json:"caches,omitempty"`
+	WriteReduction string                `json:"writeReduction,omitempty"`
+}
+
+// options are the command's flags.
+type options struct {
+	planFile, invFile, node string
+	mode                    prismv1.PolicyMode
+	timeout                 time.Duration
+	cache, cacheOff         bool
+	partitionsFile          string
+	hostRoot                string
+	record                  string
 }
 
 func main() {
@@ -37,8 +61,15 @@ func main() {
 	node := flag.String("node", "", "the node whose plan to carry out (default: the inventory's node)")
 	mode := flag.String("mode", string(prismv1.ModeDryRun), "Apply changes the devices; DryRun only reports")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	cacheOn := flag.Bool("cache", false, "also run the agent's cache pass on the plan's cache")
+	cacheOff := flag.Bool("cache-off", false, "run the cache pass with the plan's cache taken away (flush and stop)")
+	partitionsFile := flag.String("partitions", "", "an earlier output whose partitions to use instead of running the partitioner")
+	hostRoot := flag.String("host-root", "/", "where the host's / is (the partition scan and opencas.conf)")
+	record := flag.String("record", "", "append every command run, with its output and exit status, to this JSON-lines `file`")
 	flag.Parse()
-	out, err := run(*planFile, *invFile, *node, prismv1.PolicyMode(*mode), *timeout)
+	out, err := run(options{planFile: *planFile, invFile: *invFile, node: *node, mode: prismv1.PolicyMode(*mode),
+		timeout: *timeout, cache: *cacheOn || *cacheOff, cacheOff: *cacheOff, partitionsFile: *partitionsFile,
+		hostRoot: *hostRoot, record: *record})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prism-apply-plan: %v\n", err)
 		os.Exit(1)
@@ -55,35 +86,74 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	want := prismv1.CacheRunning
+	if *cacheOff {
+		want = prismv1.CacheStopped
+	}
+	for _, c := range out.Caches {
+		if c.State != want {
+			fmt.Fprintf(os.Stderr, "prism-apply-plan: the cache on %s is %s, want %s: %s\n", c.FastDevice, c.State, want, c.Message)
+			os.Exit(1)
+		}
+	}
 }
 
-func run(planFile, invFile, node string, mode prismv1.PolicyMode, timeout time.Duration) (Output, error) {
-	if planFile == "" || invFile == "" {
+func run(o options) (Output, error) {
+	if o.planFile == "" || o.invFile == "" {
 		return Output{}, fmt.Errorf("need --plan FILE and --inventory FILE")
 	}
-	if mode != prismv1.ModeApply && mode != prismv1.ModeDryRun {
-		return Output{}, fmt.Errorf("--mode %q: want %s or %s", mode, prismv1.ModeApply, prismv1.ModeDryRun)
+	if o.mode != prismv1.ModeApply && o.mode != prismv1.ModeDryRun {
+		return Output{}, fmt.Errorf("--mode %q: want %s or %s", o.mode, prismv1.ModeApply, prismv1.ModeDryRun)
 	}
 	var doc inventory.Document
-	if err := decodeFile(invFile, &doc); err != nil {
+	if err := decodeFile(o.invFile, &doc); err != nil {
 		return Output{}, err
 	}
+	node := o.node
 	if node == "" {
 		node = doc.Node
 	}
 	var cp plan.ClusterPlan
-	if err := decodeFile(planFile, &cp); err != nil {
+	if err := decodeFile(o.planFile, &cp); err != nil {
 		return Output{}, err
 	}
 	np, ok := cp.Plans()[node]
 	if !ok {
-		return Output{}, fmt.Errorf("%s: no plan for node %q (problems: %v)", planFile, node, cp.Problems)
+		return Output{}, fmt.Errorf("%s: no plan for node %q (problems: %v)", o.planFile, node, cp.Problems)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	var exec hostexec.Executor = hostexec.Local{}
+	if o.record != "" {
+		f, err := os.OpenFile(o.record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return Output{}, err
+		}
+		defer f.Close()
+		exec = &recorder{inner: exec, file: f}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: "/"}
-	res := runner.Reconcile(ctx, &np, doc.Devices, mode)
-	return Output{Node: node, Mode: mode, Changed: res.Changed, Partitions: res.Partitions}, nil
+	out := Output{Node: node, Mode: o.mode}
+	if o.partitionsFile != "" {
+		var earlier Output
+		if err := decodeFile(o.partitionsFile, &earlier); err != nil {
+			return Output{}, err
+		}
+		out.Partitions = earlier.Partitions
+	} else {
+		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot}
+		res := runner.Reconcile(ctx, &np, doc.Devices, o.mode)
+		out.Changed, out.Partitions = res.Changed, res.Partitions
+	}
+	if !o.cache {
+		return out, nil
+	}
+	if o.cacheOff {
+		np.Cache = nil
+	}
+	res := cache.Runner{Exec: exec, HostRoot: o.hostRoot}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
+	out.Changed = out.Changed || res.Changed
+	out.Caches, out.WriteReduction = res.Caches, res.WriteReduction
+	return out, nil
 }
 
 func decodeFile(path string, v any) error {
