@@ -63,6 +63,9 @@ func Start() (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// envtest leaves etcd and kube-apiserver running when installing the CRDs fails
+		// (an invalid CEL rule, say): stop them, or every failed run leaks two processes.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting envtest from %s: %w", assets, err)
 	}
 	scheme := kube.Scheme()
