@@ -121,7 +121,7 @@ func newAgentFixture(t *testing.T, sn *prismv1.StorageNode) *agentFixture {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
 	f.p = &Publisher{
-		Client: f.c, NodeName: sn.Name, Version: "test", Period: time.Hour, Heartbeat: time.Hour,
+		Client: clientAPI{f.c}, NodeName: sn.Name, Version: "test", Period: time.Hour, Heartbeat: time.Hour,
 		Now: func() time.Time { return t0 },
 		Inventory: func(context.Context) (inventory.Report, error) {
 			f.inventories.Add(1)
