@@ -123,10 +123,7 @@ func main() {
 			}
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
-		err = serve(*fixture, *listen, *nodeName, *period, *healthPeriod, *stateDir, *kubeClient, zapOpts)
-		if err == nil && *memprofile != "" {
-			err = writeHeapProfile(*memprofile)
-		}
+		err = serve(*fixture, *listen, *nodeName, *period, *healthPeriod, *stateDir, *kubeClient, zapOpts, *memprofile)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -145,7 +142,7 @@ func writeHeapProfile(path string) error {
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
-func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stateDir string, kubeClient bool, zapOpts zap.Options) error {
+func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stateDir string, kubeClient bool, zapOpts zap.Options, memprofile string) error {
 	logf.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	klog.SetLogger(logf.Log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -200,7 +197,14 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 		}
 	}()
 	logf.Log.Info("Serving fixture metrics", "hostRoot", root, "devices", len(latest.Get()), "address", addr)
-	return exporter.Serve(ctx, addr, healthPeriod, endurance, latest)
+	err = exporter.Serve(ctx, addr, healthPeriod, endurance, latest)
+	if err == nil && memprofile != "" {
+		// While the exporter and the devices are still live, so that they are in the profile.
+		err = writeHeapProfile(memprofile)
+		runtime.KeepAlive(endurance)
+		runtime.KeepAlive(latest)
+	}
+	return err
 }
 
 func inventoryOptions(root string) inventory.Options {
