@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,4 +32,16 @@ func (a clientAPI) PatchStorageNodeStatus(ctx context.Context, before, after *pr
 func (a clientAPI) NodeUID(ctx context.Context, name string) (types.UID, error) {
 	n := &corev1.Node{}
 	return n.UID, a.c.Get(ctx, client.ObjectKey{Name: name}, n)
+}
+
+// fakeScheme has what the agent reads and writes: Nodes and Prism's kinds.
+func fakeScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := prismv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
 }
