@@ -3,7 +3,9 @@ package helm
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/prism-storage/prism/internal/testenv"
@@ -374,6 +377,31 @@ func TestAgentMetricsPort(t *testing.T) {
 		}
 		if got != tc.port {
 			t.Errorf("values %q: agent metrics port %d, want %d", tc.values, got, tc.port)
+		}
+	}
+}
+
+// TestAgentLogLevelIsAcceptedByTheAgent parses the rendered --zap-log-level with the flag the
+// agent binds (controller-runtime's zap options), which refuses 0: with it the agent exits at
+// start.
+func TestAgentLogLevelIsAcceptedByTheAgent(t *testing.T) {
+	for _, values := range []string{"", "agent: {logVerbosity: 3}", "agent: {logVerbosity: debug}"} {
+		ds := renderValues(t, values, plainCaps, nil).must(t, "DaemonSet", "prism-agent")
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		var level []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--zap-log-level=") {
+				level = append(level, a)
+			}
+		}
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		(&zap.Options{}).BindFlags(fs)
+		if len(level) != 1 {
+			t.Errorf("values %q: agent args %v, want one --zap-log-level", values, args)
+		} else if err := fs.Parse(level); err != nil {
+			t.Errorf("values %q: the agent refuses %s: %v", values, level[0], err)
 		}
 	}
 }
