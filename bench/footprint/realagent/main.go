@@ -11,7 +11,8 @@
 //	/tmp/fp-agent -fixture /tmp/fphost -build -repo .
 //	mkdir -p /tmp/fpstate && /tmp/fp-agent -fixture /tmp/fphost -state-dir /tmp/fpstate -seed-history 240h
 //	KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh) go run ./bench/footprint/realagent -fixture /tmp/fphost \
-//	    -seed /tmp/fpstate new=/path/to/prism-agent new-gogc50=/path/to/prism-agent:50 old=/path/to/old/prism-agent
+//	    -seed /tmp/fpstate -node-exporter /usr/bin/prometheus-node-exporter \
+//	    new=/path/to/prism-agent new-gogc50=/path/to/prism-agent:50 old=/path/to/old/prism-agent
 //
 // Each argument is NAME=BINARY[:GOGC]; without :GOGC the agent runs at Go's default.
 package main
@@ -39,6 +40,7 @@ import (
 
 type agent struct {
 	name, bin, gogc, addr string
+	nodeExporter          bool // not an agent: prometheus-node-exporter, for comparison
 	cmd                   *exec.Cmd
 	rss, anon, file       []float64 // MiB, after each scrape
 	cpu0, cpu1            int64     // utime+stime ticks at the start and end of the window
@@ -52,14 +54,15 @@ func main() {
 	scrapes := flag.Int("scrapes", 20, "measured scrapes")
 	warmup := flag.Int("warmup", 3, "scrapes before measuring")
 	port := flag.Int("port", 19560, "first metrics port")
+	nodeExporter := flag.String("node-exporter", "", "also run and measure this prometheus-node-exporter binary (default collectors), as in run.sh")
 	flag.Parse()
-	if err := run(*fixture, *seed, *interval, *scrapes, *warmup, *port, flag.Args()); err != nil {
+	if err := run(*fixture, *seed, *nodeExporter, *interval, *scrapes, *warmup, *port, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "realagent:", err)
 		os.Exit(1)
 	}
 }
 
-func run(fixture, seed string, interval time.Duration, scrapes, warmup, port int, args []string) error {
+func run(fixture, seed, nodeExporter string, interval time.Duration, scrapes, warmup, port int, args []string) error {
 	if fixture == "" || len(args) == 0 {
 		return errors.New("usage: realagent -fixture DIR [-seed DIR] NAME=BINARY[:GOGC]...")
 	}
@@ -76,6 +79,9 @@ func run(fixture, seed string, interval time.Duration, scrapes, warmup, port int
 			}
 		}
 		agents = append(agents, &agent{name: name, bin: bin, gogc: gogc, addr: fmt.Sprintf("127.0.0.1:%d", port+i)})
+	}
+	if nodeExporter != "" {
+		agents = append(agents, &agent{name: "node_exporter", bin: nodeExporter, addr: fmt.Sprintf("127.0.0.1:%d", port+len(agents)), nodeExporter: true})
 	}
 	env, err := testenv.Start()
 	if err != nil {
@@ -133,7 +139,10 @@ func run(fixture, seed string, interval time.Duration, scrapes, warmup, port int
 	fmt.Printf("%-20s %6s %14s %8s %8s %8s %14s %6s\n", "agent", "GOGC", "RSS median MiB", "max MiB", "anon", "file", "CPU ms/scrape", "failed")
 	for _, a := range agents {
 		gogc := a.gogc
-		if gogc == "" {
+		switch {
+		case a.nodeExporter:
+			gogc = "-"
+		case gogc == "":
 			gogc = "100"
 		}
 		fmt.Printf("%-20s %6s %14.1f %8.1f %8.1f %8.1f %14.2f %6d\n", a.name, gogc, median(a.rss), slices.Max(a.rss), median(a.anon), median(a.file),
@@ -144,6 +153,10 @@ func run(fixture, seed string, interval time.Duration, scrapes, warmup, port int
 
 // start creates the agent's Node and runs the agent as the chart does, on the fixture.
 func start(ctx context.Context, env *testenv.Env, a *agent, dir, kubeconfig, fixture, seed string) error {
+	if a.nodeExporter {
+		a.cmd = exec.Command(a.bin, "--web.listen-address="+a.addr)
+		return a.cmd.Start()
+	}
 	node := "footprint-" + a.name
 	if err := env.Client.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}); err != nil {
 		return fmt.Errorf("node %s: %w", node, err)
@@ -181,7 +194,7 @@ func waitForPoll(a *agent, limit time.Duration) error {
 		if resp, err := http.Get("http://" + a.addr + "/metrics"); err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if strings.Contains(string(body), "prism_device_host_written_bytes_total") {
+			if a.nodeExporter || strings.Contains(string(body), "prism_device_host_written_bytes_total") {
 				return nil
 			}
 		}
