@@ -62,6 +62,7 @@ func runAgent(args []string) error {
 		return fmt.Errorf("watching udev: %w", err)
 	}
 	opts := host.options()
+	opts.SignatureReaders = 1 // a background inventory: one 1.1 MiB buffer, not one per CPU
 	latest := &exporter.LatestDevices{}
 	var endurance *exporter.Exporter
 	if *metricsAddr != "0" {

@@ -162,6 +162,7 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 	// prism-agent run --host-root ROOT --identify-dir ROOT/identify --logs-dir ROOT/logs:
 	// hostFlags.options() and hostFlags.healthCollector() in cmd/agent/inventory.go.
 	opts := inventoryOptions(root)
+	opts.SignatureReaders = 1 // as run.go
 	endurance := &exporter.Exporter{Node: nodeName, Collector: healthCollector(root)}
 	if stateDir != "" {
 		endurance.StateFile, endurance.LegacyStateFile = exporter.StateFiles(stateDir)
