@@ -12,6 +12,8 @@
 #                    Dockerfile builds prism-agent (CGO_ENABLED=0, -trimpath, -s -w).
 #   prism-fresh      the same with an empty history (an agent's first minutes)
 #   prism-poll-each  the seeded agent with --health-period = the scrape interval
+#   prism-untuned    the seeded agent at Go's default GOGC (100); the three above run with the
+#                    GOGC the chart gives the agent (charts/prism/values.yaml, agent.goGC)
 #   node_exporter    /usr/bin/prometheus-node-exporter, Debian's package, default collectors
 #   smartctl-style   bench/footprint/smartctlstyle: runs `smartctl -j -a` per device on every
 #                    scrape, as smartctl_exporter does when its cache has expired; on the
@@ -32,8 +34,10 @@
 # FOOTPRINT_FAST_ROUNDS (5), FOOTPRINT_WARMUP (scrapes before measuring, 3),
 # FOOTPRINT_HARNESS (a prebuilt bench/footprint/agent binary, e.g. of another revision, to
 # compare: used instead of building this tree's),
-# FOOTPRINT_DEVICES (24), FOOTPRINT_PORT (first of five ports, 19460), FOOTPRINT_TMP
-# (/var/tmp), FOOTPRINT_OUT (a directory to keep the raw samples in).
+# FOOTPRINT_DEVICES (24), FOOTPRINT_PORT (first of six ports, 19460), FOOTPRINT_TMP
+# (/var/tmp), FOOTPRINT_OUT (a directory to keep the raw samples in), FOOTPRINT_AGENT_GOGC
+# (the chart's agent.goGC; empty runs every prism process at Go's default and drops
+# prism-untuned).
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
@@ -55,12 +59,19 @@ SEED_AGE=240h # more than the history keeps (8 days), so the seeded history is f
 NE=/usr/bin/prometheus-node-exporter
 # What Prometheus 2.x sends.
 ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+# The agent runs with the chart's GOGC; prism-untuned shows the same agent without it.
+AGENT_GOGC=${FOOTPRINT_AGENT_GOGC-$(awk '/^agent:/ {a = 1; next} /^[^ #]/ {a = 0} a && $1 == "goGC:" {print $2; exit}' charts/prism/values.yaml)}
 TARGETS=(prism prism-fresh prism-poll-each node_exporter smartctl-style)
+PRISMS=(prism prism-fresh prism-poll-each)
+if [[ -n $AGENT_GOGC ]]; then
+	TARGETS+=(prism-untuned)
+	PRISMS+=(prism-untuned)
+fi
 
 say() { printf 'footprint: %s\n' "$*" >&2; }
 die() { printf 'footprint: %s\n' "$*" >&2; exit 1; }
 have() { command -v "$1" >/dev/null 2>&1; }
-for v in INTERVAL SCRAPES ROUNDS FAST_INTERVAL FAST_SCRAPES FAST_ROUNDS WARMUP DEVICES PORT; do
+for v in INTERVAL SCRAPES ROUNDS FAST_INTERVAL FAST_SCRAPES FAST_ROUNDS WARMUP DEVICES PORT ${AGENT_GOGC:+AGENT_GOGC}; do
 	[[ ${!v} =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "FOOTPRINT_$v=${!v}: want a number"
 done
 
@@ -161,13 +172,19 @@ start() { # start TARGET INTERVAL ROUNDDIR
 	local t=$1 iv=$2 dir=$3 addr cmd=()
 	addr=127.0.0.1:$(port_of "$t")
 	case $t in
-	prism | prism-fresh | prism-poll-each)
+	prism | prism-fresh | prism-poll-each | prism-untuned)
 		mkdir -p "$dir/$t"
 		[[ $t == prism-fresh ]] || "$tmp/prism-footprint-agent" -fixture "$tmp/host" -state-dir "$dir/$t" -seed-history "$SEED_AGE"
 		local hp
 		hp=$(secs "$iv" 4)
 		[[ $t == prism-poll-each ]] && hp=$(secs "$iv" 1)
 		cmd=("$tmp/prism-footprint-agent" -fixture "$tmp/host" -listen "$addr" -state-dir "$dir/$t" -health-period "$hp" -period "$(secs "$iv" 20)")
+		# env execs, so the PID stays the process measured.
+		if [[ -n $AGENT_GOGC && $t != prism-untuned ]]; then
+			cmd=(env "GOGC=$AGENT_GOGC" "${cmd[@]}")
+		else
+			cmd=(env -u GOGC "${cmd[@]}")
+		fi
 		;;
 	node_exporter)
 		cmd=("$NE" "--web.listen-address=$addr")
@@ -311,6 +328,8 @@ agent_kib=$(($(stat -c %s "$tmp/prism-agent") / 1024))
 harness_kib=$(($(stat -c %s "$tmp/prism-footprint-agent") / 1024))
 hist_bytes=0 hist_name=none
 [[ -s $tmp/history-file ]] && read -r hist_bytes hist_name <"$tmp/history-file"
+tuning="every prism process at Go's default GOGC (100)"
+[[ -z $AGENT_GOGC ]] || tuning="GOGC=$AGENT_GOGC (the chart's agent.goGC) for prism, prism-fresh and prism-poll-each; prism-untuned at Go's default (100)"
 cat <<EOF
 
 == Metrics footprint: Prism agent vs node_exporter vs smartctl-style ==
@@ -322,6 +341,7 @@ binaries:  harness $harness_kib KiB, prism-agent $agent_kib KiB
 fixture:   $DEVICES NVMe devices cycling the recorded 900P / 660p / 980 PRO / DC P3700 SMART pages
 history:   prism's wear history ($hist_name) was $((hist_bytes / 1024)) KiB at the end of a round
 smartctl:  ($smart_mode) $smart_desc
+tuning:    $tuning
 scrapes:   curl --compressed, Prometheus's Accept header; RSS after every scrape; CPU over the measured window (CLK_TCK $CLK_TCK)
 
 EOF
@@ -339,7 +359,7 @@ for phase in $PHASES; do
 		done
 	} | column -t -s '|'
 	read -r -a ne < <(stats "$phase" node_exporter)
-	for t in prism prism-fresh prism-poll-each; do
+	for t in "${PRISMS[@]}"; do
 		read -r -a p < <(stats "$phase" "$t")
 		rss=met cpu=met
 		for i in 0 1; do awk -v a="${p[i]}" -v b="${ne[i]}" 'BEGIN {exit !(a > b)}' && rss="NOT met"; done

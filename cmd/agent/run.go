@@ -10,18 +10,16 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/agentclient"
 	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
-	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/provision"
 )
 
@@ -51,11 +49,11 @@ func runAgent(args []string) error {
 	klog.SetLogger(logf.Log)
 	ctx := logf.IntoContext(signals.SetupSignalHandler(), logf.Log.WithName("agent"))
 
-	cfg, err := config.GetConfig()
+	cfg, err := agentclient.Config()
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: kube.AgentScheme()})
+	c, err := agentclient.New(cfg, agent.FieldManager)
 	if err != nil {
 		return err
 	}
@@ -64,6 +62,7 @@ func runAgent(args []string) error {
 		return fmt.Errorf("watching udev: %w", err)
 	}
 	opts := host.options()
+	opts.SignatureReaders = 1 // a background inventory: one 1.1 MiB buffer, not one per CPU
 	latest := &exporter.LatestDevices{}
 	var endurance *exporter.Exporter
 	if *metricsAddr != "0" {

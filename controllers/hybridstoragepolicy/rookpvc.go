@@ -14,6 +14,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rookvolumes"
 )
 
 // OSDs on a cache: each capacity device behind a cache whose core is Ready becomes two local
@@ -70,7 +71,7 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 		return nil, err
 	}
 	out := &deviceSets{}
-	var want []plan.RookDeviceSet
+	var want []rookvolumes.RookDeviceSet
 	wanted := map[string]bool{}
 	for _, c := range s.candidates {
 		p, ok := ready[c.node]
@@ -87,9 +88,9 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 		}
 		hostname := r.hostname(ctx, c.node)
 		for _, o := range osds.Ready {
-			set := plan.DeviceSet(o, deviceClass(s.policy))
+			set := rookvolumes.DeviceSet(o, deviceClass(s.policy))
 			wanted[set.Name] = true
-			data, meta := plan.LocalVolumes(o, hostname, s.policy.Name)
+			data, meta := rookvolumes.LocalVolumes(o, hostname, s.policy.Name)
 			usable, err := r.reconcileVolumes(ctx, out, ledger[set.Name], data, meta)
 			if err != nil {
 				return nil, err
@@ -122,7 +123,7 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 		return out, nil
 	}
 	out.existing, _, _ = unstructured.NestedSlice(cluster.Object, "spec", "storage", "storageClassDeviceSets")
-	if out.merged, err = plan.MergeRookDeviceSets(out.existing, replace, want); err != nil {
+	if out.merged, err = rookvolumes.MergeRookDeviceSets(out.existing, replace, want); err != nil {
 		return nil, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
 	}
 	out.include = len(want) > 0 || len(replace) > 0 || ownsField(cluster, FieldManager, "spec", "storage", "storageClassDeviceSets")
@@ -142,7 +143,7 @@ func (r *Reconciler) reconcileVolumes(ctx context.Context, out *deviceSets, reco
 			out.apply = append(out.apply, w)
 			continue
 		}
-		immutable, mutable := plan.VolumeDrift(have, w)
+		immutable, mutable := rookvolumes.VolumeDrift(have, w)
 		switch {
 		case !have.DeletionTimestamp.IsZero():
 			out.waiting = append(out.waiting, fmt.Sprintf("volume %s is being deleted; it is re-created once gone", w.Name))

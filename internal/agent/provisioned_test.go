@@ -16,7 +16,6 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/inventory"
-	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/provision"
 )
 
@@ -115,13 +114,13 @@ type agentFixture struct {
 
 func newAgentFixture(t *testing.T, sn *prismv1.StorageNode) *agentFixture {
 	f := &agentFixture{}
-	f.c = fake.NewClientBuilder().WithScheme(kube.AgentScheme()).WithObjects(sn).WithStatusSubresource(&prismv1.StorageNode{}).
+	f.c = fake.NewClientBuilder().WithScheme(fakeScheme()).WithObjects(sn).WithStatusSubresource(&prismv1.StorageNode{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			f.patches.Add(1)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
 	f.p = &Publisher{
-		Client: f.c, NodeName: sn.Name, Version: "test", Period: time.Hour, Heartbeat: time.Hour,
+		Client: clientAPI{f.c}, NodeName: sn.Name, Version: "test", Period: time.Hour, Heartbeat: time.Hour,
 		Now: func() time.Time { return t0 },
 		Inventory: func(context.Context) (inventory.Report, error) {
 			f.inventories.Add(1)

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -19,10 +18,22 @@ import (
 // FieldManager names the agent in managed fields.
 const FieldManager = "prism-agent"
 
+// API is all the agent asks of the Kubernetes API (internal/agentclient on a cluster). Errors
+// are the API's, so apierrors.IsNotFound and IsAlreadyExists work on them.
+type API interface {
+	GetStorageNode(ctx context.Context, name string) (*prismv1.StorageNode, error)
+	// CreateStorageNode creates sn and updates it from the server's answer.
+	CreateStorageNode(ctx context.Context, sn *prismv1.StorageNode) error
+	// PatchStorageNodeStatus writes after's status as a merge patch from before.
+	PatchStorageNodeStatus(ctx context.Context, before, after *prismv1.StorageNode) error
+	// NodeUID reads the Node object's UID.
+	NodeUID(ctx context.Context, name string) (types.UID, error)
+}
+
 // Publisher keeps one node's StorageNode status current. It writes only the object named
 // after its own node.
 type Publisher struct {
-	Client    client.Client
+	Client    API
 	NodeName  string
 	Inventory func(ctx context.Context) (inventory.Report, error)
 	Version   string
@@ -95,8 +106,8 @@ func (p *Publisher) wait(ctx context.Context, tick, poll <-chan time.Time) bool 
 
 // planOutdated GETs the StorageNode and reports whether its status lags its spec.
 func (p *Publisher) planOutdated(ctx context.Context) bool {
-	sn := &prismv1.StorageNode{}
-	if err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, sn); err != nil {
+	sn, err := p.Client.GetStorageNode(ctx, p.NodeName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return true // Sync recreates it
 		}
@@ -125,7 +136,7 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	before := sn.DeepCopy()
 	sn.Status = next
-	if err := p.Client.Status().Patch(ctx, sn, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
+	if err := p.Client.PatchStorageNodeStatus(ctx, before, sn); err != nil {
 		return fmt.Errorf("patching StorageNode %s status: %w", p.NodeName, err)
 	}
 	return invErr
@@ -167,8 +178,7 @@ func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep 
 // ensureStorageNode gets or creates this node's StorageNode, owned by the Node object so
 // that it goes away with the node.
 func (p *Publisher) ensureStorageNode(ctx context.Context) (*prismv1.StorageNode, error) {
-	sn := &prismv1.StorageNode{}
-	err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, sn)
+	sn, err := p.Client.GetStorageNode(ctx, p.NodeName)
 	if err == nil {
 		return sn, nil
 	}
@@ -176,17 +186,16 @@ func (p *Publisher) ensureStorageNode(ctx context.Context) (*prismv1.StorageNode
 		return nil, fmt.Errorf("getting StorageNode %s: %w", p.NodeName, err)
 	}
 	sn = &prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Name: p.NodeName}}
-	node := &corev1.Node{}
-	if err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, node); err == nil {
+	if uid, err := p.Client.NodeUID(ctx, p.NodeName); err == nil {
 		sn.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID,
+			APIVersion: "v1", Kind: "Node", Name: p.NodeName, UID: uid,
 		}}
 	} else if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("getting Node %s: %w", p.NodeName, err)
 	}
-	if err := p.Client.Create(ctx, sn, client.FieldOwner(FieldManager)); err != nil {
+	if err := p.Client.CreateStorageNode(ctx, sn); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return sn, p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, sn)
+			return p.Client.GetStorageNode(ctx, p.NodeName)
 		}
 		return nil, fmt.Errorf("creating StorageNode %s: %w", p.NodeName, err)
 	}

@@ -51,7 +51,7 @@ func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, 
 	for _, x := range extra {
 		reg.MustRegister(x)
 	}
-	srv := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: &gzipOnce{next: promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})}, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -15,7 +15,7 @@ import (
 )
 
 // More disks than signature readers: the report must still list them in BlockDevices
-// order, each with its own signatures, run after run.
+// order, each with its own signatures, run after run, however many readers read them.
 func TestTakeOrderWithConcurrentReads(t *testing.T) {
 	contents := []string{"empty", "gpt", "ext4", "xfs", "lvm2", "bluestore"}
 	n := fixturehost.Node{Name: "many"}
@@ -46,8 +46,9 @@ func TestTakeOrderWithConcurrentReads(t *testing.T) {
 		}
 		want = append(want, d)
 	}
-	for range 5 {
-		rep, err := Take(context.Background(), Options{Host: host})
+	for i := range 6 {
+		readers := []int{0, 1, 3}[i%3] // the default, the agent's one reader, and a few
+		rep, err := Take(context.Background(), Options{Host: host, SignatureReaders: readers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func TestTakeOrderWithConcurrentReads(t *testing.T) {
 			got = append(got, prismv1.Device{Name: d.Name, Signatures: d.Signatures})
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("got  %+v\nwant %+v", got, want)
+			t.Fatalf("%d readers: got  %+v\nwant %+v", readers, got, want)
 		}
 	}
 	if want[2].Name != "nvme2n1" || want[10].Name != "nvme10n1" {

@@ -2,25 +2,11 @@
 package kube
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
-
-// AgentScheme has only what the node agent reads and writes: Nodes and Prism's kinds. It keeps
-// the agent from registering every Kubernetes API group at start-up.
-func AgentScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := prismv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // Scheme returns a scheme with the core Kubernetes kinds and Prism's.
 func Scheme() *runtime.Scheme {

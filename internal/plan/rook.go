@@ -130,7 +130,7 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 	for _, n := range prism {
 		names = append(names, n.Name)
 	}
-	merged, err := keepOthers(existing, "spec.storage.nodes", names)
+	merged, err := KeepOthers(existing, "spec.storage.nodes", names)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +156,8 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 	return merged, nil
 }
 
-// keepOthers returns the entries of an atomic Rook list whose name is not in names, in order.
-func keepOthers(existing []any, field string, names []string) ([]any, error) {
+// KeepOthers returns the entries of an atomic Rook list whose name is not in names, in order.
+func KeepOthers(existing []any, field string, names []string) ([]any, error) {
 	drop := map[string]bool{}
 	for _, n := range names {
 		drop[n] = true

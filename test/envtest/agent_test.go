@@ -15,7 +15,7 @@ func TestAgentPublishesItsNodeInventory(t *testing.T) {
 	ctx := context.Background()
 	nodes := startNodes(t, env.Client, unique("agent"))
 	a := nodes["optane-qlc-a"]
-	if err := a.publisher(env.Client).Sync(ctx); err != nil {
+	if err := a.publisher(agentAPI(t, env.Config)).Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sn := &prismv1.StorageNode{}
@@ -48,7 +48,7 @@ func TestAgentPublishesItsNodeInventory(t *testing.T) {
 
 	// An unchanged inventory is not written again (no API write per period).
 	rv := sn.ResourceVersion
-	if err := a.publisher(env.Client).Sync(ctx); err != nil {
+	if err := a.publisher(agentAPI(t, env.Config)).Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: a.name}, sn); err != nil {

@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/agentclient"
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/nvme"
@@ -54,8 +56,18 @@ func startNodes(t *testing.T, c client.Client, testLabel string) map[string]*sim
 	return nodes
 }
 
+// agentAPI is the agent's own Kubernetes client (what prism-agent run builds) for cfg.
+func agentAPI(t *testing.T, cfg *rest.Config) agent.API {
+	t.Helper()
+	c, err := agentclient.New(cfg, agent.FieldManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // publisher is the real agent publisher for a simulated node.
-func (n *simNode) publisher(c client.Client) *agent.Publisher {
+func (n *simNode) publisher(c agent.API) *agent.Publisher {
 	opts := inventory.Options{
 		Host:       sysfs.Host{Root: n.root},
 		Identifier: nvme.RecordedIdentifier{Dir: filepath.Join(n.root, "identify")},
@@ -91,7 +103,7 @@ func pairable(nodes map[string]*simNode) int32 {
 func publishAll(t *testing.T, nodes map[string]*simNode) {
 	t.Helper()
 	for _, n := range nodes {
-		if err := n.publisher(env.Client).Sync(context.Background()); err != nil {
+		if err := n.publisher(agentAPI(t, env.Config)).Sync(context.Background()); err != nil {
 			t.Fatalf("agent for %s: %v", n.name, err)
 		}
 	}

@@ -62,7 +62,7 @@ func TestOperatorFollowsInventoryAndLabels(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(a.root, "sys/block/nvme3n1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.publisher(env.Client).Sync(ctx); err != nil {
+	if err := a.publisher(agentAPI(t, env.Config)).Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 15*time.Second, "node a to have two capacity devices", func() bool {

@@ -39,7 +39,7 @@ func TestPlanSurvivesWhatItPutOnTheDevices(t *testing.T) {
 	copyFile(t, filepath.Join(a.root, "dev", "sda"), filepath.Join(a.root, "dev", "nvme0n1"))
 	writeFile(t, filepath.Join(a.root, "sys", "block", "nvme0n1", "nvme0n1p1", "partition"), "1\n")
 	copyFile(t, filepath.Join(a.root, "dev", "nvme4n1"), filepath.Join(a.root, "dev", "nvme1n1"))
-	if err := a.publisher(env.Client).Sync(ctx); err != nil {
+	if err := a.publisher(agentAPI(t, env.Config)).Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sn := &prismv1.StorageNode{}

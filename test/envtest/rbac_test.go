@@ -22,17 +22,23 @@ import (
 
 const agentUser = "system:serviceaccount:prism-system:prism-agent"
 
-// agentClient acts as the agent's service account on the given node: the bound token's
+// agentConfig acts as the agent's service account on the given node: the bound token's
 // node claim reaches admission as this extra field.
-func agentClient(t *testing.T, node string) client.Client {
-	t.Helper()
+func agentConfig(node string) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
 		UserName: agentUser,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:prism-system", "system:authenticated"},
 		Extra:    map[string][]string{"authentication.kubernetes.io/node-name": {node}},
 	}
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	return cfg
+}
+
+// agentClient is a general client with the agent's identity, to try what the agent's own
+// client cannot even ask for.
+func agentClient(t *testing.T, node string) client.Client {
+	t.Helper()
+	c, err := client.New(agentConfig(node), client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +97,13 @@ func TestAgentMayWriteOnlyItsOwnStorageNode(t *testing.T) {
 	a, c := nodes["optane-qlc-a"], nodes["tlc-only-c"]
 
 	// As node a's agent, publishing a's inventory works.
-	if err := a.publisher(agentClient(t, a.name)).Sync(ctx); err != nil {
+	if err := a.publisher(agentAPI(t, agentConfig(a.name))).Sync(ctx); err != nil {
 		t.Fatalf("agent on %s could not publish its own node: %v", a.name, err)
 	}
 
 	// As node a's agent, creating or writing c's StorageNode is denied by the admission policy.
 	// The policy compiles asynchronously after it is created, so allow it a few seconds.
-	impostor := c.publisher(agentClient(t, a.name))
+	impostor := c.publisher(agentAPI(t, agentConfig(a.name)))
 	deadline := time.Now().Add(20 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {

@@ -3,7 +3,9 @@ package helm
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/prism-storage/prism/internal/testenv"
@@ -158,6 +161,8 @@ func TestSchema(t *testing.T) {
 		{"dashboard label value a number", `monitoring: {dashboards: {labelValue: 1}}`, "/monitoring/dashboards/labelValue"},
 		{"pull policy", `image: {pullPolicy: Sometimes}`, "/image/pullPolicy"},
 		{"agent period not a duration", `agent: {period: 5 minutes}`, "/agent/period"},
+		{"agent GOGC off", `agent: {goGC: "off"}`, "/agent/goGC"},
+		{"agent GOGC below 10", `agent: {goGC: 0}`, "/agent/goGC"},
 		{"scrape interval not a duration", `monitoring: {agent: {podMonitor: {interval: 1 minute}}}`, "/monitoring/agent/podMonitor/interval"},
 		{"node selector value a number", `agent: {nodeSelector: {zone: 3}}`, "/agent/nodeSelector/zone"},
 		{"toleration operator", `agent: {tolerations: [{key: a, operator: Is}]}`, "/agent/tolerations/0/operator"},
@@ -372,6 +377,50 @@ func TestAgentMetricsPort(t *testing.T) {
 		}
 		if got != tc.port {
 			t.Errorf("values %q: agent metrics port %d, want %d", tc.values, got, tc.port)
+		}
+	}
+}
+
+// TestAgentLogLevelIsAcceptedByTheAgent parses the rendered --zap-log-level with the flag the
+// agent binds (controller-runtime's zap options), which refuses 0: with it the agent exits at
+// start.
+func TestAgentLogLevelIsAcceptedByTheAgent(t *testing.T) {
+	for _, values := range []string{"", "agent: {logVerbosity: 3}", "agent: {logVerbosity: debug}"} {
+		ds := renderValues(t, values, plainCaps, nil).must(t, "DaemonSet", "prism-agent")
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		var level []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--zap-log-level=") {
+				level = append(level, a)
+			}
+		}
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		(&zap.Options{}).BindFlags(fs)
+		if len(level) != 1 {
+			t.Errorf("values %q: agent args %v, want one --zap-log-level", values, args)
+		} else if err := fs.Parse(level); err != nil {
+			t.Errorf("values %q: the agent refuses %s: %v", values, level[0], err)
+		}
+	}
+}
+
+// TestAgentGOGC: agent.goGC reaches the agent container as GOGC (docs/benchmarks.md, "Agent
+// footprint": why the default is 50).
+func TestAgentGOGC(t *testing.T) {
+	for _, tc := range []struct{ values, want string }{{"", "50"}, {"agent: {goGC: 100}", "100"}} {
+		ds := renderValues(t, tc.values, plainCaps, nil).must(t, "DaemonSet", "prism-agent")
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		var got []string
+		for _, e := range env {
+			if m := e.(map[string]any); m["name"] == "GOGC" {
+				got = append(got, fmt.Sprint(m["value"]))
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("values %q: agent GOGC %v, want [%s]", tc.values, got, tc.want)
 		}
 	}
 }

@@ -8,7 +8,7 @@
 // exporter.Serve, the agent's own metrics loop (Exporter.Poll every -health-period, promhttp
 // on -listen with the exporter, the Go and the process collectors). It also sets up what
 // `run` sets up around that (zap logger, klog, the udev watch and, with -kube-client, a
-// controller-runtime client that is never used: building one contacts no server), so that
+// client (internal/agentclient) that is never used: building one contacts no server), so that
 // the process links and initialises what the agent does. What it leaves out is the agent's
 // Kubernetes traffic: the StorageNode status patches and the plan poll (a GET every 10 s).
 //
@@ -33,16 +33,15 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/prism-storage/prism/internal/agent"
+	"github.com/prism-storage/prism/internal/agentclient"
 	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/health"
 	"github.com/prism-storage/prism/internal/inventory"
-	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
@@ -95,7 +94,7 @@ func main() {
 	period := flag.Duration("period", 5*time.Minute, "re-inventory this often (prism-agent run --period)")
 	healthPeriod := flag.Duration("health-period", time.Minute, "poll the wear counters this often (prism-agent run --health-period)")
 	stateDir := flag.String("state-dir", "", "keep the wear history here (the chart passes --state-dir=/var/lib/prism)")
-	kubeClient := flag.Bool("kube-client", true, "build (and never use) a controller-runtime client as `run` does")
+	kubeClient := flag.Bool("kube-client", true, "build (and never use) the Kubernetes client `run` builds")
 	seed := flag.Duration("seed-history", 0, "with -state-dir: write the wear history a long-running agent has after this long (a sample every 5 min per device, at most 8 days kept) and exit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until the process is stopped (diagnosis only)")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file when the process is stopped (diagnosis only)")
@@ -124,10 +123,7 @@ func main() {
 			}
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
-		err = serve(*fixture, *listen, *nodeName, *period, *healthPeriod, *stateDir, *kubeClient, zapOpts)
-		if err == nil && *memprofile != "" {
-			err = writeHeapProfile(*memprofile)
-		}
+		err = serve(*fixture, *listen, *nodeName, *period, *healthPeriod, *stateDir, *kubeClient, zapOpts, *memprofile)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -146,7 +142,7 @@ func writeHeapProfile(path string) error {
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
-func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stateDir string, kubeClient bool, zapOpts zap.Options) error {
+func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stateDir string, kubeClient bool, zapOpts zap.Options, memprofile string) error {
 	logf.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	klog.SetLogger(logf.Log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -155,7 +151,7 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 
 	if kubeClient {
 		// As run.go does after config.GetConfig(); the address is never dialled.
-		if _, err := client.New(&rest.Config{Host: "https://127.0.0.1:1"}, client.Options{Scheme: kube.AgentScheme()}); err != nil {
+		if _, err := agentclient.New(&rest.Config{Host: "https://127.0.0.1:1"}, agent.FieldManager); err != nil {
 			return fmt.Errorf("kube client: %w", err)
 		}
 	}
@@ -166,6 +162,7 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 	// prism-agent run --host-root ROOT --identify-dir ROOT/identify --logs-dir ROOT/logs:
 	// hostFlags.options() and hostFlags.healthCollector() in cmd/agent/inventory.go.
 	opts := inventoryOptions(root)
+	opts.SignatureReaders = 1 // as run.go
 	endurance := &exporter.Exporter{Node: nodeName, Collector: healthCollector(root)}
 	if stateDir != "" {
 		endurance.StateFile, endurance.LegacyStateFile = exporter.StateFiles(stateDir)
@@ -201,7 +198,14 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 		}
 	}()
 	logf.Log.Info("Serving fixture metrics", "hostRoot", root, "devices", len(latest.Get()), "address", addr)
-	return exporter.Serve(ctx, addr, healthPeriod, endurance, latest)
+	err = exporter.Serve(ctx, addr, healthPeriod, endurance, latest)
+	if err == nil && memprofile != "" {
+		// While the exporter and the devices are still live, so that they are in the profile.
+		err = writeHeapProfile(memprofile)
+		runtime.KeepAlive(endurance)
+		runtime.KeepAlive(latest)
+	}
+	return err
 }
 
 func inventoryOptions(root string) inventory.Options {

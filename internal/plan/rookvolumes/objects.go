@@ -1,4 +1,9 @@
-package plan
+// Package rookvolumes builds the Kubernetes objects of Prism's PVC-based Rook OSDs
+// (docs/decisions/0010-rook-osds-on-cas.md): the local StorageClass, the two static local
+// block volumes of each OSD and its storageClassDeviceSet. The plan itself, and the names,
+// are in internal/plan; this package is apart so that the node agent does not link
+// Kubernetes' core and storage API types (docs/decisions/0014-agent-narrow-client.md).
+package rookvolumes
 
 import (
 	"fmt"
@@ -9,45 +14,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/prism-storage/prism/internal/plan"
 )
 
-// LocalStorageClass is the class of Prism's local volumes: no provisioner, and binding waits
-// for the OSD prepare pod, as Kubernetes requires for local volumes.
-const LocalStorageClass = "prism-local"
-
-// Labels and annotations on Prism's local volumes.
-const (
-	// LabelPolicy names (LabelValue) the policy whose volumes these are: the record of which
-	// device sets a policy manages.
-	LabelPolicy = "prism.storage.io/policy"
-	// LabelNode names (LabelValue) the node.
-	LabelNode = "prism.storage.io/node"
-	// LabelDeviceSet is the storageClassDeviceSet that claims the volume.
-	LabelDeviceSet = "prism.storage.io/device-set"
-	// LabelRole is data or metadata, as Rook names its claim templates.
-	LabelRole = "prism.storage.io/role"
-	// LabelVolume is the volume's own name: the claim template selects exactly one volume.
-	LabelVolume = "prism.storage.io/volume"
-	// AnnotationNode is the full node name.
-	AnnotationNode = "prism.storage.io/node"
-	// AnnotationDevice is the stable path of the device behind the volume.
-	AnnotationDevice = "prism.storage.io/device"
-	// RoleData and RoleMetadata are Rook's claim template names for BlueStore's block and block.db.
-	RoleData     = "data"
-	RoleMetadata = "metadata"
-	// hostnameLabel is the node label local volumes are pinned with.
-	hostnameLabel = "kubernetes.io/hostname"
-)
-
-// VolumeName is the name of one of a device set's two local volumes.
-func VolumeName(set, role string) string { return set + "-" + role }
+// hostnameLabel is the node label local volumes are pinned with.
+const hostnameLabel = "kubernetes.io/hostname"
 
 // LocalStorageClassObject is the StorageClass Prism creates when it first needs it.
 func LocalStorageClassObject() *storagev1.StorageClass {
 	wait := storagev1.VolumeBindingWaitForFirstConsumer
 	reclaim := corev1.PersistentVolumeReclaimRetain
 	return &storagev1.StorageClass{
-		ObjectMeta:        metav1.ObjectMeta{Name: LocalStorageClass, Labels: map[string]string{"app.kubernetes.io/managed-by": "prism"}},
+		ObjectMeta:        metav1.ObjectMeta{Name: plan.LocalStorageClass, Labels: map[string]string{"app.kubernetes.io/managed-by": "prism"}},
 		Provisioner:       "kubernetes.io/no-provisioner",
 		VolumeBindingMode: &wait,
 		ReclaimPolicy:     &reclaim,
@@ -57,31 +36,31 @@ func LocalStorageClassObject() *storagev1.StorageClass {
 // LocalVolumes are the two static local block volumes of one OSD: its data path (the
 // exported object, or the capacity device) and its DB slot partition (metadata), both pinned
 // to the node by hostname and kept (Retain) when their claims go, since they hold its data.
-func LocalVolumes(o ClaimOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
-	set := DeviceSetName(o.Node, o.DataDevice)
-	return localVolume(o, set, RoleData, o.DataPath, o.DataDevice, o.DataSizeBytes, hostname, policy),
-		localVolume(o, set, RoleMetadata, o.Slot, o.Slot, o.SlotSizeBytes, hostname, policy)
+func LocalVolumes(o plan.ClaimOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
+	set := plan.DeviceSetName(o.Node, o.DataDevice)
+	return localVolume(o, set, plan.RoleData, o.DataPath, o.DataDevice, o.DataSizeBytes, hostname, policy),
+		localVolume(o, set, plan.RoleMetadata, o.Slot, o.Slot, o.SlotSizeBytes, hostname, policy)
 }
 
-func localVolume(o ClaimOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
+func localVolume(o plan.ClaimOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
 	block := corev1.PersistentVolumeBlock
-	name := VolumeName(set, role)
+	name := plan.VolumeName(set, role)
 	return &corev1.PersistentVolume{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolume"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
-				LabelPolicy: LabelValue(policy), LabelNode: LabelValue(o.Node),
-				LabelDeviceSet: set, LabelRole: role, LabelVolume: name,
+				plan.LabelPolicy: plan.LabelValue(policy), plan.LabelNode: plan.LabelValue(o.Node),
+				plan.LabelDeviceSet: set, plan.LabelRole: role, plan.LabelVolume: name,
 			},
-			Annotations: map[string]string{AnnotationNode: o.Node, AnnotationDevice: device},
+			Annotations: map[string]string{plan.AnnotationNode: o.Node, plan.AnnotationDevice: device},
 		},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)},
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              LocalStorageClass,
+			StorageClassName:              plan.LocalStorageClass,
 			VolumeMode:                    &block,
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}},
@@ -118,25 +97,25 @@ type RookClaimMetadata struct {
 // DeviceSet is the storageClassDeviceSet of one OSD. Placement is left to the
 // volumes: with WaitForFirstConsumer the scheduler puts the prepare pod where the selected
 // volumes are, and Rook pins a non-portable OSD to the prepare pod's node.
-func DeviceSet(o ClaimOSD, deviceClass string) RookDeviceSet {
-	set := DeviceSetName(o.Node, o.DataDevice)
-	data := claimTemplate(set, RoleData, o.DataSizeBytes)
+func DeviceSet(o plan.ClaimOSD, deviceClass string) RookDeviceSet {
+	set := plan.DeviceSetName(o.Node, o.DataDevice)
+	data := claimTemplate(set, plan.RoleData, o.DataSizeBytes)
 	if deviceClass != "" {
 		// Rook reads the CRUSH device class from the data template (deviceSet.go, crushDeviceClass).
 		data.Metadata.Annotations = map[string]string{"crushDeviceClass": deviceClass}
 	}
-	return RookDeviceSet{Name: set, Count: 1, VolumeClaimTemplates: []RookClaimTemplate{data, claimTemplate(set, RoleMetadata, o.SlotSizeBytes)}}
+	return RookDeviceSet{Name: set, Count: 1, VolumeClaimTemplates: []RookClaimTemplate{data, claimTemplate(set, plan.RoleMetadata, o.SlotSizeBytes)}}
 }
 
 func claimTemplate(set, role string, size int64) RookClaimTemplate {
 	block := corev1.PersistentVolumeBlock
-	class := LocalStorageClass
+	class := plan.LocalStorageClass
 	return RookClaimTemplate{
 		Metadata: RookClaimMetadata{Name: role},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
-			Selector:         &metav1.LabelSelector{MatchLabels: map[string]string{LabelVolume: VolumeName(set, role)}},
+			Selector:         &metav1.LabelSelector{MatchLabels: map[string]string{plan.LabelVolume: plan.VolumeName(set, role)}},
 			StorageClassName: &class,
 			VolumeMode:       &block,
 		},
@@ -158,7 +137,7 @@ func MergeRookDeviceSets(existing []any, replace []string, prism []RookDeviceSet
 	for _, s := range prism {
 		names = append(names, s.Name)
 	}
-	merged, err := keepOthers(existing, "spec.storage.storageClassDeviceSets", names)
+	merged, err := plan.KeepOthers(existing, "spec.storage.storageClassDeviceSets", names)
 	if err != nil {
 		return nil, err
 	}
