@@ -11,6 +11,7 @@ import (
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -26,7 +27,7 @@ type hostFlags struct {
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.hostRoot, "host-root", "/", "root of the host's /sys, /dev and /run/udev (a fixture tree works)")
 	fs.StringVar(&h.identifyDir, "identify-dir", "", "read recorded NVMe Identify data from DIR/<controller>/ instead of the admin ioctl")
-	fs.StringVar(&h.logsDir, "logs-dir", "", "read recorded NVMe log pages from DIR/<controller>/log-XX.bin instead of the admin ioctl")
+	fs.StringVar(&h.logsDir, "logs-dir", "", "read recorded NVMe log pages from DIR/<controller>/log-XX.bin and recorded smartctl reports from DIR/<disk>/smartctl.json instead of the admin ioctl and smartctl")
 	fs.BoolVar(&h.includeLoop, "include-loop", false, "inventory loop devices too")
 	fs.BoolVar(&h.noIdentify, "no-identify", false, "skip NVMe Identify (sysfs still gives model and serial)")
 }
@@ -72,11 +73,12 @@ func runInventory(args []string, out io.Writer) error {
 // healthCollector reads wear counters the same way the inventory reads identify data: the
 // admin ioctl on a real host, recorded pages for fixtures.
 func (h *hostFlags) healthCollector() health.Collector {
-	c := health.Collector{Host: sysfs.Host{Root: h.hostRoot}, Exec: hostexec.Local{Timeout: 30 * time.Second}}
+	c := health.Collector{Host: sysfs.Host{Root: h.hostRoot}, ATA: health.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}}
 	switch {
 	case h.logsDir != "":
+		// Fixture hosts have no drives: NVMe pages and SATA smartctl reports are recordings.
 		c.Logs = nvme.RecordedLogReader{Dir: h.logsDir}
-		c.Exec = nil // fixture hosts have no drives for smartctl
+		c.ATA = smart.RecordedReader{Dir: h.logsDir}
 	case !h.noIdentify:
 		c.Logs = nvme.DeviceLogReader{Root: h.hostRoot}
 	}

@@ -19,8 +19,6 @@ var noDataFromSimulatedNodes = map[string]string{}
 // Reasons shared by several queries.
 const (
 	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation_human come from Ceph's mgr, not from Prism; the demo runs no Ceph"
-	reasonWAF  = "no simulated drive reports media (NAND) writes next to lifetime host writes: the only recorded media-writes pages " +
-		"(DC P3600 CAh, WDC C0h, internal/nvme/testdata/logs/README.md) have no SMART 02h recording, and the demo uses recorded pages only"
 )
 
 func init() {
@@ -32,20 +30,6 @@ func init() {
 		dashboards.UIDDevice + "/BlueFS of the OSD on this device/B",
 	} {
 		noDataFromSimulatedNodes[q] = reasonCeph
-	}
-	for _, q := range []string{
-		dashboards.UIDOverview + "/Nodes by soonest wear-out/G", // the highest WAF column
-		dashboards.UIDOverview + "/Top $topn most worn devices/B",
-		dashboards.UIDOverview + "/WAF — $topn highest devices/A",
-		dashboards.UIDNode + "/Devices/D",
-		dashboards.UIDNode + "/Write amplification (WAF)/A",
-		dashboards.UIDNode + "/Bytes written: host and media/B",
-		dashboards.UIDDevice + "/WAF/A",
-		dashboards.UIDDevice + "/Bytes written: host and media/B",
-		dashboards.UIDDevice + "/WAF: lifetime and last hour/A",
-		dashboards.UIDDevice + "/WAF: lifetime and last hour/B",
-	} {
-		noDataFromSimulatedNodes[q] = reasonWAF
 	}
 }
 
@@ -67,7 +51,7 @@ func (d *demo) checkDashboards(ctx context.Context) error {
 		return err
 	}
 	say("\n# Every query of every generated dashboard against the demo's Prometheus (real agents on simulated nodes)")
-	say("# variables: node dashboard %v, device dashboard %v", opts.PerBoard[dashboards.UIDNode], opts.PerBoard[dashboards.UIDDevice])
+	say("# variables: node dashboard %v, device dashboard %v, else %v", opts.PerBoard[dashboards.UIDNode], opts.PerBoard[dashboards.UIDDevice], opts.Alternatives[dashboards.UIDDevice])
 	var failed []string
 	used := map[string]bool{}
 	checked := 0
@@ -84,6 +68,9 @@ func (d *demo) checkDashboards(ctx context.Context) error {
 		case problem != "":
 			failed = append(failed, fmt.Sprintf("%s: %s\n    %s", name, problem, r.Run))
 			say("  NO DATA      %s: %s", name, problem)
+		case r.Alternative > 0:
+			checked++
+			say("  data         %s (%d series, with %v)", name, r.Series, opts.Alternatives[r.Dashboard][r.Alternative-1])
 		default:
 			checked++
 			say("  data         %s (%d series)", name, r.Series)
@@ -137,29 +124,38 @@ func (d *demo) waitForScrapes(ctx context.Context) error {
 }
 
 // panelVariables picks the dashboards' variables from the data, as a user would: the node
-// dashboard shows a node with a cache and a wear-out date, the device dashboard the device
-// that wears out first.
+// dashboard shows a node with a cache, a wear-out date and a drive that reports its write
+// amplification; the device dashboard that node's drive that wears out first and, for the
+// panels it has no data for, the node's most amplifying drive (no drive here has both: the
+// only recording with media writes, a Micron 5210 ION, has no published endurance rating).
 func (d *demo) panelVariables(ctx context.Context) (panelcheck.Options, error) {
 	o := panelcheck.Options{
 		Common: map[string]string{"__rate_interval": "10s", "__interval": "2s", "topn": "10"},
 		Range:  time.Minute, Step: 2 * time.Second,
 	}
-	nodeQuery := `max by (node) (prism_device_wearout_timestamp_seconds)`
+	nodeQuery := `max by (node) (prism_device_wearout_timestamp_seconds) and on (node) max by (node) (prism_device_write_amplification_ratio)`
 	if d.caches() {
 		nodeQuery += ` and on (node) max by (node) (prism_cache_info)`
 	}
 	nodes, err := panelcheck.Labels(ctx, d.promURL, `bottomk(1, `+nodeQuery+`)`, "node")
 	if err != nil || len(nodes) == 0 {
-		return o, fmt.Errorf("no node has a wear-out date%s: %v", map[bool]string{true: " and a cache", false: ""}[d.caches()], err)
+		return o, fmt.Errorf("no node has a wear-out date and a WAF%s: %v", map[bool]string{true: " and a cache", false: ""}[d.caches()], err)
 	}
-	devices, err := panelcheck.Labels(ctx, d.promURL, fmt.Sprintf(`bottomk(1, prism_device_wearout_timestamp_seconds{node=%q})`, nodes[0]), "device")
-	if err != nil || len(devices) == 0 {
+	first, err := panelcheck.Labels(ctx, d.promURL, fmt.Sprintf(`bottomk(1, prism_device_wearout_timestamp_seconds{node=%q})`, nodes[0]), "device")
+	if err != nil || len(first) == 0 {
 		return o, fmt.Errorf("no device of %s has a wear-out date: %v", nodes[0], err)
+	}
+	amplifying, err := panelcheck.Labels(ctx, d.promURL, fmt.Sprintf(`topk(1, prism_device_write_amplification_ratio{node=%q})`, nodes[0]), "device")
+	if err != nil || len(amplifying) == 0 {
+		return o, fmt.Errorf("no device of %s has a WAF: %v", nodes[0], err)
 	}
 	o.PerBoard = map[string]map[string]string{
 		dashboards.UIDOverview: {"node": ".*"}, // "All"
 		dashboards.UIDNode:     {"node": nodes[0], "device": ".*"},
-		dashboards.UIDDevice:   {"node": nodes[0], "device": devices[0]},
+		dashboards.UIDDevice:   {"node": nodes[0], "device": first[0]},
+	}
+	o.Alternatives = map[string][]map[string]string{
+		dashboards.UIDDevice: {{"node": nodes[0], "device": amplifying[0]}},
 	}
 	return o, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prism-storage/prism/internal/health"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -22,8 +23,9 @@ import (
 // recordings taken once, so without it every write rate would be zero. It advances the
 // counters the agent reads, as a drive being written would: the NVMe SMART log's Data Units
 // Written (the recorded page under <host root>/logs, bytes 48-63, NVMe Base Specification
-// figure "SMART / Health Information Log Page") and the block layer's sectors written (field 7
-// of /sys/block/<name>/stat). Everything else in the recordings stays as recorded.
+// figure "SMART / Health Information Log Page"), a SATA drive's lifetime write attributes in
+// its recorded smartctl report (sata.go) and the block layer's sectors written (field 7 of
+// /sys/block/<name>/stat). Everything else in the recordings stays as recorded.
 
 // Simulated write rates (bytes per second) by Prism tier, for drives whose recording gives no
 // lifetime average to follow; the fast tier takes most writes, as the cache makes it.
@@ -38,8 +40,9 @@ type simulatedDrive struct {
 	device                 prismv1.Device // as the inventory reports it
 	node, name, stablePath string
 	root                   string
-	smartPage              string  // <root>/logs/<ctrl>/log-02.bin; "" when the drive has none
-	rate                   float64 // bytes per second
+	smartPage              string      // <root>/logs/<ctrl>/log-02.bin; "" when the drive has none
+	sata                   *sataReport // <root>/logs/<name>/smartctl.json; nil when the drive has none
+	rate                   float64     // bytes per second
 	reading                health.Reading
 	statBase               uint64  // sectors written in the fixture's stat before the simulation
 	written                float64 // simulated bytes so far
@@ -48,8 +51,14 @@ type simulatedDrive struct {
 // newSimulatedDrive picks the drive's simulated rate from its first reading: its lifetime
 // average × busierThanAverage when the recording gives lifetime writes and power-on hours,
 // else the tier's rate.
-func newSimulatedDrive(node, root string, d prismv1.Device, r health.Reading, ctrl string) *simulatedDrive {
+func newSimulatedDrive(node, root string, d prismv1.Device, r health.Reading, ctrl string) (*simulatedDrive, error) {
 	s := &simulatedDrive{device: d, node: node, name: d.Name, stablePath: d.StablePath, root: root, reading: r, rate: tierRate[d.Tier]}
+	if r.HostSource == health.SourceATASMART && r.HostWritten > 0 {
+		var err error
+		if s.sata, err = openSATAReport(root, d.Name); err != nil {
+			return nil, err
+		}
+	}
 	if ctrl != "" {
 		page := filepath.Join(root, "logs", ctrl, nvme.LogFileName(nvme.LogIDSMART))
 		if _, err := os.Stat(page); err == nil {
@@ -65,7 +74,7 @@ func newSimulatedDrive(node, root string, d prismv1.Device, r health.Reading, ct
 	if fields, err := statFields(s.statPath()); err == nil {
 		s.statBase, _ = strconv.ParseUint(fields[6], 10, 64)
 	}
-	return s
+	return s, nil
 }
 
 func (s *simulatedDrive) statPath() string {
@@ -90,6 +99,11 @@ func (s *simulatedDrive) advance(dt time.Duration) error {
 	s.written += s.rate * dt.Seconds()
 	if s.smartPage != "" {
 		if err := s.writeSMART(); err != nil {
+			return err
+		}
+	}
+	if s.sata != nil {
+		if err := s.sata.advance(1 + s.written/float64(s.reading.HostWritten)); err != nil {
 			return err
 		}
 	}
@@ -182,10 +196,15 @@ func simulatedDrives(ctx context.Context, node, root string, now time.Time) ([]*
 			controllers[b.Name] = b.NVMeController
 		}
 	}
-	readings := health.Collector{Host: host, Logs: nvme.RecordedLogReader{Dir: filepath.Join(root, "logs")}, Now: func() time.Time { return now }}.Read(ctx, rep.Devices)
+	logs := filepath.Join(root, "logs")
+	readings := health.Collector{Host: host, Logs: nvme.RecordedLogReader{Dir: logs}, ATA: smart.RecordedReader{Dir: logs}, Now: func() time.Time { return now }}.Read(ctx, rep.Devices)
 	var drives []*simulatedDrive
 	for i, dev := range rep.Devices {
-		drives = append(drives, newSimulatedDrive(node, root, dev, readings[i], controllers[dev.Name]))
+		s, err := newSimulatedDrive(node, root, dev, readings[i], controllers[dev.Name])
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", node, dev.Name, err)
+		}
+		drives = append(drives, s)
 	}
 	return drives, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/health"
 	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -21,12 +22,8 @@ const repo = "../.."
 // homelab builds the fixture node whose Optane 900P and 660p carry recorded SMART logs.
 func homelab(t *testing.T) string {
 	t.Helper()
-	n, err := fixturehost.Load(filepath.Join(repo, fixturehost.NodesDir, "optane-qlc-homelab-d.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
-	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+	if _, err := fixturehost.BuildNode(repo, "optane-qlc-homelab-d", root); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -84,6 +81,38 @@ func TestSimulatedWritesReachTheAgentsReader(t *testing.T) {
 	}
 }
 
+// TestSimulatedWritesAdvanceTheSATAReport: an hour of the simulated workload on the 5210 ION
+// (recorded smartctl report) moves its Total_LBAs_Written by the bytes written, and its
+// program-page counters with it, so the WAF the agent reads stays the recorded lifetime one.
+func TestSimulatedWritesAdvanceTheSATAReport(t *testing.T) {
+	root := homelab(t)
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	drives, err := simulatedDrives(context.Background(), "homelab", root, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ion := byName(t, drives, "sdb")
+	if ion.sata == nil || ion.reading.HostSource != health.SourceATASMART || ion.reading.WAF == 0 {
+		t.Fatalf("5210 ION report %v, source %q, WAF %v", ion.sata, ion.reading.HostSource, ion.reading.WAF)
+	}
+	if err := ion.advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	logs := filepath.Join(root, "logs")
+	after := health.Collector{Host: sysfs.Host{Root: root}, ATA: smart.RecordedReader{Dir: logs}}.Read(context.Background(),
+		[]prismv1.Device{{Name: ion.name, StablePath: ion.stablePath}})[0]
+	want := float64(ion.reading.HostWritten) + ion.rate*3600
+	if got := float64(after.HostWritten); math.Abs(got-want) > 512 || after.HostSource != health.SourceATASMART {
+		t.Errorf("host bytes %v (%s) after an hour, want %v ± one LBA", got, after.HostSource, want)
+	}
+	if math.Abs(after.WAF-ion.reading.WAF) > 1e-6 || after.MediaWritten <= ion.reading.MediaWritten {
+		t.Errorf("WAF %v media %d after an hour; before %v and %d", after.WAF, after.MediaWritten, ion.reading.WAF, ion.reading.MediaWritten)
+	}
+	if after.PercentUsed != ion.reading.PercentUsed || after.PowerOnHours != ion.reading.PowerOnHours {
+		t.Errorf("the rest of the recording changed: %+v", after)
+	}
+}
+
 // TestSeededHistoryGivesTheAgentAForecast: the simulated past samples, written with the
 // exporter's History and read by an exporter as the agent runs it (--state-dir), give the 660p
 // a wear-out date; without them one poll gives none.
@@ -96,8 +125,8 @@ func TestSeededHistoryGivesTheAgentAForecast(t *testing.T) {
 	}
 	dir := t.TempDir()
 	n, err := seedHistory(dir, drives, now)
-	// Two drives have lifetime counters (900P, 660p): one sample every 30 min for 8 days less an hour.
-	if want := 2 * int(historySpan/historyStep); err != nil || n != want {
+	// Three drives have lifetime counters (900P, 660p, 5210 ION): one sample every 30 min for 8 days less an hour.
+	if want := 3 * int(historySpan/historyStep); err != nil || n != want {
 		t.Fatalf("seeded %d samples (%v), want %d", n, err, want)
 	}
 	for _, d := range drives {

@@ -27,12 +27,8 @@ const repo = "../.."
 // homelab builds the fixture node whose Optane 900P and 660p carry recorded SMART logs.
 func homelab(t *testing.T) (string, inventory.Report) {
 	t.Helper()
-	n, err := fixturehost.Load(filepath.Join(repo, fixturehost.NodesDir, "optane-qlc-homelab-d.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
-	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+	if _, err := fixturehost.BuildNode(repo, "optane-qlc-homelab-d", root); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := inventory.Take(context.Background(), inventory.Options{Host: sysfs.Host{Root: root}})

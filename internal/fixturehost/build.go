@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/prism-storage/prism/internal/smart"
 )
 
 // contents are minimal on-disk headers, enough for signature detection to see what a real
@@ -56,7 +58,8 @@ var contents = map[string]func() []byte{
 }
 
 // Build writes the node's host root under dir and returns it, with recorded Identify data
-// (when the devices name any) under dir/identify/<controller>/.
+// (when the devices name any) under dir/identify/<controller>/, recorded NVMe log pages under
+// dir/logs/<controller>/ and recorded smartctl reports under dir/logs/<disk>/.
 func Build(n Node, dir, identifyFixtures string) error {
 	nvmeIndex, scsiIndex := 0, 0
 	for _, d := range n.Devices {
@@ -140,6 +143,15 @@ func writeDevice(root, identifyFixtures string, d Device, major, minor int) erro
 			if err := writeFiles(filepath.Join(root, "logs", ctrl), map[string]string{filepath.Base(page): string(data)}); err != nil {
 				return err
 			}
+		}
+	}
+	if d.Smartctl != "" {
+		data, err := os.ReadFile(filepath.Join(smartctlFixtures(identifyFixtures), d.Smartctl, smart.RecordedFileName))
+		if err != nil {
+			return fmt.Errorf("smartctl fixture %s: %w", d.Smartctl, err)
+		}
+		if err := writeFiles(filepath.Join(root, "logs", d.Name), map[string]string{smart.RecordedFileName: string(data)}); err != nil {
+			return err
 		}
 	}
 	if d.Identify != "" && ctrl != "" {

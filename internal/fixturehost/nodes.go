@@ -12,6 +12,14 @@ const NodesDir = "test/fixtures/nodes"
 // IdentifyDir is where recorded NVMe Identify pages live, relative to the repository root.
 const IdentifyDir = "internal/nvme/testdata"
 
+// SmartctlDir is where recorded smartctl reports live, relative to the repository root.
+const SmartctlDir = "internal/smart/testdata"
+
+// smartctlFixtures is SmartctlDir given IdentifyDir's location (Build takes the latter).
+func smartctlFixtures(identifyFixtures string) string {
+	return filepath.Join(identifyFixtures, "..", "..", "smart", "testdata")
+}
+
 // LoadAll reads every node description in dir, sorted by node name.
 func LoadAll(dir string) ([]Node, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -44,4 +52,14 @@ func BuildAll(nodes []Node, out, identifyFixtures string) (map[string]string, er
 		roots[n.Name] = root
 	}
 	return roots, nil
+}
+
+// BuildNode builds the fixture node named name (test/fixtures/nodes/<name>.yaml in the
+// repository at repo) into the host root dir.
+func BuildNode(repo, name, dir string) (Node, error) {
+	n, err := Load(filepath.Join(repo, NodesDir, name+".yaml"))
+	if err != nil {
+		return Node{}, err
+	}
+	return n, Build(n, dir, filepath.Join(repo, IdentifyDir))
 }

@@ -7,6 +7,7 @@ package fixturehost
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -43,6 +44,8 @@ type Device struct {
 	Identify string `json:"identify,omitempty"`
 	// Logs names a directory of recorded NVMe log pages under internal/nvme/testdata/logs.
 	Logs string `json:"logs,omitempty"`
+	// Smartctl names a recorded smartctl report directory under internal/smart/testdata (SATA/SAS).
+	Smartctl string `json:"smartctl,omitempty"`
 	// SectorsWritten is field 7 of /sys/block/<name>/stat (512-byte sectors written since boot).
 	SectorsWritten int64 `json:"sectorsWritten,omitempty"`
 	// Partitions are partition names (sda1); Holders stacked devices (dm-0).
@@ -101,6 +104,9 @@ func (n Node) validate() error {
 		case "nvme", "ata", "scsi", "usb", "virtio":
 		default:
 			return fmt.Errorf("devices[%d].bus %q is not one of nvme, ata, scsi, usb, virtio", i, d.Bus)
+		}
+		if d.Smartctl != "" && (d.Bus != "ata" && d.Bus != "scsi" || !strings.HasPrefix(d.Name, "sd")) {
+			return fmt.Errorf("devices[%d].smartctl: the agent runs smartctl for sd* disks on the ata or scsi bus only, not %s on %s", i, d.Name, d.Bus)
 		}
 		seen[d.Name] = true
 	}

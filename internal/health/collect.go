@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,9 @@ type Collector struct {
 	Host sysfs.Host
 	// Logs reads NVMe log pages (the admin ioctl, or recorded pages for fixtures).
 	Logs nvme.LogReader
-	// Exec runs smartctl for SATA/SAS drives; nil skips them.
-	Exec hostexec.Executor
-	Now  func() time.Time
+	// ATA reads SATA/SAS drives' SMART (smartctl, or recorded reports for fixtures); nil skips them.
+	ATA ATAReader
+	Now func() time.Time
 }
 
 // Read collects every device of the inventory. A source that fails is recorded in the
@@ -46,7 +47,7 @@ func (c Collector) Read(ctx context.Context, devices []prismv1.Device) []Reading
 		switch {
 		case controllers[d.Name] != "" && c.Logs != nil:
 			c.nvme(ctx, &r, controllers[d.Name], d.Model)
-		case strings.HasPrefix(d.Name, "sd") && c.Exec != nil:
+		case strings.HasPrefix(d.Name, "sd") && c.ATA != nil:
 			c.ata(ctx, &r, d.Name)
 		}
 		if r.HostSource == "" {
@@ -72,11 +73,11 @@ func (c Collector) nvme(ctx context.Context, r *Reading, ctrl, model string) {
 	if raw, err := c.Logs.Log(ctx, ctrl, nvme.LogIDOCPSMART, nvme.OCPSMARTLogSize); err == nil {
 		if l, err := nvme.ParseOCPSMARTLog(raw); err == nil {
 			if b, err := l.MediaBytesWritten(); err == nil && b > 0 {
-				r.MediaWritten, r.MediaSource = b, "ocp-c0"
+				r.MediaWritten, r.MediaSource = b, SourceOCPC0
 				return
 			}
 		} else if !errors.Is(err, nvme.ErrNotOCPSMART) {
-			r.Errors["ocp-c0"] = err.Error()
+			r.Errors[SourceOCPC0] = err.Error()
 		}
 	}
 	unit, known := nvme.IntelWriteUnitBytes(model)
@@ -89,12 +90,12 @@ func (c Collector) nvme(ctx context.Context, r *Reading, ctrl, model string) {
 	}
 	l, err := nvme.ParseIntelSMARTLog(raw)
 	if err != nil {
-		r.Errors["intel-ca"] = err.Error()
+		r.Errors[SourceIntelCA] = err.Error()
 		return
 	}
 	if a, ok := l.Attribute(nvme.IntelAttrNANDBytesWritten); ok {
 		if b, err := a.Bytes(unit.UnitBytes); err == nil && b > 0 {
-			r.MediaWritten, r.MediaSource = b, "intel-ca"
+			r.MediaWritten, r.MediaSource = b, SourceIntelCA
 		}
 	}
 }
@@ -117,14 +118,32 @@ func applySMART(r *Reading, l nvme.SMARTLog) {
 	r.TemperatureC, r.TemperatureOK = l.CompositeTemperatureC()
 }
 
-// ata runs `smartctl -j -a /dev/<name>`. smartctl's exit status is a bit mask: bits 0-1 mean
-// the command failed; the others report drive conditions and still come with full JSON.
-func (c Collector) ata(ctx context.Context, r *Reading, name string) {
-	out, err := c.Exec.Run(ctx, []string{"smartctl", "-j", "-a", filepath.Join(c.Host.Root, "dev", name)}, nil)
+// ATAReader returns a SATA/SAS disk's SMART report as `smartctl -j -a` prints it.
+type ATAReader interface {
+	SmartctlJSON(ctx context.Context, disk string) ([]byte, error)
+}
+
+// Smartctl runs `smartctl -j -a <root>/dev/<disk>` through the executor.
+type Smartctl struct {
+	Exec hostexec.Executor
+	Root string // host root holding dev/
+}
+
+// SmartctlJSON runs smartctl. Its exit status is a bit mask: bits 0-1 mean the command failed;
+// the others report drive conditions and still come with full JSON.
+func (s Smartctl) SmartctlJSON(ctx context.Context, disk string) ([]byte, error) {
+	out, err := s.Exec.Run(ctx, []string{"smartctl", "-j", "-a", filepath.Join(s.Root, "dev", disk)}, nil)
 	var exitErr *hostexec.ExitError
 	if errors.As(err, &exitErr) && exitErr.ExitCode&0x3 == 0 && len(out) > 0 {
 		err = nil
 	}
+	return out, err
+}
+
+// ata reads the disk's SMART report: host bytes written, percentage used and, for the families
+// that publish it, write amplification (internal/smart maps the vendor attributes).
+func (c Collector) ata(ctx context.Context, r *Reading, name string) {
+	out, err := c.ATA.SmartctlJSON(ctx, name)
 	if err != nil {
 		r.Errors[SourceATASMART] = err.Error()
 		return
@@ -147,6 +166,11 @@ func (c Collector) ata(ctx context.Context, r *Reading, name string) {
 	}
 	if w.WAFKnown {
 		r.WAF = w.WAF
+		// The drive counts NAND pages, not bytes: its media bytes are its host bytes times its
+		// own page ratio, so media ÷ host is exactly the WAF it reports.
+		if media := float64(r.HostWritten) * w.WAF; r.HostSource == SourceATASMART && media < math.MaxUint64 {
+			r.MediaWritten, r.MediaSource = uint64(media), SourceATASMARTWAF
+		}
 	}
 	if rep.PowerOnHoursKnown {
 		r.PowerOnHours = rep.PowerOnHours

@@ -1,5 +1,5 @@
 // Package health reads each device's wear counters: NVMe log pages (SMART 02h, OCP C0h,
-// Intel/Solidigm CAh) through a LogReader, ATA SMART through `smartctl -j` via the executor,
+// Intel/Solidigm CAh) through a LogReader, ATA SMART through an ATAReader (`smartctl -j`),
 // and /sys/block/*/stat as a last resort. It only reads.
 package health
 
@@ -14,6 +14,13 @@ const (
 	SourceNVMeSMART = "nvme-smart"
 	SourceATASMART  = "ata-smart"
 	SourceSysfs     = "sysfs" // since boot only: no lifetime counter available
+)
+
+// Media-written sources.
+const (
+	SourceOCPC0       = "ocp-c0"        // OCP datacenter SMART log C0h, Physical Media Units Written
+	SourceIntelCA     = "intel-ca"      // Intel/Solidigm vendor SMART log CAh, NAND bytes written
+	SourceATASMARTWAF = "ata-smart-waf" // SATA host bytes × the drive's program-page ratio (Micron 247/248)
 )
 
 // Reading is one collection of one device's counters.

@@ -23,6 +23,10 @@ type Options struct {
 	Common map[string]string
 	// PerBoard are variable values by dashboard uid ($node, $device); they override Common.
 	PerBoard map[string]map[string]string
+	// Alternatives are further selections by dashboard uid, tried in order for a query that has
+	// no data with PerBoard's: a device dashboard has every panel's data only across devices
+	// (a drive without a rating has no wear-out date; one without media writes no WAF).
+	Alternatives map[string][]map[string]string
 	// Range is how far before Now range queries start (default 1 minute); Step their
 	// resolution (default 2 s).
 	Range, Step time.Duration
@@ -34,7 +38,9 @@ type Options struct {
 type Result struct {
 	dashboards.Query
 	// Run is the expression sent to Prometheus (variables substituted, label_values as PromQL).
-	Run            string
+	Run string
+	// Alternative is the index+1 of the Options.Alternatives selection Run used; 0 for PerBoard's.
+	Alternative    int
 	Series, Finite int
 	Err            error
 }
@@ -91,17 +97,26 @@ func Run(ctx context.Context, prom string, o Options) ([]Result, error) {
 	}
 	out := make([]Result, 0, len(queries))
 	for _, q := range queries {
-		out = append(out, runOne(ctx, prom, q, o))
+		r := runOne(ctx, prom, q, o, o.PerBoard[q.Dashboard])
+		for i, alt := range o.Alternatives[q.Dashboard] {
+			if r.Problem() == "" {
+				break
+			}
+			if a := runOne(ctx, prom, q, o, alt); a.Problem() == "" {
+				r, r.Alternative = a, i+1
+			}
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
 
-func runOne(ctx context.Context, prom string, q dashboards.Query, o Options) Result {
+func runOne(ctx context.Context, prom string, q dashboards.Query, o Options, board map[string]string) Result {
 	vars := map[string]string{}
 	for k, v := range o.Common {
 		vars[k] = v
 	}
-	for k, v := range o.PerBoard[q.Dashboard] {
+	for k, v := range board {
 		vars[k] = v
 	}
 	expr := q.Expr

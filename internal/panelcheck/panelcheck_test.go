@@ -126,6 +126,50 @@ func TestRunReportsAnUnknownVariable(t *testing.T) {
 	}
 }
 
+// TestRunTriesAlternativesForQueriesWithoutData: a fake Prometheus has data only for the
+// device sdb; device-dashboard queries naming a device fail with nvme0n1 and pass with the
+// alternative sdb (reported as alternative 1), while a query that never names a device keeps
+// its PerBoard result.
+func TestRunTriesAlternativesForQueriesWithoutData(t *testing.T) {
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Query().Get("query"), `"sdb"`) {
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"1"]]}]}}`)
+			return
+		}
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer prom.Close()
+	common := map[string]string{"__rate_interval": "10s", "__interval": "2s", "topn": "3", "node": "n1"}
+	results, err := Run(context.Background(), prom.URL, Options{
+		Common:       common,
+		PerBoard:     map[string]map[string]string{dashboards.UIDDevice: {"device": "nvme0n1"}},
+		Alternatives: map[string][]map[string]string{dashboards.UIDDevice: {{"device": "nvme9n9"}, {"device": "sdb"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDevice := 0
+	for _, r := range results {
+		if r.Dashboard != dashboards.UIDDevice {
+			if r.Alternative != 0 {
+				t.Errorf("%s (not the device dashboard) used alternative %d", r.Name(), r.Alternative)
+			}
+			continue
+		}
+		if strings.Contains(r.Expr, `"$device"`) {
+			withDevice++
+			if r.Problem() != "" || r.Alternative != 2 || !strings.Contains(r.Run, `"sdb"`) {
+				t.Errorf("%s: problem %q, alternative %d, ran %s; want data from alternative 2 (sdb)", r.Name(), r.Problem(), r.Alternative, r.Run)
+			}
+		} else if !strings.Contains(r.Expr, "$device") && r.Problem() != "no data" {
+			t.Errorf("%s names no device: problem %q, want no data", r.Name(), r.Problem())
+		}
+	}
+	if withDevice == 0 {
+		t.Fatal("no device-dashboard query names $device")
+	}
+}
+
 // FuzzCount: any answer body is counted or refused, never a panic.
 func FuzzCount(f *testing.F) {
 	f.Add("vector", `[{"metric":{},"value":[1,"0"]}]`)

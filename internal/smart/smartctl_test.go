@@ -1,6 +1,7 @@
 package smart
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,18 @@ func TestParseErrors(t *testing.T) {
 	// Exit status bits above 1 (e.g. 64: errors in the error log) still carry data.
 	if r, err := ParseSmartctlJSON([]byte(`{"smartctl":{"exit_status":64},"model_name":"m"}`)); err != nil || r.ModelName != "m" {
 		t.Errorf("exit 64: %+v %v", r, err)
+	}
+}
+
+// TestRecordedReaderRefusesPaths: a recorded report is looked up by kernel disk name only.
+func TestRecordedReaderRefusesPaths(t *testing.T) {
+	r := RecordedReader{Dir: "testdata"}
+	for _, disk := range []string{"", "..", "../smart", "a/b", ".hidden"} {
+		if _, err := r.SmartctlJSON(context.Background(), disk); err == nil || !strings.Contains(err.Error(), "kernel device name") {
+			t.Errorf("disk %q: %v", disk, err)
+		}
+	}
+	if _, err := r.SmartctlJSON(context.Background(), "micron-5210-ion-7t6"); err != nil {
+		t.Errorf("recorded report: %v", err)
 	}
 }
