@@ -21,6 +21,11 @@ func (a clientAPI) GetStorageNode(ctx context.Context, name string) (*prismv1.St
 	return sn, a.c.Get(ctx, client.ObjectKey{Name: name}, sn)
 }
 
+func (a clientAPI) StorageNodeGeneration(ctx context.Context, name string) (int64, error) {
+	sn, err := a.GetStorageNode(ctx, name)
+	return sn.Generation, err
+}
+
 func (a clientAPI) CreateStorageNode(ctx context.Context, sn *prismv1.StorageNode) error {
 	return a.c.Create(ctx, sn, client.FieldOwner(FieldManager))
 }

@@ -22,6 +22,8 @@ const FieldManager = "prism-agent"
 // are the API's, so apierrors.IsNotFound and IsAlreadyExists work on them.
 type API interface {
 	GetStorageNode(ctx context.Context, name string) (*prismv1.StorageNode, error)
+	// StorageNodeGeneration reads only the StorageNode's metadata.generation (the plan poll).
+	StorageNodeGeneration(ctx context.Context, name string) (int64, error)
 	// CreateStorageNode creates sn and updates it from the server's answer.
 	CreateStorageNode(ctx context.Context, sn *prismv1.StorageNode) error
 	// PatchStorageNodeStatus writes after's status as a merge patch from before.
@@ -48,8 +50,8 @@ type Publisher struct {
 	// Cache realises spec.plan.cache after the partitions and reports the caches; nil leaves
 	// caches alone (status.caches is then never written).
 	Cache CacheFunc
-	// PlanPoll is how often Run reads its StorageNode to notice a new plan or mode
-	// (metadata.generation != status.observedPlanGeneration); 0 turns the poll off.
+	// PlanPoll is how often Run reads its StorageNode's generation to notice a new plan or
+	// mode (a generation its last sync did not see); 0 turns the poll off.
 	//
 	// Why a poll and not a watch: the agent's RBAC (config/rbac/agent_role.yaml) grants only
 	// get and create on storagenodes, and a watch needs list and watch, with a
@@ -57,8 +59,19 @@ type Publisher struct {
 	// node every 10 s is cheap (0.1 request/s per node, served from the watch cache), keeps
 	// no informer memory or long-lived connection in the agent, and has nothing to resync
 	// after a disconnect: the next poll simply sees the generation. Large clusters can
-	// lengthen it (--plan-poll); the period and udev events sync regardless.
+	// lengthen it (--plan-poll); the period and udev events sync regardless. The GET asks
+	// for the object's metadata only: the status, most of the object, is the agent's own
+	// and it remembers what it last wrote (synced).
 	PlanPoll time.Duration
+
+	synced synced
+}
+
+// synced is what the last successful sync saw and wrote.
+type synced struct {
+	known      bool
+	generation int64 // metadata.generation of the spec it carried out
+	outdated   bool  // its status still lagged the spec (a plan not carried out yet: retry)
 }
 
 // Run syncs now, then on every change signal, every period and whenever the plan poll sees
@@ -104,9 +117,13 @@ func (p *Publisher) wait(ctx context.Context, tick, poll <-chan time.Time) bool 
 	}
 }
 
-// planOutdated GETs the StorageNode and reports whether its status lags its spec.
+// planOutdated reports whether the StorageNode's status lags its spec: the last sync left it
+// lagging, or the spec has a generation the last sync did not see (one metadata-only GET).
 func (p *Publisher) planOutdated(ctx context.Context) bool {
-	sn, err := p.Client.GetStorageNode(ctx, p.NodeName)
+	if p.synced.known && p.synced.outdated {
+		return true
+	}
+	gen, err := p.Client.StorageNodeGeneration(ctx, p.NodeName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return true // Sync recreates it
@@ -114,7 +131,13 @@ func (p *Publisher) planOutdated(ctx context.Context) bool {
 		logf.FromContext(ctx).V(1).Info("Polling the StorageNode failed", "node", p.NodeName, "error", err.Error())
 		return false
 	}
-	return planOutdated(sn)
+	return !p.synced.known || gen != p.synced.generation
+}
+
+// remember records what a sync of sn left in its status, next, for the plan poll.
+func (p *Publisher) remember(sn *prismv1.StorageNode, next prismv1.StorageNodeStatus) {
+	view := prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Generation: sn.Generation}, Spec: sn.Spec, Status: next}
+	p.synced = synced{known: true, generation: sn.Generation, outdated: planOutdated(&view)}
 }
 
 // Sync takes one inventory, carries out spec.plan (when Provision is set), and writes the
@@ -132,6 +155,7 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	sortLists(&next)
 	if !needsWrite(sn.Status, next, p.Heartbeat) {
+		p.remember(sn, next)
 		return invErr
 	}
 	before := sn.DeepCopy()
@@ -139,6 +163,7 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	if err := p.Client.PatchStorageNodeStatus(ctx, before, sn); err != nil {
 		return fmt.Errorf("patching StorageNode %s status: %w", p.NodeName, err)
 	}
+	p.remember(sn, next)
 	return invErr
 }
 

@@ -1,5 +1,5 @@
-// Package agentclient is the node agent's Kubernetes client: the four calls the agent makes
-// (get and create its StorageNode, merge-patch its status, read its Node's UID) on
+// Package agentclient is the node agent's Kubernetes client: the calls the agent makes (get
+// and create its StorageNode, read its generation, merge-patch its status, read its Node's UID) on
 // client-go's REST client, with a scheme of Prism's kinds only.
 //
 // Why not controller-runtime's client: importing it links and initialises client-go's
@@ -60,6 +60,27 @@ func (c *Client) GetStorageNode(ctx context.Context, name string) (*prismv1.Stor
 	sn := &prismv1.StorageNode{}
 	err := c.rest.Get().Resource(storageNodes).Name(name).Do(ctx).Into(sn)
 	return sn, err
+}
+
+// metadataOnly asks the API server for an object's metadata alone (PartialObjectMetadata), the
+// way controller-runtime's metadata client does.
+const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+// StorageNodeGeneration reads only the StorageNode's metadata.generation: the server sends
+// its metadata, neither side encodes or decodes the spec and status.
+func (c *Client) StorageNodeGeneration(ctx context.Context, name string) (int64, error) {
+	raw, err := c.rest.Get().Resource(storageNodes).Name(name).SetHeader("Accept", metadataOnly).Do(ctx).Raw()
+	if err != nil {
+		return 0, err
+	}
+	var m metav1.PartialObjectMetadata
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, fmt.Errorf("decoding StorageNode %s metadata: %w", name, err)
+	}
+	if m.Kind != "PartialObjectMetadata" || m.Name != name {
+		return 0, fmt.Errorf("StorageNode %s: the API server answered %s %q, not its metadata", name, m.Kind, m.Name)
+	}
+	return m.Generation, nil
 }
 
 // CreateStorageNode creates sn and updates it from the server's answer.
