@@ -848,6 +848,9 @@ func (c *cli) getParam() int {
 		if c.cmdNS() == "seq-cutoff" {
 			add("Sequential cutoff threshold [KiB]", n(k.SeqCutoffBytes/kib))
 			add("Sequential cutoff policy", k.SeqCutoffPolicy)
+			if c.rel.seqCutoffPromotionRow {
+				add("Sequential cutoff promotion request count threshold", n(k.SeqPromotionCount))
+			}
 		} else {
 			add("Sequence detector promotion request count", n(k.SeqPromotionCount))
 			add("Sequence detector promotion threshold [KiB]", n(k.SeqPromotionBytes/kib))

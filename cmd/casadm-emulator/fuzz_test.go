@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// FuzzCommandLine: whatever the command line, the emulator never panics, exits 0 or 1,
-// prints what casadm prints for an unusable line (or runs the command), and leaves a state
-// file it can read back.
+// FuzzCommandLine: whatever the command line and $CASADM_EMULATOR_RELEASE, the emulator never
+// panics, exits 0 or 1, prints what casadm prints for an unusable line (or runs the command),
+// and leaves a state file it can read back.
 func FuzzCommandLine(f *testing.F) {
 	seed := &env{state: filepath.Join(f.TempDir(), "seed.json"), now: "1000"}
 	for _, args := range [][]string{
@@ -35,9 +35,12 @@ func FuzzCommandLine(f *testing.F) {
 		"-F -i 1 -j", "--remove-inactive -i 1 -j 1 -f", "--zero-metadata -d " + cacheDev, "-S -d " + cacheDev + " -l",
 		"--emulator-fail-cache 1", "--emulator-reboot", "-P -i 1 -d 33", "-X -n prefetch -i 1 -p readahead,none",
 	} {
-		f.Add(s, "IO class id,IO class name,Eviction priority,Allocation\n1,metadata&done,,1\n")
+		for _, rel := range []string{"", "v26.03.2"} {
+			f.Add(s, "IO class id,IO class name,Eviction priority,Allocation\n1,metadata&done,,1\n", rel)
+		}
 	}
-	f.Fuzz(func(t *testing.T, line, stdin string) {
+	f.Add("-L", "", "v26")
+	f.Fuzz(func(t *testing.T, line, stdin, release string) {
 		args := strings.Fields(line)
 		for i, a := range args {
 			// Stay off the host: no file but stdin, no huge IO.
@@ -53,16 +56,22 @@ func FuzzCommandLine(f *testing.F) {
 			t.Fatal(err)
 		}
 		getenv := func(k string) string {
-			if k == StateEnv {
+			switch k {
+			case StateEnv:
 				return path
-			}
-			if k == NowEnv {
+			case NowEnv:
 				return "1000"
 			}
 			return ""
 		}
+		withRelease := func(k string) string {
+			if k == ReleaseEnv {
+				return release
+			}
+			return getenv(k)
+		}
 		var out, errb bytes.Buffer
-		rc := run(append([]string{"casadm"}, args...), strings.NewReader(stdin), &out, &errb, getenv)
+		rc := run(append([]string{"casadm"}, args...), strings.NewReader(stdin), &out, &errb, withRelease)
 		if rc != 0 && rc != 1 {
 			t.Fatalf("rc %d", rc)
 		}

@@ -19,20 +19,8 @@ const guestDir = "testdata/guest-v26.03.2/"
 // no data for the next one.
 func TestGuestWorkloadCounters(t *testing.T) {
 	real := readGuestStats(t, "casadm_P_i_1_d_o_csv.after-dd.txt", true)
-	classes, err := os.ReadFile(guestDir + "casadm_C_L_i_1_o_csv.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
-	e.must("--emulator-add-device", "--device", cacheDev, "--size", "17177772032")
-	e.must("--emulator-add-device", "--device", qlc1, "--size", strconv.Itoa(64<<30))
-	e.must("-S", "-d", cacheDev, "-i", "1", "-c", "wb", "-x", "16")
-	e.must("-A", "-i", "1", "-d", qlc1, "-j", "1")
-	e.must("-X", "-n", "seq-cutoff", "-i", "1", "-j", "1", "-t", "512")
-	e.load(string(classes))
-	e.io(1, "size=4096,dir=write,comm=dd,direct,lba="+strconv.Itoa(100000*8), 4096, "--stride", "4096")
-	e.io(1, "size=1048576,dir=write,comm=dd,direct,lba="+strconv.Itoa(4096*2048), 64, "--stride", "1048576")
-	e.io(1, "size=65536,dir=read,comm=dd,direct,lba=0", 256, "--stride", "65536")
+	guestWorkload(e)
 
 	for _, id := range []int{2, 3, 11} {
 		want := real[id]
@@ -69,6 +57,29 @@ func TestGuestWorkloadCounters(t *testing.T) {
 	if got := v(e.classStats(11).Requests.WriteHits); got != 4096 {
 		t.Errorf("rewrite: %d write hits, want 4096", got)
 	}
+}
+
+// guestWorkload sets up on e the guest's cache (16 KiB lines on the same partition size and
+// kernel name, one 64 GiB core, nhit promotion, Prism's default classes as -C -L listed them)
+// and runs the three dd runs. udev read three 4 KiB blocks of the new exported object before
+// the classes were loaded (class 0 of the recordings): emulated as three reads at lba 0.
+func guestWorkload(e *env) {
+	e.t.Helper()
+	classes, err := os.ReadFile(guestDir + "casadm_C_L_i_1_o_csv.txt")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.must("--emulator-add-device", "--device", cacheDev, "--size", "17177772032", "--kernel-name", "/dev/nvme2n1p3")
+	e.must("--emulator-add-device", "--device", qlc1, "--size", strconv.Itoa(64<<30))
+	e.must("-S", "-d", cacheDev, "-i", "1", "-c", "wb", "-x", "16")
+	e.must("-A", "-i", "1", "-d", qlc1, "-j", "1")
+	e.io(1, "size=4096,dir=read,comm=systemd-udevd,lba=0", 3, "--stride", "4096")
+	e.must("-X", "-n", "promotion", "-i", "1", "-p", "nhit")
+	e.must("-X", "-n", "seq-cutoff", "-i", "1", "-j", "1", "-t", "512")
+	e.load(string(classes))
+	e.io(1, "size=4096,dir=write,comm=dd,direct,lba="+strconv.Itoa(100000*8), 4096, "--stride", "4096")
+	e.io(1, "size=1048576,dir=write,comm=dd,direct,lba="+strconv.Itoa(4096*2048), 64, "--stride", "1048576")
+	e.io(1, "size=65536,dir=read,comm=dd,direct,lba=0", 256, "--stride", "65536")
 }
 
 // readGuestStats parses a real -P output into its records, by IO class id when byClass

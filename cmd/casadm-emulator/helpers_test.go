@@ -16,6 +16,8 @@ type env struct {
 	t     *testing.T
 	state string
 	now   string
+	// release is $CASADM_EMULATOR_RELEASE ("": master's formats).
+	release string
 }
 
 func newEnv(t *testing.T) *env {
@@ -29,6 +31,8 @@ func (e *env) getenv(k string) string {
 		return e.state
 	case NowEnv:
 		return e.now
+	case ReleaseEnv:
+		return e.release
 	}
 	return ""
 }

@@ -3,6 +3,8 @@
 // under the name casadm), and it answers with casadm's formats, exit codes
 // and messages, backed by a persistent model of caches, cores, IO classes,
 // parameters and cache lines kept in the JSON file $CASADM_EMULATOR_STATE.
+// $CASADM_EMULATOR_RELEASE=v26.03.2 prints that release's formats where they
+// differ from open-cas-linux master's (release.go); unset, master's.
 // It is NOT Open CAS: no kernel module, no data, no block devices. `-V`
 // says so ("emulator" in both version rows).
 //
@@ -41,6 +43,8 @@ type cli struct {
 	stdout, stderr io.Writer
 	st             *State
 	now            int64
+	// rel is whose formats to print ($CASADM_EMULATOR_RELEASE).
+	rel release
 	// dirty is set by commands that change the state.
 	dirty bool
 	a     args
@@ -58,6 +62,11 @@ func main() {
 
 // run executes one casadm (or emulator) command and returns its exit code.
 func run(argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	rel, err := releaseFrom(getenv(ReleaseEnv))
+	if err != nil {
+		fmt.Fprintf(stderr, "casadm-emulator: %v\n", err)
+		return 1
+	}
 	s, st, err := openStore(getenv(StateEnv))
 	if err != nil {
 		fmt.Fprintf(stderr, "casadm-emulator: %v\n", err)
@@ -74,7 +83,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if len(argv) > 0 {
 		prog = argv[0]
 	}
-	c := &cli{prog: prog, stdin: stdin, stdout: stdout, stderr: stderr, st: st, now: now, a: newArgs()}
+	c := &cli{prog: prog, stdin: stdin, stdout: stdout, stderr: stderr, st: st, now: now, rel: rel, a: newArgs()}
 	var rc int
 	if len(argv) > 1 && strings.HasPrefix(argv[1], "--emulator-") {
 		rc = c.emulatorVerb(argv[1:])

@@ -176,7 +176,7 @@ func (c *cli) cacheRecord(ca *Cache, filters int) record {
 		if ca.incomplete() {
 			status = "Incomplete"
 		}
-		rec = append(rec, table{rows: []row{
+		conf := []row{
 			kv("Cache Id", strconv.Itoa(ca.ID), ""),
 			kv("Cache Size", strconv.FormatUint(size, 10), unitBlocks, gibOf(size), "GiB"),
 			kv("Cache Device", dev, ""),
@@ -186,12 +186,15 @@ func (c *cli) cacheRecord(ca *Cache, filters int) record {
 			kv("Write Policy", ca.Mode, ""),
 			kv("Cleaning Policy", ca.Params.Cleaning, ""),
 			kv("Promotion Policy", ca.Params.Promotion, ""),
-			kv("Prefetch Policy", ca.Params.Prefetch, ""),
+		}
+		if c.rel.masterStats {
+			conf = append(conf, kv("Prefetch Policy", ca.Params.Prefetch, ""))
+		}
+		rec = append(rec, table{rows: append(conf,
 			kv("Cache line size", strconv.Itoa(ca.LineKiB), "KiB"),
 			kv("Metadata Memory Footprint", fp, unit),
 			kv("Dirty for", secs, "s", text, ""),
-			kv("Status", status, ""),
-		}})
+			kv("Status", status, ""))})
 	}
 	if filters&filterUsage != 0 {
 		rec = append(rec, usageTable(usage{occupancy: occ, occDen: size, free: size - occ, freeDen: size,
@@ -211,16 +214,16 @@ func (c *cli) cacheRecord(ca *Cache, filters int) record {
 			}})
 		}
 	}
-	return append(rec, counterTables(sum(ca, -1, -1), filters, true)...)
+	return append(rec, c.counterTables(sum(ca, -1, -1), filters, true)...)
 }
 
-func counterTables(cnt *Counters, filters int, cacheLevel bool) []table {
+func (c *cli) counterTables(cnt *Counters, filters int, cacheLevel bool) []table {
 	var out []table
 	if filters&filterReq != 0 {
-		out = append(out, reqTable(cnt))
+		out = append(out, reqTable(cnt, c.rel))
 	}
 	if filters&filterBlk != 0 {
-		out = append(out, blkTable(cnt, cacheLevel))
+		out = append(out, blkTable(cnt, cacheLevel, c.rel))
 	}
 	if filters&filterErr != 0 {
 		out = append(out, errTable(cnt))
@@ -264,7 +267,7 @@ func (c *cli) coreRecord(ca *Cache, k *Core, filters int) record {
 		rec = append(rec, usageTable(usage{occupancy: occ, occDen: size, free: size - all, freeDen: size,
 			clean: occ - dirty, cleanDen: occ, dirty: dirty, dirtyDen: occ}))
 	}
-	return append(rec, counterTables(sum(ca, k.ID, -1), filters, false)...)
+	return append(rec, c.counterTables(sum(ca, k.ID, -1), filters, false)...)
 }
 
 func (c *cli) classRecord(ca *Cache, k *Core, id, filters int) record {
@@ -294,5 +297,5 @@ func (c *cli) classRecord(ca *Cache, k *Core, id, filters int) record {
 		rec = append(rec, usageTable(usage{occupancy: occ, occDen: size, clean: occ - dirty, cleanDen: occ,
 			dirty: dirty, dirtyDen: occ, noFree: true}))
 	}
-	return append(rec, counterTables(sum(ca, core, id), filters&^filterErr, k == nil)...)
+	return append(rec, c.counterTables(sum(ca, core, id), filters&^filterErr, k == nil)...)
 }

@@ -24,10 +24,12 @@ import (
 )
 
 const (
-	stateEnv = "CASADM_EMULATOR_STATE"
-	part     = "/dev/disk/by-id/nvme-INTEL_SSDPE21K375GA_PHKE0000000000AAAA-part3"
-	q1       = "/dev/disk/by-id/wwn-0x5000000000000001"
-	q2       = "/dev/disk/by-id/wwn-0x5000000000000002"
+	stateEnv   = "CASADM_EMULATOR_STATE"
+	releaseEnv = "CASADM_EMULATOR_RELEASE"
+	nowEnv     = "CASADM_EMULATOR_NOW"
+	part       = "/dev/disk/by-id/nvme-INTEL_SSDPE21K375GA_PHKE0000000000AAAA-part3"
+	q1         = "/dev/disk/by-id/wwn-0x5000000000000001"
+	q2         = "/dev/disk/by-id/wwn-0x5000000000000002"
 )
 
 // TestMain builds the emulator once and puts it first on PATH as "casadm".
@@ -64,8 +66,27 @@ type host struct {
 	root string
 }
 
+// emulatorReleases are the format sets every emulator-backed test runs with: the agent parses
+// both what users install (the v26.03.2 release) and open-cas-linux master
+// (docs/decisions/0016-emulator-release-mode.md).
+var emulatorReleases = []string{"master", "v26.03.2"}
+
+// forEachRelease runs test once per format set, as a subtest named after it.
+func forEachRelease(t *testing.T, test func(t *testing.T)) {
+	t.Helper()
+	for _, rel := range emulatorReleases {
+		t.Run(rel, func(t *testing.T) {
+			t.Setenv(releaseEnv, rel)
+			test(t)
+		})
+	}
+}
+
 func newHost(t *testing.T) *host {
 	t.Helper()
+	if os.Getenv(releaseEnv) == "" {
+		t.Fatalf("%s is not set: run the test through forEachRelease so it covers every format set", releaseEnv)
+	}
 	t.Setenv(stateEnv, filepath.Join(t.TempDir(), "casadm-state.json"))
 	h := &host{t: t, root: t.TempDir()}
 	h.casadm("--emulator-add-device", "--device", part, "--size", strconv.Itoa(2<<30))
@@ -234,7 +255,9 @@ func (h *host) fingerprint() string {
 // TestBarePartition: an empty partition becomes a write-back cache with both QLC devices
 // as cores, the policy's IO classes, the parameters and opencas.conf; a second run only
 // reads.
-func TestBarePartition(t *testing.T) {
+func TestBarePartition(t *testing.T) { forEachRelease(t, testBarePartition) }
+
+func testBarePartition(t *testing.T) {
 	h := newHost(t)
 	d := desired(t)
 	res := h.reconcile(d, nil)
@@ -329,7 +352,9 @@ func mapsEqual(a, b map[string]string) bool {
 
 // TestResumeAfterCrash: a crash after any number of steps, then a full run, ends in the
 // state an uninterrupted run reaches; a further run only reads.
-func TestResumeAfterCrash(t *testing.T) {
+func TestResumeAfterCrash(t *testing.T) { forEachRelease(t, testResumeAfterCrash) }
+
+func testResumeAfterCrash(t *testing.T) {
 	ref := newHost(t)
 	res := ref.reconcile(desired(t), nil)
 	mustOK(t, res)
@@ -361,7 +386,9 @@ func TestResumeAfterCrash(t *testing.T) {
 // TestLeaveWriteBackFlushesFirst: dirty data in write-back, then the policy asks for
 // write-through: the flush runs first (-Q ... -f yes), every dirty block reaches the cores,
 // nothing is lost.
-func TestLeaveWriteBackFlushesFirst(t *testing.T) {
+func TestLeaveWriteBackFlushesFirst(t *testing.T) { forEachRelease(t, testLeaveWriteBackFlushesFirst) }
+
+func testLeaveWriteBackFlushesFirst(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	h.io(1, "size=4096,dir=write,comm=tp_osd_tp,lba=0", 200)
@@ -371,7 +398,8 @@ func TestLeaveWriteBackFlushesFirst(t *testing.T) {
 	if dirty != 300 {
 		t.Fatalf("%d dirty blocks, want 300", dirty)
 	}
-	cleaned := before.Blocks.CleanerCoreWrites.Value
+	// master counts the flush in its own row, v26.03.2 in "Writes to core(s)".
+	written := before.Blocks.CoreWrites.Value + valueOf(before.Blocks.CleanerCoreWrites)
 
 	d := desired(t)
 	d.Mode = prismv1.CacheWriteThrough
@@ -382,9 +410,10 @@ func TestLeaveWriteBackFlushesFirst(t *testing.T) {
 		t.Fatalf("mutating commands %v: the flushing mode switch must come first", m)
 	}
 	after := h.stats()
-	if after.Usage.Dirty.Value != 0 || after.Blocks.CleanerCoreWrites.Value != cleaned+dirty || after.Cache.WritePolicy != "wt" {
-		t.Errorf("after: dirty %d, cleaner core writes %d (want %d), mode %s",
-			after.Usage.Dirty.Value, after.Blocks.CleanerCoreWrites.Value, cleaned+dirty, after.Cache.WritePolicy)
+	got := after.Blocks.CoreWrites.Value + valueOf(after.Blocks.CleanerCoreWrites)
+	if after.Usage.Dirty.Value != 0 || got != written+dirty || after.Cache.WritePolicy != "wt" {
+		t.Errorf("after: dirty %d, blocks written to the cores %d (want %d), mode %s",
+			after.Usage.Dirty.Value, got, written+dirty, after.Cache.WritePolicy)
 	}
 	if lost := h.dump().LostDirtyBytes; lost != 0 {
 		t.Errorf("%d dirty bytes lost", lost)
@@ -406,7 +435,9 @@ func mustRead(t *testing.T, root, p string) []byte {
 // TestRemoveCoreWithDirtyData: a core leaving the plan is flushed, then removed without
 // -f; an inactive core's dirty data cannot be flushed, so its removal is refused unless
 // allowDirtyDataLoss.
-func TestRemoveCoreWithDirtyData(t *testing.T) {
+func TestRemoveCoreWithDirtyData(t *testing.T) { forEachRelease(t, testRemoveCoreWithDirtyData) }
+
+func testRemoveCoreWithDirtyData(t *testing.T) {
 	t.Run("active", func(t *testing.T) {
 		h := newHost(t)
 		mustOK(t, h.reconcile(desired(t), nil))
@@ -472,7 +503,9 @@ func TestRemoveCoreWithDirtyData(t *testing.T) {
 
 // TestCacheFailure: after the cache device fails, Reconcile reports the failure and the
 // cores in pass-through, and runs nothing, even though the policy changed.
-func TestCacheFailure(t *testing.T) {
+func TestCacheFailure(t *testing.T) { forEachRelease(t, testCacheFailure) }
+
+func testCacheFailure(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	h.io(1, "size=4096,dir=write,lba=0", 20)
@@ -513,7 +546,9 @@ func TestCacheFailure(t *testing.T) {
 // TestIOClassErrorsSurface: classes casadm would refuse are refused before casadm runs,
 // with casadm's own message; and when casadm itself refuses a load, its message is the
 // step's error and the cache keeps its previous classes.
-func TestIOClassErrorsSurface(t *testing.T) {
+func TestIOClassErrorsSurface(t *testing.T) { forEachRelease(t, testIOClassErrorsSurface) }
+
+func testIOClassErrorsSurface(t *testing.T) {
 	h := newHost(t)
 	d := desired(t)
 	d.IOClassCSV = "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n1,metadata&done,0,0.125\n"
@@ -550,7 +585,9 @@ func TestIOClassErrorsSurface(t *testing.T) {
 
 // TestAlphaBeta: α and β from the emulator's statistics after known IO equal the values
 // worked out by hand.
-func TestAlphaBeta(t *testing.T) {
+func TestAlphaBeta(t *testing.T) { forEachRelease(t, testAlphaBeta) }
+
+func testAlphaBeta(t *testing.T) {
 	h := newHost(t)
 	d := desired(t)
 	d.IOClassCSV = "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n" +
@@ -599,7 +636,9 @@ func TestAlphaBeta(t *testing.T) {
 // TestModeNone: a policy that turns the cache off stops it (flushing) after removing it
 // from opencas.conf; the metadata left behind is loaded, not overwritten, if the cache is
 // turned back on.
-func TestModeNone(t *testing.T) {
+func TestModeNone(t *testing.T) { forEachRelease(t, testModeNone) }
+
+func testModeNone(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	h.io(1, "size=4096,dir=write,lba=0", 30)
@@ -640,6 +679,10 @@ func TestModeNone(t *testing.T) {
 
 // TestExecutorErrorsCarryCasadmOutput: a failing casadm's stderr reaches the error.
 func TestExecutorErrorsCarryCasadmOutput(t *testing.T) {
+	forEachRelease(t, testExecutorErrorsCarryCasadmOutput)
+}
+
+func testExecutorErrorsCarryCasadmOutput(t *testing.T) {
 	newHost(t)
 	_, err := hostexec.Local{}.Run(context.Background(), []string{"casadm", "-S", "-d", "/dev/nvme0n1p3"}, nil)
 	var ee *hostexec.ExitError

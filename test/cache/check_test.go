@@ -13,7 +13,9 @@ import (
 
 // TestCheckNode runs the node check (prism-agent cache-check, hack/validate-opencas-node.sh)
 // against the emulator: every output it reads parses, and it changes nothing.
-func TestCheckNode(t *testing.T) {
+func TestCheckNode(t *testing.T) { forEachRelease(t, testCheckNode) }
+
+func testCheckNode(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	before := h.fingerprint()
@@ -39,7 +41,9 @@ func TestCheckNode(t *testing.T) {
 
 // TestCheckLoad loads a compiled policy into the cache, reads it back, and restores the
 // classes the cache had; a file casadm refuses is reported and leaves the classes alone.
-func TestCheckLoad(t *testing.T) {
+func TestCheckLoad(t *testing.T) { forEachRelease(t, testCheckLoad) }
+
+func testCheckLoad(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	listing := func() string { return h.casadm("-C", "-L", "-i", "1", "-o", "csv") }

@@ -44,7 +44,9 @@ func sampleValue(m *dto.Metric) float64 {
 
 // TestCacheMetrics: after writes through an exported object, the collector's metrics agree
 // with the emulator's own statistics, read with casadm directly.
-func TestCacheMetrics(t *testing.T) {
+func TestCacheMetrics(t *testing.T) { forEachRelease(t, testCacheMetrics) }
+
+func testCacheMetrics(t *testing.T) {
 	h := newHost(t)
 	mustOK(t, h.reconcile(desired(t), nil))
 	h.io(1, "size=4096,dir=write", 64)

@@ -55,7 +55,9 @@ func (h *host) zeroPartition() {
 // TestNodeFromPlan: the agent's node-level pass takes a plan and the provisioning result to
 // a running cache; a capacity device holding BlueStore is refused as a core and left alone;
 // DryRun changes nothing; a second pass only reads; the statistics land in the status.
-func TestNodeFromPlan(t *testing.T) {
+func TestNodeFromPlan(t *testing.T) { forEachRelease(t, testNodeFromPlan) }
+
+func testNodeFromPlan(t *testing.T) {
 	h := newHost(t)
 	h.zeroPartition()
 	devices := []prismv1.Device{
@@ -158,7 +160,9 @@ func hasDirty(d dump) bool {
 }
 
 // TestNodeWaitsForPartition: no cache starts before provisioning reports the partition Ready.
-func TestNodeWaitsForPartition(t *testing.T) {
+func TestNodeWaitsForPartition(t *testing.T) { forEachRelease(t, testNodeWaitsForPartition) }
+
+func testNodeWaitsForPartition(t *testing.T) {
 	h := newHost(t)
 	h.zeroPartition()
 	rec := &recorder{inner: hostexec.Local{}}
