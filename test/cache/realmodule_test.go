@@ -48,20 +48,7 @@ var releaseOnlyParams = []string{"Sequential cutoff promotion request count thre
 // for the documented differences between the v26.03.2 release and master, and the statistics'
 // numbers (the real cache saw udev's reads; its metadata takes another share of the partition).
 func TestRealModuleLifecycleOnEmulator(t *testing.T) {
-	var np prismv1.NodePlan
-	var parts []prismv1.PartitionStatus
-	readJSON(t, realDir+"nodeplan.json", &np)
-	readJSON(t, realDir+"partitions.json", &parts)
-	h := newHost(t)
-	part := parts[2].Path
-	h.casadm("--emulator-add-device", "--device", part, "--size", "17177772032", "--kernel-name", "/dev/nvme2n1p3")
-	h.casadm("--emulator-add-device", "--device", np.FastDevices[0].Slots[0].DataDevice, "--size", strconv.Itoa(64<<30))
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(h.root, part)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.root, part), make([]byte, 4<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h, np, parts := newRealHost(t)
 	ctx := context.Background()
 	off := np
 	off.Cache = nil
@@ -91,6 +78,38 @@ func TestRealModuleLifecycleOnEmulator(t *testing.T) {
 	if d := h.dump(); d.LostDirtyBytes != 0 || len(d.Caches) != 0 {
 		t.Errorf("after the cache went off: %d caches, %d dirty bytes lost", len(d.Caches), d.LostDirtyBytes)
 	}
+}
+
+// newRealHost is an emulated host with the guest's devices (the real run's by-id paths and
+// sizes, the cache partition's kernel name) and a zeroed cache partition to scan; with the
+// real run's node plan and partitions.
+func newRealHost(t *testing.T) (*host, prismv1.NodePlan, []prismv1.PartitionStatus) {
+	t.Helper()
+	h := newHost(t)
+	np, parts, root := realPlan(t)
+	h.root = root
+	h.casadm("--emulator-add-device", "--device", parts[2].Path, "--size", "17177772032", "--kernel-name", "/dev/nvme2n1p3")
+	h.casadm("--emulator-add-device", "--device", np.FastDevices[0].Slots[0].DataDevice, "--size", strconv.Itoa(64<<30))
+	return h, np, parts
+}
+
+// realPlan reads the real run's node plan and partitions and makes a host root holding a
+// zeroed cache partition for the agent to scan.
+func realPlan(t *testing.T) (prismv1.NodePlan, []prismv1.PartitionStatus, string) {
+	t.Helper()
+	var np prismv1.NodePlan
+	var parts []prismv1.PartitionStatus
+	readJSON(t, realDir+"nodeplan.json", &np)
+	readJSON(t, realDir+"partitions.json", &parts)
+	root := t.TempDir()
+	part := filepath.Join(root, parts[2].Path)
+	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return np, parts, root
 }
 
 func compareCall(t *testing.T, file string, i int, real, emu call) {
@@ -148,18 +167,7 @@ func compareCall(t *testing.T, file string, i int, real, emu call) {
 // recorded answers (no emulator): it must run exactly the recorded calls, reach the same
 // states, and read the statistics the way the real counters say.
 func TestAgentOnRealModuleOutputs(t *testing.T) {
-	var np prismv1.NodePlan
-	var parts []prismv1.PartitionStatus
-	readJSON(t, realDir+"nodeplan.json", &np)
-	readJSON(t, realDir+"partitions.json", &parts)
-	root := t.TempDir()
-	part := filepath.Join(root, parts[2].Path)
-	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(part, make([]byte, 4<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	np, parts, root := realPlan(t)
 	off := np
 	off.Cache = nil
 	var last cache.NodeResult
