@@ -288,6 +288,10 @@ func TestStopLoadReboot(t *testing.T) {
 	if s := e.cacheStats(); v(s.Usage.Dirty) != 17 || s.Cache.InactiveCoreDevices != 1 || v(s.Usage.InactiveDirty) != 7 {
 		t.Errorf("after load: dirty %d inactive cores %d inactive dirty %d", v(s.Usage.Dirty), s.Cache.InactiveCoreDevices, v(s.Usage.InactiveDirty))
 	}
+	// The recovery put the lines in class 0, as the real module's did.
+	if c0, c5 := e.classStats(0), e.classStats(5); v(c0.Usage.Dirty) != 17 || v(c5.Usage.Occupancy) != 0 {
+		t.Errorf("after the recovery: class 0 dirty %d, class 5 occupancy %d", v(c0.Usage.Dirty), v(c5.Usage.Occupancy))
+	}
 	if out := e.fail("-F", "-i", "1"); out != "Cache is in incomplete state - at least one core is inactive\n" {
 		t.Errorf("flush of an incomplete cache: %q", out)
 	}
