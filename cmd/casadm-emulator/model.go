@@ -362,13 +362,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 	// Serviced by the cache.
 	missPart := func(total uint64) uint64 { return total * (n - hits) / n }
 	if req.Write {
-		cnt.WrTotal++
-		switch {
-		case hits == 0:
-			cnt.WrFullMiss++
-		case hits < n:
-			cnt.WrPartialMiss++
-		}
+		countRequest(cnt, true, hits, n)
 		cnt.CacheWr += size
 		lazy := m.c.Mode == "wb" || m.c.Mode == "wo"
 		if !lazy {
@@ -393,13 +387,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		}
 		return true
 	}
-	cnt.RdTotal++
-	switch {
-	case hits == 0:
-		cnt.RdFullMiss++
-	case hits < n:
-		cnt.RdPartialMiss++
-	}
+	countRequest(cnt, false, hits, n)
 	if hits == n {
 		cnt.CacheRd += size
 	} else {
@@ -482,27 +470,17 @@ func dirtyLines(c *Cache, core int) uint64 {
 func (m *model) submitFailed(cnt *Counters, req ioclass.IO, hits, n uint64) bool {
 	size := req.Size
 	if req.Write {
-		cnt.WrTotal++
-		switch {
-		case hits == 0:
-			cnt.WrFullMiss++
-		case hits < n:
-			cnt.WrPartialMiss++
-		}
+		countRequest(cnt, true, hits, n)
 		cnt.CacheWr += size
 		cnt.CacheErrWr++
 		return false
 	}
-	cnt.RdTotal++
-	switch {
-	case hits == 0:
-		cnt.RdFullMiss++
+	countRequest(cnt, false, hits, n)
+	if hits == 0 {
 		cnt.CoreRd += size
 		cnt.CacheWr += size
 		cnt.CacheErrWr++
 		return true
-	case hits < n:
-		cnt.RdPartialMiss++
 	}
 	cnt.CacheRd += size
 	cnt.CacheErrRd++
@@ -518,4 +496,20 @@ func (m *model) dirtyLines() int {
 		}
 	}
 	return n
+}
+
+// countRequest counts a request the cache services (or tries to): a hit, a partial or a
+// full miss of its n lines.
+func countRequest(cnt *Counters, write bool, hits, n uint64) {
+	total, full, partial := &cnt.RdTotal, &cnt.RdFullMiss, &cnt.RdPartialMiss
+	if write {
+		total, full, partial = &cnt.WrTotal, &cnt.WrFullMiss, &cnt.WrPartialMiss
+	}
+	*total++
+	switch {
+	case hits == 0:
+		*full++
+	case hits < n:
+		*partial++
+	}
 }
