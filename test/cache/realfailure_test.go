@@ -164,3 +164,59 @@ func TestRealFailedDeviceOnEmulator(t *testing.T) {
 	}
 	run("7-reloaded-after-device-returned.jsonl", &np, prismv1.CacheRunning)
 }
+
+// TestAgentResumesAfterRealCrashMidPass answers the agent from the real transcripts of a
+// crash between its steps: the pass stopped after casadm -S and -A (no parameters, classes or
+// opencas.conf yet), 1024 blocks were written dirty, the guest was reset. On the next boot
+// nothing restored the cache (no opencas.conf); the agent's pass found the Open CAS superblock
+// on the partition (the real one's first bytes), loaded it rather than starting a new cache,
+// then configured it and wrote opencas.conf; the pass after it only read.
+func TestAgentResumesAfterRealCrashMidPass(t *testing.T) {
+	np, parts, root := realPlan(t)
+	part := filepath.Join(root, parts[2].Path)
+	head := []byte{0x00, 0x01, 0x00, 0x00, 0xa6, 0x1c, 0x7e, 0x18, 0x02, 0x03, 0x1a, 0x00, 0x01, 0x00, 0x00, 0x00}
+	for _, pass := range []struct {
+		file    string
+		limit   int
+		head    []byte // the partition's first bytes at the time
+		want    prismv1.CacheState
+		changed bool
+	}{
+		{"9-crash-after-two-steps.jsonl", 2, nil, prismv1.CachePending, true},
+		{"10-load-without-conf.jsonl", 0, head, prismv1.CacheRunning, true},
+		{"10b-after-load.jsonl", 0, head, prismv1.CacheRunning, false},
+	} {
+		if pass.head != nil {
+			f, err := os.OpenFile(part, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.WriteAt(pass.head, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		replay := &replayer{t: t, file: pass.file, calls: readCalls(t, realDir+pass.file)}
+		res := cache.Runner{Exec: replay, HostRoot: root, StepLimit: pass.limit}.ReconcileNode(context.Background(), &np, nil, parts, prismv1.ModeApply)
+		if res.Changed != pass.changed || len(res.Caches) != 1 || res.Caches[0].State != pass.want {
+			t.Errorf("%s: changed %v, %+v; want %s, changed %v", pass.file, res.Changed, res.Caches, pass.want, pass.changed)
+		}
+		if len(replay.calls) != 0 {
+			t.Errorf("%s: the agent stopped before %d recorded calls, first %q", pass.file, len(replay.calls), replay.calls[0].Argv)
+		}
+		_, err := os.Stat(filepath.Join(root, cache.ConfPath))
+		if wrote := err == nil; wrote != (pass.limit == 0) {
+			t.Errorf("%s: opencas.conf written %v", pass.file, wrote)
+		}
+	}
+	want, err := os.ReadFile(realDir + "etc-opencas/opencas.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, cache.ConfPath)); err != nil || string(got) != string(want) {
+		t.Errorf("opencas.conf after the recovery (%v):\n%s\nwant (as in the guest, both runs)\n%s", err, got, want)
+	}
+}
