@@ -189,7 +189,8 @@ const (
 	CachePending CacheState = "Pending"
 	// CacheIncomplete: the cache runs but a core device is missing.
 	CacheIncomplete CacheState = "Incomplete"
-	// CacheFailed: the cache device failed; its cores run in pass-through.
+	// CacheFailed: the cache device failed. IO to the exported objects that needs it fails
+	// (see the cores' CacheFailed state); Prism changes nothing on the cache.
 	CacheFailed CacheState = "Failed"
 	// CacheRefused: Prism will not start or change the cache (see message).
 	CacheRefused CacheState = "Refused"
@@ -198,14 +199,18 @@ const (
 )
 
 // CoreState says where one capacity device stands as a cache core.
-// +kubebuilder:validation:Enum=Ready;Pending;PassThrough;Inactive;Refused;Removing
+// +kubebuilder:validation:Enum=Ready;Pending;CacheFailed;Inactive;Refused;Removing
 type CoreState string
 
 // Core states (internal/cache's).
 const (
-	CoreReady       CoreState = "Ready"
-	CorePending     CoreState = "Pending"
-	CorePassThrough CoreState = "PassThrough"
+	CoreReady   CoreState = "Ready"
+	CorePending CoreState = "Pending"
+	// CoreCacheFailed: the core's cache device failed. On the real Open CAS module IO
+	// that needs the device fails with EIO (writes the IO classes would cache, reads of
+	// cached blocks); only IO the cache passes through anyway reaches the core. No OSD is
+	// placed on it.
+	CoreCacheFailed CoreState = "CacheFailed"
 	CoreInactive    CoreState = "Inactive"
 	CoreRefused     CoreState = "Refused"
 	CoreRemoving    CoreState = "Removing"

@@ -73,6 +73,8 @@ func (c *cli) emulatorVerb(argv []string) int {
 		if err != nil || ca == nil {
 			return fail("no running cache %q", argv[1])
 		}
+		// The device is gone and OCF has met a metadata error: the real module then
+		// reports the cache "Not running" (it said Running until that first error).
 		ca.Failed = true
 		c.dirty = true
 		return 0
@@ -148,13 +150,20 @@ func (c *cli) emulatorVerb(argv []string) int {
 			return fail("the loaded IO classes do not evaluate: %v", err)
 		}
 		m := newModel(ca, c.now)
+		failed := 0
 		for i := uint64(0); i < count; i++ {
 			r := req
 			r.LBA += i * stride / 512
-			m.submit(k, ev, r)
+			if !m.submit(k, ev, r) {
+				failed++
+			}
 		}
 		m.commit()
 		c.dirty = true
+		if failed > 0 {
+			// What a program writing to /dev/casX-Y gets: EIO (the counters still count).
+			return fail("%d of %d requests failed: Input/output error (the cache device failed)", failed, count)
+		}
 		return 0
 	}
 	return fail("unknown emulator verb (known: --emulator-add-device, --emulator-remove-device, --emulator-io, --emulator-fail-cache, --emulator-reboot, --emulator-dump)")

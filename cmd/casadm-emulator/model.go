@@ -252,8 +252,9 @@ func (m *model) tick() uint64 {
 	return m.c.Clock
 }
 
-// submit runs one request on core k, classified by ev.
-func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
+// submit runs one request on core k, classified by ev. It reports false when the
+// request fails (the cache device failed and the request needed it).
+func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 	req.CoreID = k.ID
 	class := ev.Classify(req)
 	if m.c.class(class) == nil {
@@ -281,15 +282,6 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 	cl := m.c.class(class)
 	pt := false
 	switch {
-	case m.c.Failed:
-		// The cache device returns errors; serve from the core (OCF's
-		// fallback pass-through) and count the cache error.
-		if req.Write {
-			cnt.CacheErrWr++
-		} else {
-			cnt.CacheErrRd++
-		}
-		pt = true
 	case cl.MaxSize == 0, m.c.Mode == "pt":
 		pt = true
 	case k.SeqCutoffPolicy == "always" || (k.SeqCutoffPolicy == "full" && m.free() == 0):
@@ -310,6 +302,9 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 	}
 	n := last - first + 1
 
+	if m.c.Failed && !pt {
+		return m.submitFailed(cnt, req, hits, n)
+	}
 	if !pt {
 		switch {
 		case req.Write && m.c.Mode == "wa" && hits < n:
@@ -361,19 +356,13 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 			cnt.PTRd += size
 			cnt.CoreRd += size
 		}
-		return
+		return true
 	}
 
 	// Serviced by the cache.
 	missPart := func(total uint64) uint64 { return total * (n - hits) / n }
 	if req.Write {
-		cnt.WrTotal++
-		switch {
-		case hits == 0:
-			cnt.WrFullMiss++
-		case hits < n:
-			cnt.WrPartialMiss++
-		}
+		countRequest(cnt, true, hits, n)
 		cnt.CacheWr += size
 		lazy := m.c.Mode == "wb" || m.c.Mode == "wo"
 		if !lazy {
@@ -396,15 +385,9 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 				l.Dirty, l.DirtyAt = false, 0
 			}
 		}
-		return
+		return true
 	}
-	cnt.RdTotal++
-	switch {
-	case hits == 0:
-		cnt.RdFullMiss++
-	case hits < n:
-		cnt.RdPartialMiss++
-	}
+	countRequest(cnt, false, hits, n)
 	if hits == n {
 		cnt.CacheRd += size
 	} else {
@@ -416,6 +399,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) {
 		l.LRU = m.tick()
 		l.Missing &^= blockMask(a, lb, off, size) // a read miss fills what it read
 	}
+	return true
 }
 
 // blockMask is the set of 4 KiB blocks of core line a (lb bytes long) that the byte range
@@ -475,4 +459,57 @@ func dirtyLines(c *Cache, core int) uint64 {
 		}
 	}
 	return n
+}
+
+// submitFailed runs a request the cache would service on a cache whose device failed, as
+// the real v26.03.2 module did with its device gone (docs/opencas-real-module.md): a write
+// fails (OCF tries the cache device and counts a cache write error); a read that touches a
+// line holding data fails (cache read error: the core's copy may be stale); a read of
+// nothing cached is served from the core, and the fill of the cache that follows fails.
+// Nothing is mapped or invalidated: the metadata cannot be written.
+func (m *model) submitFailed(cnt *Counters, req ioclass.IO, hits, n uint64) bool {
+	size := req.Size
+	if req.Write {
+		countRequest(cnt, true, hits, n)
+		cnt.CacheWr += size
+		cnt.CacheErrWr++
+		return false
+	}
+	countRequest(cnt, false, hits, n)
+	if hits == 0 {
+		cnt.CoreRd += size
+		cnt.CacheWr += size
+		cnt.CacheErrWr++
+		return true
+	}
+	cnt.CacheRd += size
+	cnt.CacheErrRd++
+	return false
+}
+
+// dirtyLines counts the cache's dirty lines.
+func (m *model) dirtyLines() int {
+	n := 0
+	for _, l := range m.all {
+		if l.Dirty {
+			n++
+		}
+	}
+	return n
+}
+
+// countRequest counts a request the cache services (or tries to): a hit, a partial or a
+// full miss of its n lines.
+func countRequest(cnt *Counters, write bool, hits, n uint64) {
+	total, full, partial := &cnt.RdTotal, &cnt.RdFullMiss, &cnt.RdPartialMiss
+	if write {
+		total, full, partial = &cnt.WrTotal, &cnt.WrFullMiss, &cnt.WrPartialMiss
+	}
+	*total++
+	switch {
+	case hits == 0:
+		*full++
+	case hits < n:
+		*partial++
+	}
 }

@@ -288,6 +288,10 @@ func TestStopLoadReboot(t *testing.T) {
 	if s := e.cacheStats(); v(s.Usage.Dirty) != 17 || s.Cache.InactiveCoreDevices != 1 || v(s.Usage.InactiveDirty) != 7 {
 		t.Errorf("after load: dirty %d inactive cores %d inactive dirty %d", v(s.Usage.Dirty), s.Cache.InactiveCoreDevices, v(s.Usage.InactiveDirty))
 	}
+	// The recovery put the lines in class 0, as the real module's did.
+	if c0, c5 := e.classStats(0), e.classStats(5); v(c0.Usage.Dirty) != 17 || v(c5.Usage.Occupancy) != 0 {
+		t.Errorf("after the recovery: class 0 dirty %d, class 5 occupancy %d", v(c0.Usage.Dirty), v(c5.Usage.Occupancy))
+	}
 	if out := e.fail("-F", "-i", "1"); out != "Cache is in incomplete state - at least one core is inactive\n" {
 		t.Errorf("flush of an incomplete cache: %q", out)
 	}
@@ -311,23 +315,49 @@ func TestStopLoadReboot(t *testing.T) {
 	}
 }
 
-// TestFailedCache: after the device fails every request goes pass-through to the core,
-// cache errors count, the status stays Running (casadm has no failed state), and what was
-// dirty cannot be flushed.
+// TestFailedCache: after the device fails the cache is "Not running" and IO that needs the
+// device fails, as on the real v26.03.2 module (docs/opencas-real-module.md): writes into a
+// caching class and reads of cached lines get EIO and count a cache error; a read of nothing
+// cached is served from the core (its cache fill fails); pass-through IO works. What was
+// dirty stays; a flush fails; -T -n stops the cache with errors and a load brings the dirty
+// lines back.
 func TestFailedCache(t *testing.T) {
 	e := newEnv(t)
 	e.setup("wb", 2<<30)
+	e.load("IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n1,request_size:ge:65536&done,255,0\n")
 	e.io(1, "size=4096,dir=write,lba=0", 5)
 	e.must("--emulator-fail-cache", "1")
-	e.io(1, "size=4096,dir=write,lba=100", 8)
-	e.io(1, "size=4096,dir=read,lba=0", 3)
+	ioFails := func(spec string, count int) {
+		t.Helper()
+		out := e.fail("--emulator-io", "--cache-id", "1", "--core-id", "1", "--io", spec, "--count", strconv.Itoa(count))
+		if want := fmt.Sprintf("casadm-emulator: --emulator-io: %d of %d requests failed: Input/output error (the cache device failed)\n", count, count); out != want {
+			t.Errorf("%s: %q, want %q", spec, out, want)
+		}
+	}
+	ioFails("size=4096,dir=write,lba=100", 8)
+	ioFails("size=4096,dir=read,lba=0", 3)
+	e.io(1, "size=4096,dir=read,lba=5000", 2)
+	e.io(1, "size=65536,dir=write,lba=9000", 1)
 	s := e.cacheStats()
-	if s.Cache.Status.State != "Running" || v(s.Errors.CacheWrite) != 8 || v(s.Errors.CacheRead) != 3 ||
-		v(s.Requests.PassThroughWrites) != 8 || v(s.Requests.PassThroughReads) != 3 || v(s.Blocks.CoreWrites) != 8 || v(s.Usage.Dirty) != 5 {
-		t.Errorf("failed cache: status %s errors %+v requests %+v", s.Cache.Status, *s.Errors, *s.Requests)
+	if s.Cache.Status.State != "Not running" || s.Cache.Device != cacheDev || v(s.Errors.CacheWrite) != 8+2 || v(s.Errors.CacheRead) != 3 ||
+		v(s.Requests.PassThroughWrites) != 1 || v(s.Requests.ReadFullMisses) != 2 || v(s.Blocks.CoreReads) != 2 || v(s.Blocks.CoreWrites) != 16 || v(s.Usage.Dirty) != 5 {
+		t.Errorf("failed cache: status %s device %s errors %+v requests %+v blocks %+v", s.Cache.Status, s.Cache.Device, *s.Errors, *s.Requests, *s.Blocks)
+	}
+	if out := e.must("-L", "-o", "csv", "-b"); !strings.Contains(out, "\ncache,1,"+cacheDev+",Not running,wb,-\n") {
+		t.Errorf("list: %q", out)
 	}
 	if out := e.fail("-F", "-i", "1"); out != "I/O error\n" {
 		t.Errorf("flush: %q", out)
+	}
+	if out := e.fail("-T", "-i", "1"); !strings.Contains(out, "kernel BUG") {
+		t.Errorf("stop with flush: %q", out)
+	}
+	if out := e.fail("-T", "-i", "1", "-n"); out != "Stopped cache 1 with errors\nError while writing to cache device\n" {
+		t.Errorf("stop without flush: %q", out)
+	}
+	e.must("-S", "-d", cacheDev, "-l")
+	if s := e.cacheStats(); s.Cache.Status.State != "Running" || v(s.Usage.Dirty) != 5 {
+		t.Errorf("after the load: status %s dirty %d", s.Cache.Status, v(s.Usage.Dirty))
 	}
 }
 

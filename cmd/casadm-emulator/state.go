@@ -57,8 +57,8 @@ type Cache struct {
 	LineKiB int    `json:"lineKiB"`
 	// Lines is the number of cache lines the device holds after metadata.
 	Lines uint64 `json:"lines"`
-	// Failed is set by --emulator-fail-cache: the cache device returns
-	// errors and every request is serviced in pass-through.
+	// Failed is set by --emulator-fail-cache: the cache device is gone; the
+	// cache is "Not running" and IO that needs the device fails (model.submitFailed).
 	Failed bool `json:"failed,omitempty"`
 	// DirtyShutdown marks saved metadata of a cache stopped with -n.
 	DirtyShutdown bool `json:"dirtyShutdown,omitempty"`

@@ -173,7 +173,11 @@ func (c *cli) cacheRecord(ca *Cache, filters int) record {
 		fp, unit := footprint(footprintBytes(ca.Lines))
 		secs, text := dirtyFor(c.dirtySince(ca, -1))
 		status := "Running"
-		if ca.incomplete() {
+		switch {
+		case ca.Failed:
+			// The device is gone: casadm cannot resolve the kernel name and prints the path.
+			status, dev = "Not running", ca.Device
+		case ca.incomplete():
 			status = "Incomplete"
 		}
 		conf := []row{

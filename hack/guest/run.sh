@@ -18,6 +18,9 @@
 #   --workdir DIR        where disk images, the initrd, qemu.pid and console.log go (default: a
 #                        new directory under /var/tmp, removed at the end unless --keep)
 #   --keep               keep the work directory
+#   --reuse-disks        use the disk images already in --workdir (from an earlier --keep run)
+#                        instead of creating empty ones: a second boot on the same disks, as
+#                        after a crash or a reboot (a missing image is still created)
 #   --mem SIZE --smp N   guest memory (4G) and vCPUs (2)
 #   --accel ACCEL        QEMU accelerator (tcg)
 #   --timeout SECONDS    kill QEMU after this long (default 1800; 0 = none)
@@ -28,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 log() { echo "guest-run: $*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
-shell="" script="" overlay="" share="" workdir="" keep="" mem=4G smp=2 accel=tcg timeout=1800
+shell="" script="" overlay="" share="" workdir="" keep="" reuse="" mem=4G smp=2 accel=tcg timeout=1800
 disks=()
 while (($#)); do
   case $1 in
@@ -39,6 +42,7 @@ while (($#)); do
     --disk) disks+=("$2"); shift ;;
     --workdir) workdir=$2; shift ;;
     --keep) keep=1 ;;
+    --reuse-disks) reuse=1 ;;
     --mem) mem=$2; shift ;;
     --smp) smp=$2; shift ;;
     --accel) accel=$2; shift ;;
@@ -52,6 +56,7 @@ done
 [[ -z $script || -f $script ]] || { log "--run $script: no such file"; exit 2; }
 [[ -z $overlay || -d $overlay ]] || { log "--overlay $overlay: not a directory"; exit 2; }
 [[ -z $share || -d $share ]] || { log "--share $share: not a directory"; exit 2; }
+[[ -z $reuse || -n $workdir ]] || { log "--reuse-disks needs --workdir (where the images are)"; exit 2; }
 
 guest=$("$here/build.sh")
 if [[ -z $workdir ]]; then
@@ -111,7 +116,11 @@ for d in "${disks[@]}"; do
   size=${d#*:}
   [[ -n $serial && -n $size && $serial != "$d" ]] || { log "--disk $d: want SERIAL:SIZE"; exit 2; }
   img="$workdir/disk-$serial.qcow2"
-  qemu-img create -q -f qcow2 "$img" "$size"
+  if [[ -n $reuse && -f $img ]]; then
+    log "reusing $img"
+  else
+    qemu-img create -q -f qcow2 "$img" "$size"
+  fi
   args+=(-drive "if=none,id=disk$i,file=$img,format=qcow2,cache=unsafe,discard=unmap"
     -device "nvme,serial=$serial,drive=disk$i")
   i=$((i + 1))

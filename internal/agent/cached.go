@@ -19,7 +19,7 @@ const (
 	ReasonCachesPending = "CachesPending"
 	// ReasonCacheIncomplete: a cache runs without one of its core devices.
 	ReasonCacheIncomplete = "CacheIncomplete"
-	// ReasonCacheFailed: a cache device failed; its cores run in pass-through.
+	// ReasonCacheFailed: a cache device failed; IO to its cores that needs it fails.
 	ReasonCacheFailed = "CacheFailed"
 	// ReasonCachesRefused: Prism will not start a cache (the partition holds data).
 	ReasonCachesRefused = "CachesRefused"

@@ -52,8 +52,8 @@ func decideNone(d Desired, o Observed) Plan {
 	if failed, why := cacheFailed(c); failed {
 		p.Steps = nil
 		p.Conditions = append(p.Conditions, Condition{ConditionCacheFailed, why})
-		p.Refusals = append(p.Refusals, fmt.Sprintf("cache %d is not stopped: %s; stopping it would need a flush the failed device cannot do (stop it by hand, knowing dirty data may be lost)", id, why))
-		p.Cores = passThrough(c, why)
+		p.Refusals = append(p.Refusals, fmt.Sprintf("cache %d is not stopped: %s; stopping it would need a flush the failed device cannot do. %s", id, why, failedCacheAdvice(id)))
+		p.Cores = failedCores(c, why)
 		return p
 	}
 	for _, k := range c.Cores {
@@ -133,8 +133,8 @@ func decidePresent(d Desired, o Observed, mode string) Plan {
 	p := Plan{CacheID: c.ID}
 	if failed, why := cacheFailed(c); failed {
 		p.Conditions = append(p.Conditions, Condition{ConditionCacheFailed, why})
-		p.Refusals = append(p.Refusals, fmt.Sprintf("cache %d has failed (%s): Prism changes nothing on it; replace the cache device, then stop the cache by hand", c.ID, why))
-		p.Cores = passThrough(c, why)
+		p.Refusals = append(p.Refusals, fmt.Sprintf("cache %d has failed (%s): Prism changes nothing on it. %s", c.ID, why, failedCacheAdvice(c.ID)))
+		p.Cores = failedCores(c, why)
 		return p
 	}
 	if c.ID != d.CacheID {
@@ -319,12 +319,15 @@ func orEmpty(s, def string) string {
 	return s
 }
 
-// cacheFailed says whether the cache device failed: casadm keeps calling such a cache
-// Running, so the evidence is the cache error counters (reset with casadm -Z once the
-// device is sound), or a state a working cache never has.
+// cacheFailed says whether the cache device failed. The real module (v26.03.2) keeps
+// calling such a cache Running until OCF meets a metadata error, then "Not running"; so the
+// evidence is the cache error counters (reset with casadm -Z once the device is sound), or a
+// state a working cache never has.
 func cacheFailed(c *ObservedCache) (bool, string) {
 	switch c.Status.State {
 	case casadm.StateRunning, casadm.StateIncomplete, casadm.StateFlushing:
+	case casadm.StateNotRunning:
+		return true, fmt.Sprintf("casadm reports the cache %s (OCF stopped it after a metadata error on the cache device)", c.Status)
 	default:
 		return true, fmt.Sprintf("casadm reports the cache %s", c.Status)
 	}
@@ -342,18 +345,29 @@ func counterValue(c *casadm.Counter) string {
 	return utoa(c.Value)
 }
 
-// passThrough reports every core of a failed cache as serviced in pass-through.
-func passThrough(c *ObservedCache, why string) []CoreStatus {
+// failedCores reports every core of a failed cache. Nothing moves them to pass-through: on
+// the real module casadm -Q cannot save the new mode on a dead device ("Error while writing
+// to cache device"), and IO that needs the device fails (docs/opencas-real-module.md).
+func failedCores(c *ObservedCache, why string) []CoreStatus {
 	var out []CoreStatus
 	dirty := ""
 	if c.Stats != nil && c.Stats.Usage != nil && c.Stats.Usage.Dirty != nil && c.Stats.Usage.Dirty.Value > 0 {
 		dirty = fmt.Sprintf("; %d dirty 4 KiB blocks are stranded on the cache device", c.Stats.Usage.Dirty.Value)
 	}
 	for _, k := range c.Cores {
-		out = append(out, CoreStatus{Device: k.Disk, CoreID: k.ID, ExportedObject: k.Device, State: CorePassThrough,
-			Message: fmt.Sprintf("%s: IO to %s is serviced in pass-through from %s%s", why, orEmpty(k.Device, exported(c.ID, k.ID)), k.Disk, dirty)})
+		out = append(out, CoreStatus{Device: k.Disk, CoreID: k.ID, ExportedObject: k.Device, State: CoreCacheFailed,
+			Message: fmt.Sprintf("%s: IO to %s that needs the cache device fails (writes the IO classes cache, reads of cached blocks); only pass-through IO reaches %s%s",
+				why, orEmpty(k.Device, exported(c.ID, k.ID)), k.Disk, dirty)})
 	}
 	return out
+}
+
+// failedCacheAdvice is what to do by hand, as the real module showed it: casadm -T with its
+// flush hits a kernel BUG on a failed cache holding dirty data; -T -n stops it (rc 1, "with
+// errors") and leaves the metadata last written on the device, so a device that comes back
+// loads with its dirty data (casadm -S --load, or casctl at boot).
+func failedCacheAdvice(id int) string {
+	return fmt.Sprintf("Do not run casadm -T -i %d with its flush (v26.03.2 hits a kernel BUG with dirty data); stop it with casadm -T -i %d -n: if the device comes back, casadm -S -d <partition> --load (or a reboot) brings the cache back with its dirty data; if not, the dirty blocks are lost and the cores hold older data there", id, id)
 }
 
 // coreDirty says whether a core may hold dirty data; unknown counts as dirty.

@@ -263,7 +263,7 @@ func TestDecideFailedCache(t *testing.T) {
 		t.Fatalf("cores %+v", p.Cores)
 	}
 	for _, c := range p.Cores {
-		if c.State != CorePassThrough || !strings.Contains(c.Message, "pass-through") || !strings.Contains(c.Message, "7 dirty") {
+		if c.State != CoreCacheFailed || !strings.Contains(c.Message, "needs the cache device fails") || !strings.Contains(c.Message, "7 dirty") {
 			t.Errorf("core %+v", c)
 		}
 	}
@@ -271,6 +271,29 @@ func TestDecideFailedCache(t *testing.T) {
 	d.Mode = prismv1.CacheNone
 	if p := Decide(d, o); len(p.Steps) != 0 || len(p.Refusals) == 0 {
 		t.Errorf("None on failed: %v", argvs(p))
+	}
+}
+
+// TestDecideNotRunning: the real module's status once OCF met a metadata error on a dead
+// cache device (v26.03.2 in the guest, no error counted yet by then) is a failure, and the
+// advice never asks for casadm -T with its flush (a kernel BUG with dirty data).
+func TestDecideNotRunning(t *testing.T) {
+	o := running(t, desired(), "wb", 3, 4)
+	o.Cache.Status.State = casadm.StateNotRunning
+	for _, mode := range []prismv1.CacheMode{prismv1.CacheWriteBack, prismv1.CacheNone} {
+		d := desired()
+		d.Mode = mode
+		p := Decide(d, o)
+		if len(p.Steps) != 0 || len(p.Conditions) != 1 || p.Conditions[0].Type != ConditionCacheFailed ||
+			!strings.Contains(p.Conditions[0].Message, "Not running") {
+			t.Errorf("%s: steps %v conditions %+v", mode, argvs(p), p.Conditions)
+		}
+		if len(p.Refusals) != 1 || !strings.Contains(p.Refusals[0], "-T -i 1 -n") || !strings.Contains(p.Refusals[0], "Do not run casadm -T -i 1 with its flush") {
+			t.Errorf("%s: refusals %q", mode, p.Refusals)
+		}
+		if len(p.Cores) != 2 || p.Cores[0].State != CoreCacheFailed {
+			t.Errorf("%s: cores %+v", mode, p.Cores)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,7 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 		out.Changed = out.Changed || res.Changed
 		st := StatusOf(f, res, r.DryRun)
 		if err != nil && res.Err == nil {
-			st.Message = strings.TrimSpace(st.Message + " " + err.Error())
+			st.Message = strings.Join(slices.DeleteFunc([]string{st.Message, err.Error()}, func(s string) bool { return s == "" }), "; ")
 		}
 		out.Caches = append(out.Caches, st)
 	}

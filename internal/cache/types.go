@@ -193,7 +193,7 @@ type CoreState = prismv1.CoreState
 const (
 	CoreReady       = prismv1.CoreReady       // active; its exported object carries the OSD
 	CorePending     = prismv1.CorePending     // a step will add it
-	CorePassThrough = prismv1.CorePassThrough // the cache failed; IO goes straight to the core
+	CoreCacheFailed = prismv1.CoreCacheFailed // the cache device failed; IO that needs it fails
 	CoreInactive    = prismv1.CoreInactive    // casadm lists it but its device is missing
 	CoreRefused     = prismv1.CoreRefused     // Prism will not add or remove it (see Message)
 	CoreRemoving    = prismv1.CoreRemoving    // not desired; steps flush and remove it

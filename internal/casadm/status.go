@@ -18,8 +18,11 @@ const (
 	StateStandbyDetached = "Standby detached"
 	StateUnknown         = "Unknown"
 	StateFlushing        = "Flushing"
-	StateActive          = "Active"
-	StateInactive        = "Inactive"
+	// StateNotRunning: no state bit set. OCF clears "running" on a metadata error, e.g.
+	// when the cache device is gone (seen on the real v26.03.2 module).
+	StateNotRunning = "Not running"
+	StateActive     = "Active"
+	StateInactive   = "Inactive"
 )
 
 // Status is a cache or core status.

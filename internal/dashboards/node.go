@@ -95,7 +95,7 @@ func Node() (dashboard.Dashboard, error) {
 			rangeQ("A", nd(`max by (class_name) (prism_cache_class_write_invalidation_ratio{})`), "{{class_name}}"))).
 		WithPanel(series("Oldest dirty data", "How long the oldest dirty data of each cache has been dirty.", "s", 12, 7,
 			rangeQ("A", nd(`max by (cache) (prism_cache_dirty_age_seconds{})`), "cache {{cache}}"))).
-		WithPanel(single("Caches failed", "Caches in a failed or incomplete state, or with a core fallen back to pass-through.", "none", countSteps, 12,
+		WithPanel(single("Caches failed", "Caches in a failed, not running or incomplete state, with cache device errors, or with an inactive core.", "none", countSteps, 12,
 			statQ("A", nd(`sum(prism_cache_failed{})`), "failed"))).
 		WithRow(row("Ceph BlueFS")).
 		WithPanel(series("BlueFS DB used and spilled to the slow device",

@@ -148,6 +148,9 @@ func TestDetectSynthetic(t *testing.T) {
 		{"bluestore replica at 1 GiB only", dev(tib).put(1<<30, []byte("bluestore block device\n")),
 			[]Signature{{CephBlueStore, "ceph_bluestore", 1 << 30}}},
 		{"open cas", dev(8*mib).put(4, u32(0x187e1ca6)), []Signature{{OpenCAS, "open_cas", 0}}},
+		// The first 16 bytes of a cache partition that the real Open CAS v26.03.2 module left
+		// after a crash (QEMU guest, docs/opencas-real-module.md): clean_shutdown 0, then the magic.
+		{"open cas, real v26.03.2 superblock", dev(8*mib).put(0, realOCFHead), []Signature{{OpenCAS, "open_cas", 0}}},
 		{"gpt 4k primary and backup", dev(8*mib).put(0, mbr(0, 0xee)).put(4096, gptHdr(4096, 1)).
 			put(8*mib-4096, gptHdr(4096, 8*mib/4096-1)),
 			[]Signature{{PartitionTable, "gpt", 4096}, {PartitionTable, "gpt", 8*mib - 4096}}},
@@ -212,3 +215,5 @@ func FuzzDetect(f *testing.F) {
 		}
 	})
 }
+
+var realOCFHead = []byte{0x00, 0x01, 0x00, 0x00, 0xa6, 0x1c, 0x7e, 0x18, 0x02, 0x03, 0x1a, 0x00, 0x01, 0x00, 0x00, 0x00}

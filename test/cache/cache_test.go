@@ -149,6 +149,17 @@ func (h *host) io(core int, spec string, count int, extra ...string) {
 	h.casadm(append([]string{"--emulator-io", "--cache-id", "1", "--core-id", strconv.Itoa(core), "--io", spec, "--count", strconv.Itoa(count)}, extra...)...)
 }
 
+// ioFails drives IO the emulator has to fail (a failed cache device): every request gets EIO.
+func (h *host) ioFails(core int, spec string, count int) {
+	h.t.Helper()
+	cmd := exec.Command("casadm", "--emulator-io", "--cache-id", "1", "--core-id", strconv.Itoa(core), "--io", spec, "--count", strconv.Itoa(count))
+	out, err := cmd.CombinedOutput()
+	want := fmt.Sprintf("casadm-emulator: --emulator-io: %d of %d requests failed: Input/output error (the cache device failed)\n", count, count)
+	if err == nil || string(out) != want {
+		h.t.Fatalf("IO %s x%d on a failed cache: %v %q, want exit 1 %q", spec, count, err, out, want)
+	}
+}
+
 // recorder wraps the real executor and keeps every argv.
 type recorder struct {
 	inner hostexec.Executor
@@ -502,7 +513,7 @@ func testRemoveCoreWithDirtyData(t *testing.T) {
 }
 
 // TestCacheFailure: after the cache device fails, Reconcile reports the failure and the
-// cores in pass-through, and runs nothing, even though the policy changed.
+// cores as CacheFailed, and runs nothing, even though the policy changed.
 func TestCacheFailure(t *testing.T) { forEachRelease(t, testCacheFailure) }
 
 func testCacheFailure(t *testing.T) {
@@ -510,7 +521,7 @@ func testCacheFailure(t *testing.T) {
 	mustOK(t, h.reconcile(desired(t), nil))
 	h.io(1, "size=4096,dir=write,lba=0", 20)
 	h.casadm("--emulator-fail-cache", "1")
-	h.io(1, "size=4096,dir=write,lba=5000", 10)
+	h.ioFails(1, "size=4096,dir=write,lba=5000", 10)
 	d := desired(t)
 	d.Mode = prismv1.CacheWriteThrough
 	d.Cores = []string{q1}
@@ -529,7 +540,7 @@ func testCacheFailure(t *testing.T) {
 		t.Fatalf("cores %+v", res.Cores)
 	}
 	for _, c := range res.Cores {
-		if c.State != cache.CorePassThrough || !strings.Contains(c.Message, "20 dirty") {
+		if c.State != cache.CoreCacheFailed || !strings.Contains(c.Message, "20 dirty") || !strings.Contains(c.Message, "Not running") {
 			t.Errorf("core %+v", c)
 		}
 	}
@@ -537,7 +548,7 @@ func testCacheFailure(t *testing.T) {
 		t.Errorf("exported objects offered on a failed cache: %v", res.ExportedObjects)
 	}
 	s := h.stats()
-	if s.Requests.PassThroughWrites.Value != 10 || s.Errors.CacheWrite.Value != 10 || s.Usage.Dirty.Value != 20 || s.Cache.Status.State != "Running" {
+	if s.Requests.PassThroughWrites.Value != 0 || s.Errors.CacheWrite.Value != 10 || s.Usage.Dirty.Value != 20 || s.Cache.Status.State != casadm.StateNotRunning {
 		t.Errorf("emulator: pt writes %d, cache write errors %d, dirty %d, status %s",
 			s.Requests.PassThroughWrites.Value, s.Errors.CacheWrite.Value, s.Usage.Dirty.Value, s.Cache.Status)
 	}

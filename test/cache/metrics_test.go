@@ -108,7 +108,7 @@ func testCacheMetrics(t *testing.T) {
 
 	// The cache device fails; the next IO meets the errors, and the metric says so.
 	h.casadm("--emulator-fail-cache", "1")
-	h.io(1, "size=4096,dir=write", 1)
+	h.ioFails(1, "size=4096,dir=write", 1)
 	if err := col.Poll(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -37,20 +37,7 @@ type call struct {
 func TestRealModuleLifecycleOnEmulator(t *testing.T) {
 	t.Setenv(releaseEnv, "v26.03.2")
 	t.Setenv(nowEnv, "1000")
-	var np prismv1.NodePlan
-	var parts []prismv1.PartitionStatus
-	readJSON(t, realDir+"nodeplan.json", &np)
-	readJSON(t, realDir+"partitions.json", &parts)
-	h := newHost(t)
-	part := parts[2].Path
-	h.casadm("--emulator-add-device", "--device", part, "--size", "17177772032", "--kernel-name", "/dev/nvme2n1p3")
-	h.casadm("--emulator-add-device", "--device", np.FastDevices[0].Slots[0].DataDevice, "--size", strconv.Itoa(64<<30))
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(h.root, part)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.root, part), make([]byte, 4<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h, np, parts := newRealHost(t)
 	ctx := context.Background()
 	off := np
 	off.Cache = nil
@@ -135,6 +122,59 @@ var unmodelled = map[string]map[string][]string{
 		"Total to/from exported object(s) [4KiB Blocks]"}},
 }
 
+// newRealHost is an emulated host with the guest's devices (the real run's by-id paths and
+// sizes, the cache partition's kernel name) and a zeroed cache partition to scan; with the
+// real run's node plan and partitions.
+func newRealHost(t *testing.T) (*host, prismv1.NodePlan, []prismv1.PartitionStatus) {
+	t.Helper()
+	h := newHost(t)
+	np, parts, root := realPlan(t)
+	h.root = root
+	h.casadm("--emulator-add-device", "--device", parts[2].Path, "--size", "17177772032", "--kernel-name", "/dev/nvme2n1p3")
+	h.casadm("--emulator-add-device", "--device", np.FastDevices[0].Slots[0].DataDevice, "--size", strconv.Itoa(64<<30))
+	return h, np, parts
+}
+
+// realPlan reads the real run's node plan and partitions and makes a host root holding a
+// zeroed cache partition for the agent to scan.
+func realPlan(t *testing.T) (prismv1.NodePlan, []prismv1.PartitionStatus, string) {
+	t.Helper()
+	var np prismv1.NodePlan
+	var parts []prismv1.PartitionStatus
+	readJSON(t, realDir+"nodeplan.json", &np)
+	readJSON(t, realDir+"partitions.json", &parts)
+	root := t.TempDir()
+	part := filepath.Join(root, parts[2].Path)
+	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return np, parts, root
+}
+
+// countersDiffer are the transcripts whose -P counters the emulator cannot reproduce, with the
+// reason; their headers, rows, states and modes are still compared.
+var countersDiffer = map[string]string{
+	// The real cache had served the reboot and crash runs before (1 024 dirty blocks
+	// restored, udev's and alru's reads of them) and its cleaner kept retrying while
+	// the device was gone (200 read errors); the emulator starts from the failure alone.
+	"6-cache-device-failed.jsonl":            "history before the failure",
+	"6b-cache-device-failed-off.jsonl":       "history before the failure",
+	"7-reloaded-after-device-returned.jsonl": "history before the failure",
+}
+
+// isCounter reports whether a -P column holds a counter or a share of one.
+func isCounter(header string) bool {
+	for _, unit := range []string{"[Requests]", "[4KiB Blocks]", "[%]", "[s]"} {
+		if strings.HasSuffix(header, unit) {
+			return true
+		}
+	}
+	return header == "Dirty for"
+}
+
 func compareCall(t *testing.T, file string, i int, real, emu call) {
 	t.Helper()
 	where := file + " #" + strconv.Itoa(i) + " casadm " + strings.Join(real.Argv[1:], " ")
@@ -161,9 +201,10 @@ func compareCall(t *testing.T, file string, i int, real, emu call) {
 		return
 	}
 	skip := append(slices.Clone(unmodelled["*"]["*"]), unmodelled[file][strconv.Itoa(i)]...)
+	_, noCounters := countersDiffer[file]
 	for r := 1; r < len(rr); r++ {
 		for j, h := range rr[0] {
-			if slices.Contains(skip, h) || slices.Contains(skip, rr[r][0]+"/"+h) {
+			if slices.Contains(skip, h) || slices.Contains(skip, rr[r][0]+"/"+h) || noCounters && isCounter(h) {
 				continue
 			}
 			if rr[r][j] != er[r][j] {
@@ -177,18 +218,7 @@ func compareCall(t *testing.T, file string, i int, real, emu call) {
 // recorded answers (no emulator): it must run exactly the recorded calls, reach the same
 // states, and read the statistics the way the real counters say.
 func TestAgentOnRealModuleOutputs(t *testing.T) {
-	var np prismv1.NodePlan
-	var parts []prismv1.PartitionStatus
-	readJSON(t, realDir+"nodeplan.json", &np)
-	readJSON(t, realDir+"partitions.json", &parts)
-	root := t.TempDir()
-	part := filepath.Join(root, parts[2].Path)
-	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(part, make([]byte, 4<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	np, parts, root := realPlan(t)
 	off := np
 	off.Cache = nil
 	var last cache.NodeResult

@@ -13,7 +13,8 @@
 // from an earlier output, so that the cache pass can be replayed where the devices do not
 // exist (against the casadm emulator, with --host-root holding the scanned partition and
 // opencas.conf). --record appends every command the agent ran, with what it answered, to a
-// JSON-lines transcript.
+// JSON-lines transcript. --cache-step-limit N stops the cache pass after N steps, as a crash
+// between two of them would (the agent's Runner.StepLimit).
 package main
 
 import (
@@ -53,6 +54,7 @@ type options struct {
 	partitionsFile          string
 	hostRoot                string
 	record                  string
+	cacheStepLimit          int
 }
 
 func main() {
@@ -66,10 +68,15 @@ func main() {
 	partitionsFile := flag.String("partitions", "", "an earlier output whose partitions to use instead of running the partitioner")
 	hostRoot := flag.String("host-root", "/", "where the host's / is (the partition scan and opencas.conf)")
 	record := flag.String("record", "", "append every command run, with its output and exit status, to this JSON-lines `file`")
+	stepLimit := flag.Int("cache-step-limit", 0, "stop the cache pass after this many steps, as a crash would (0: no limit)")
 	flag.Parse()
+	if *stepLimit < 0 {
+		fmt.Fprintf(os.Stderr, "prism-apply-plan: --cache-step-limit %d: want 0 or more\n", *stepLimit)
+		os.Exit(2)
+	}
 	out, err := run(options{planFile: *planFile, invFile: *invFile, node: *node, mode: prismv1.PolicyMode(*mode),
 		timeout: *timeout, cache: *cacheOn || *cacheOff, cacheOff: *cacheOff, partitionsFile: *partitionsFile,
-		hostRoot: *hostRoot, record: *record})
+		hostRoot: *hostRoot, record: *record, cacheStepLimit: *stepLimit})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prism-apply-plan: %v\n", err)
 		os.Exit(1)
@@ -150,7 +157,7 @@ func run(o options) (Output, error) {
 	if o.cacheOff {
 		np.Cache = nil
 	}
-	res := cache.Runner{Exec: exec, HostRoot: o.hostRoot}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
+	res := cache.Runner{Exec: exec, HostRoot: o.hostRoot, StepLimit: o.cacheStepLimit}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
 	out.Changed = out.Changed || res.Changed
 	out.Caches, out.WriteReduction = res.Caches, res.WriteReduction
 	return out, nil
