@@ -71,6 +71,10 @@ func TestCephOSDTrace(t *testing.T) {
 	c.waitOSDsUpIn([]*osd{o})
 	pool := c.createPool()
 	t.Logf("%s up, pool %s clean (%.0f s since start)", o.name(), pool, time.Since(began).Seconds())
+	// Ceph's metrics as Prometheus sees them, before and after the spill (metrics_test.go).
+	metrics := c.startCephMetrics()
+	metrics.checkNoSpillAlert(o)
+	t.Logf("mgr prometheus module and Prometheus up (%.0f s since start)", time.Since(began).Seconds())
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
@@ -86,6 +90,9 @@ func TestCephOSDTrace(t *testing.T) {
 	}
 	t.Log("\n" + defaults.Markdown(&summary))
 	checkTrace(t, &summary)
+	metricsStart := time.Now()
+	metrics.checkSpillMetrics(o, slowDev)
+	t.Logf("Prism's BlueFS panels and spill-over alert on real Ceph: %.0f s", time.Since(metricsStart).Seconds())
 	t.Logf("total %.0f s", time.Since(began).Seconds())
 }
 
