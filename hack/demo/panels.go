@@ -18,8 +18,9 @@ var noDataFromSimulatedNodes = map[string]string{}
 
 // Reasons shared by several queries.
 const (
-	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation_human come from Ceph's mgr, not from Prism; the demo runs no Ceph"
-	reasonWAF  = "no simulated drive reports media (NAND) writes next to lifetime host writes: the only recorded media-writes pages " +
+	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation come from Ceph, not from Prism, and the demo runs no Ceph; " +
+		"test/ceph (TestCephOSDTrace) proves these queries against a real Ceph 16.2 mgr prometheus module and a real spill-over"
+	reasonWAF = "no simulated drive reports media (NAND) writes next to lifetime host writes: the only recorded media-writes pages " +
 		"(DC P3600 CAh, WDC C0h, internal/nvme/testdata/logs/README.md) have no SMART 02h recording, and the demo uses recorded pages only"
 )
 
@@ -28,8 +29,8 @@ func init() {
 		dashboards.UIDOverview + "/BlueFS spillover to the slow device — $topn OSDs/A",
 		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/A",
 		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/B",
-		dashboards.UIDDevice + "/BlueFS of the OSD on this device/A",
-		dashboards.UIDDevice + "/BlueFS of the OSD on this device/B",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/A",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/B",
 	} {
 		noDataFromSimulatedNodes[q] = reasonCeph
 	}

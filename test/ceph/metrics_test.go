@@ -29,10 +29,12 @@ const spilloverAlert = "PrismBlueFSSpillover"
 // caches its answer for that long, and should match Prometheus (Ceph's docs).
 const metricsScrape = 2 * time.Second
 
-// cephScrapeConfig is the scrape job docs/dashboards.md ("Ceph's metrics") tells users to
-// add when they scrape the mgr themselves: honor_labels keeps the instance label the module
-// sets (the OSD's host) instead of renaming it exported_instance. Rook's ServiceMonitors
-// set honorLabels: true too.
+// cephScrapeConfig has the scrape job docs/dashboards.md ("Ceph's metrics") tells users to
+// add when they scrape the mgr themselves (ceph-mgr): honor_labels keeps the instance label
+// the module sets (the OSD's host) instead of renaming it exported_instance. Rook's
+// ServiceMonitors set honorLabels: true too. The second job scrapes the same module without
+// honor_labels, as an older or hand-written ServiceMonitor would: the alert must take the
+// node from exported_instance there, and give one alert per OSD for both jobs together.
 const cephScrapeConfig = `global:
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
@@ -40,6 +42,9 @@ const cephScrapeConfig = `global:
 scrape_configs:
   - job_name: ceph-mgr
     honor_labels: true
+    static_configs:
+      - targets: [%[2]q]
+  - job_name: ceph-mgr-without-honor-labels
     static_configs:
       - targets: [%[2]q]
 `
@@ -164,8 +169,8 @@ func (m *cephMetrics) waitBlueFS(o *osd) map[string]int64 {
 	var b map[string]int64
 	m.c.e.waitFor(2*time.Minute, "Prometheus to have "+o.name()+"'s BlueFS counters", func() (bool, string) {
 		b = m.c.bluefsCounters(o)
-		db := m.instant(fmt.Sprintf(`ceph_bluefs_db_used_bytes{ceph_daemon=%q}`, o.name()))
-		slow := m.instant(fmt.Sprintf(`ceph_bluefs_slow_used_bytes{ceph_daemon=%q}`, o.name()))
+		db := m.instant(fmt.Sprintf(`max(ceph_bluefs_db_used_bytes{ceph_daemon=%q})`, o.name()))
+		slow := m.instant(fmt.Sprintf(`max(ceph_bluefs_slow_used_bytes{ceph_daemon=%q})`, o.name()))
 		// db_used_bytes moves with every RocksDB flush; slow_used_bytes only when BlueFS
 		// allocates on the slow device, so it must match exactly.
 		ok := len(db) == 1 && len(slow) == 1 && db[0].Value > 0 && slow[0].Value == float64(b["slow_used_bytes"])
@@ -203,61 +208,29 @@ func (m *cephMetrics) checkNoSpillAlert(o *osd) {
 }
 
 // checkSpillMetrics runs, once the OSD has spilled, every dashboard query on Ceph's BlueFS
-// metrics with $node and $device set as Prism's own labels name the OSD's node and data
-// device, and the spill-over alert's expression; each must find the OSD.
-func (m *cephMetrics) checkSpillMetrics(o *osd, data *loopDev) {
+// metrics with $node and $device set as Prism's own labels name the OSD's node and devices,
+// and the spill-over alert's expression; each must find the OSD.
+func (m *cephMetrics) checkSpillMetrics(o *osd, data, fast *loopDev) {
 	t := m.c.e.t
 	b := m.waitBlueFS(o)
 	if b["slow_used_bytes"] <= 0 {
 		t.Fatalf("%s: slow_used_bytes %d after the compaction: nothing spilled, the checks below would prove nothing", o.name(), b["slow_used_bytes"])
 	}
 	m.logExposition(o)
-	host, _ := os.Hostname()
-	if host == nodeName {
-		t.Fatalf("this machine is called %s like the simulated node: the instance label could not tell NODE_NAME from the hostname", host)
-	}
+	m.logSeries(o)
 	device := "/dev/" + data.name
-	occ := m.instant(fmt.Sprintf(`ceph_disk_occupation_human{ceph_daemon=%q}`, o.name()))
-	if len(occ) != 1 || occ[0].Metric["instance"] != nodeName || occ[0].Metric["device"] != device {
-		t.Errorf("ceph_disk_occupation_human of %s: %v; want one series with instance %q (NODE_NAME) and device %q", o.name(), occ, nodeName, device)
-	}
+	disks := []string{data.name, fast.name}
+	sort.Strings(disks) // Ceph lists them from a std::set
+	m.checkOccupation(o, device, strings.Join(disks, ","))
 
 	// The variables as the dashboards' own variable queries fill them from Prism's
-	// metrics: node = the Kubernetes node name, device = the kernel name.
+	// metrics: node = the Kubernetes node name, device = the kernel name. The device page
+	// must find the OSD from its data device and from the fast device that holds its DB.
 	vars := map[string]string{"__rate_interval": "10s", "__interval": "2s", "topn": "10", "node": nodeName, "device": data.name}
-	opts := panelcheck.Options{Common: vars, Range: time.Minute, Step: metricsScrape}
-	results, err := panelcheck.Run(m.c.e.ctx, m.prom, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	boards := map[string]int{}
-	for _, r := range results {
-		if !strings.Contains(r.Expr, "ceph_") {
-			continue
-		}
-		boards[r.Dashboard]++
-		if p := r.Problem(); p != "" {
-			t.Errorf("%s on real Ceph: %s\n    %s", r.Name(), p, r.Run)
-			continue
-		}
-		got := m.instant(dashboards.Substitute(r.Expr, vars))
-		var daemons []string
-		for _, s := range got {
-			daemons = append(daemons, s.Metric["ceph_daemon"])
-			if s.Metric["ceph_daemon"] == o.name() && strings.Contains(r.Expr, "slow_used_bytes") && s.Value != float64(b["slow_used_bytes"]) {
-				t.Errorf("%s: %s has %v bytes spilled, the OSD reports %d", r.Name(), o.name(), s.Value, b["slow_used_bytes"])
-			}
-		}
-		if len(daemons) != 1 || daemons[0] != o.name() {
-			t.Errorf("%s selects %v, want %s only\n    %s", r.Name(), daemons, o.name(), r.Run)
-		}
-		t.Logf("real Ceph: %s: %d series, %v", r.Name(), r.Series, got)
-	}
-	for _, uid := range []string{dashboards.UIDOverview, dashboards.UIDNode, dashboards.UIDDevice} {
-		if boards[uid] == 0 {
-			t.Errorf("dashboard %s has no query on Ceph's metrics: the BlueFS panels were not checked", uid)
-		}
-	}
+	checked := m.checkCephQueries(o, vars, b["slow_used_bytes"], "")
+	vars["device"] = fast.name
+	checked += m.checkCephQueries(o, vars, b["slow_used_bytes"], dashboards.UIDDevice)
+	t.Logf("%d dashboard queries on Ceph's metrics returned %s and only it", checked, o.name())
 
 	alert := m.instant(spilloverExpr(m.c))
 	if len(alert) != 1 || alert[0].Metric["ceph_daemon"] != o.name() || alert[0].Metric["node"] != nodeName ||
@@ -265,6 +238,82 @@ func (m *cephMetrics) checkSpillMetrics(o *osd, data *loopDev) {
 		t.Errorf("%s on real Ceph: %v; want %s with node %q, device %q and value %d", spilloverAlert, alert, o.name(), nodeName, device, b["slow_used_bytes"])
 	}
 	t.Logf("real Ceph: %s selects %v", spilloverAlert, alert)
+}
+
+// checkOccupation asserts the labels the joins rest on, from both scrape jobs: instance
+// (honor_labels) or exported_instance (without) is NODE_NAME, not this machine's hostname;
+// device is the data device's node; devices the kernel names of data and DB disks.
+func (m *cephMetrics) checkOccupation(o *osd, device, devices string) {
+	t := m.c.e.t
+	if host, _ := os.Hostname(); host == nodeName {
+		t.Fatalf("this machine is called %s like the simulated node: the instance label could not tell NODE_NAME from the hostname", host)
+	}
+	for _, metric := range []string{"ceph_disk_occupation", "ceph_disk_occupation_human"} {
+		series := m.instant(fmt.Sprintf(`%s{ceph_daemon=%q}`, metric, o.name()))
+		jobs := map[string]map[string]string{}
+		for _, s := range series {
+			jobs[s.Metric["job"]] = s.Metric
+		}
+		honored, plain := jobs["ceph-mgr"], jobs["ceph-mgr-without-honor-labels"]
+		if len(series) != 2 || honored["instance"] != nodeName || honored["device"] != device ||
+			plain["exported_instance"] != nodeName || plain["instance"] != m.mgr || plain["device"] != device {
+			t.Errorf("%s of %s: %v; want per job one series with device %q and the host %q in instance (honor_labels) or exported_instance (without)",
+				metric, o.name(), series, device, nodeName)
+		}
+		if metric == "ceph_disk_occupation" && honored["devices"] != devices {
+			t.Errorf("ceph_disk_occupation of %s: devices %q, want %q (data and DB disks)", o.name(), honored["devices"], devices)
+		}
+	}
+}
+
+// checkCephQueries runs every dashboard query (of dashboard uid, or all when "") that reads
+// Ceph's metrics with vars; each must have data, select only o, and show o's spill exactly.
+// It returns how many it checked, and fails when none.
+func (m *cephMetrics) checkCephQueries(o *osd, vars map[string]string, slowUsed int64, uid string) int {
+	t := m.c.e.t
+	results, err := panelcheck.Run(m.c.e.ctx, m.prom, panelcheck.Options{Common: vars, Range: time.Minute, Step: metricsScrape})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boards := map[string]int{}
+	for _, r := range results {
+		if !strings.Contains(r.Expr, "ceph_") || (uid != "" && r.Dashboard != uid) {
+			continue
+		}
+		boards[r.Dashboard]++
+		if p := r.Problem(); p != "" {
+			t.Errorf("%s on real Ceph with %v: %s\n    %s", r.Name(), vars, p, r.Run)
+			continue
+		}
+		got := m.instant(dashboards.Substitute(r.Expr, vars))
+		if len(got) != 1 || got[0].Metric["ceph_daemon"] != o.name() {
+			t.Errorf("%s with %v selects %v, want %s only\n    %s", r.Name(), vars, got, o.name(), r.Run)
+			continue
+		}
+		if strings.Contains(r.Expr, "slow_used_bytes") && got[0].Value != float64(slowUsed) {
+			t.Errorf("%s: %s has %v bytes spilled, the OSD reports %d", r.Name(), o.name(), got[0].Value, slowUsed)
+		}
+		t.Logf("real Ceph, $device=%s: %s: %d series, %v", vars["device"], r.Name(), r.Series, got)
+	}
+	uids := []string{dashboards.UIDOverview, dashboards.UIDNode, dashboards.UIDDevice}
+	if uid != "" {
+		uids = []string{uid}
+	}
+	n := 0
+	for _, u := range uids {
+		if boards[u] == 0 {
+			t.Errorf("dashboard %s has no query on Ceph's metrics: its BlueFS panels were not checked", u)
+		}
+		n += boards[u]
+	}
+	return n
+}
+
+// logSeries logs the series Prometheus stored for the OSD: the labels the queries see.
+func (m *cephMetrics) logSeries(o *osd) {
+	match := fmt.Sprintf(`{__name__=~"ceph_bluefs_(db|slow)_used_bytes|ceph_disk_occupation(_human)?", ceph_daemon=%q}`, o.name())
+	body, err := httpGet(m.c.e.ctx, m.prom+"/api/v1/series?"+url.Values{"match[]": {match}}.Encode())
+	m.c.e.t.Logf("Prometheus series of %s (%v): %s", o.name(), err, body)
 }
 
 // logExposition logs the module's own lines for the OSD: the real label sets.
