@@ -18,7 +18,8 @@ var noDataFromSimulatedNodes = map[string]string{}
 
 // Reasons shared by several queries.
 const (
-	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation_human come from Ceph's mgr, not from Prism; the demo runs no Ceph"
+	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation come from Ceph, not from Prism, and the demo runs no Ceph; " +
+		"test/ceph (TestCephOSDTrace) proves these queries against a real Ceph 16.2 mgr prometheus module and a real spill-over"
 )
 
 func init() {
@@ -26,8 +27,8 @@ func init() {
 		dashboards.UIDOverview + "/BlueFS spillover to the slow device — $topn OSDs/A",
 		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/A",
 		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/B",
-		dashboards.UIDDevice + "/BlueFS of the OSD on this device/A",
-		dashboards.UIDDevice + "/BlueFS of the OSD on this device/B",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/A",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/B",
 	} {
 		noDataFromSimulatedNodes[q] = reasonCeph
 	}

@@ -351,7 +351,7 @@ func TestMetricNames(t *testing.T) {
 // metrics of docs/metrics.md (the agent's contract, plus the Ceph metrics it names).
 func TestQueriesUseDocumentedMetrics(t *testing.T) {
 	doc := documentedMetrics(t)
-	for _, must := range []string{"prism_device_info", "prism_cache_class_misses_total", "ceph_bluefs_slow_used_bytes", "ceph_disk_occupation_human"} {
+	for _, must := range []string{"prism_device_info", "prism_cache_class_misses_total", "ceph_bluefs_slow_used_bytes", "ceph_disk_occupation"} {
 		if !doc[must] {
 			t.Fatalf("docs/metrics.md parser missed %s (found %d names)", must, len(doc))
 		}

@@ -83,10 +83,12 @@ func Device() (dashboard.Dashboard, error) {
 		WithPanel(series("Media errors and critical warning", "NVMe media and data integrity errors (lifetime) and the critical warning bitmask.", "none", 8, 7,
 			rangeQ("A", d(`prism_device_media_errors_total{}`), "media errors"),
 			rangeQ("B", d(`prism_device_critical_warning{}`), "critical warning"))).
-		WithPanel(series("BlueFS of the OSD on this device",
-			"When this device is an OSD's block device: BlueFS bytes on the fast DB partition and spilled to this (slow) device.", "bytes", 24, 7,
-			rangeQ("A", `max by (ceph_daemon) (ceph_bluefs_db_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation_human{instance="$node", device=~"(/dev/)?$device"}))`, "{{ceph_daemon}} DB"),
-			rangeQ("B", `max by (ceph_daemon) (ceph_bluefs_slow_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation_human{instance="$node", device=~"(/dev/)?$device"}))`, "{{ceph_daemon}} slow")).
+		WithPanel(series("BlueFS of the OSDs on this device",
+			"The OSDs that use this device, as their data device or for their DB slot (a fast device holds several): "+
+				"BlueFS bytes on the fast DB partition and spilled to the slow data device. "+
+				"Joined through ceph_disk_occupation's devices label, the kernel names of all disks under the OSD, also under LVM.", "bytes", 24, 7,
+			rangeQ("A", `max by (ceph_daemon) (ceph_bluefs_db_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance="$node", devices=~"(.+,)?$device(,.+)?"}))`, "{{ceph_daemon}} DB"),
+			rangeQ("B", `max by (ceph_daemon) (ceph_bluefs_slow_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance="$node", devices=~"(.+,)?$device(,.+)?"}))`, "{{ceph_daemon}} slow")).
 			OverrideByQuery("B", dash))
 	return finish(b.Build())
 }

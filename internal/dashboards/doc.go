@@ -5,7 +5,7 @@
 // a device page (one device's history and forecast).
 //
 // Every query uses only the metrics of docs/metrics.md (the node agent's
-// contract) and Ceph's ceph_bluefs_* / ceph_disk_occupation_human; the tests
+// contract) and Ceph's ceph_bluefs_* / ceph_disk_occupation; the tests
 // check that. Every dashboard has a `datasource` variable of type prometheus
 // and `node` / `device` variables where they apply.
 //

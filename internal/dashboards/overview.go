@@ -120,8 +120,8 @@ func Overview() (dashboard.Dashboard, error) {
 			rangeQ("A", q(`sum by (tier) (rate(prism_device_host_written_bytes_total{}[$__rate_interval]) * on (node, device) group_left (tier) prism_device_info{})`), "{{tier}}"))).
 		WithPanel(series("BlueFS spillover to the slow device — $topn OSDs",
 			"Bytes of BlueStore DB (BlueFS) that spilled from the fast DB partition to the slow (QLC) device, per OSD on the selected nodes. "+
-				"Spillover puts metadata writes on QLC and lowers α. Joined to nodes through ceph_disk_occupation_human's instance label.",
+				"Spillover puts metadata writes on QLC and lowers α. Joined to nodes through ceph_disk_occupation's instance label.",
 			"bytes", 12, 8,
-			rangeQ("A", `topk($topn, max by (ceph_daemon) (ceph_bluefs_slow_used_bytes) * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation_human{instance=~"$node"}))`, "{{ceph_daemon}}")))
+			rangeQ("A", `topk($topn, max by (ceph_daemon) (ceph_bluefs_slow_used_bytes) * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance=~"$node"}))`, "{{ceph_daemon}}")))
 	return finish(b.Build())
 }

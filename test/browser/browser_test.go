@@ -216,7 +216,7 @@ func waitForData(t *testing.T, ctx context.Context, prom string) {
 		min   float64
 	}{
 		{"count(prism_device_info)", float64(devices)},
-		{"count(ceph_disk_occupation_human)", float64(osds)},
+		{"count(ceph_disk_occupation)", float64(osds)},
 		{"min(count_over_time(prism_device_host_written_bytes_total[1m]))", 6},
 	}
 	deadline := time.Now().Add(90 * time.Second)

@@ -235,17 +235,23 @@ func cephMetrics(start, now time.Time) string {
 	e := newExposition()
 	elapsed := now.Sub(start).Seconds()
 	type osd struct {
-		id        int
-		node, dev string
-		db, spill float64
+		id              int
+		node, dev, fast string
+		db, spill       float64
 	}
 	var osds []osd
 	for _, n := range syntheticNodes {
+		fast := ""
+		for _, d := range n.devices {
+			if d.tier == "Fast" {
+				fast = d.name
+			}
+		}
 		for _, d := range n.devices {
 			if d.osd < 0 {
 				continue
 			}
-			o := osd{id: d.osd, node: n.name, dev: d.name, db: 28e9 + float64(d.osd)*1e9 + elapsed*1e5}
+			o := osd{id: d.osd, node: n.name, dev: d.name, fast: fast, db: 28e9 + float64(d.osd)*1e9 + elapsed*1e5}
 			if n.name == soonestNode && d.name == soonestDevice {
 				o.spill = 3.2e9 // this OSD's DB outgrew its slot: metadata writes land on QLC
 			}
@@ -257,7 +263,13 @@ func cephMetrics(start, now time.Time) string {
 		daemon := fmt.Sprintf("osd.%d", o.id)
 		e.add("ceph_bluefs_db_used_bytes", "gauge", o.db, "ceph_daemon", daemon)
 		e.add("ceph_bluefs_slow_used_bytes", "gauge", o.spill, "ceph_daemon", daemon)
-		e.add("ceph_disk_occupation_human", "gauge", 1, "ceph_daemon", daemon, "device", "/dev/"+o.dev, "instance", o.node)
+		// The label set of the mgr's prometheus module (test/ceph logs a real one); devices
+		// lists the kernel names of the OSD's data and DB disks, sorted as Ceph does.
+		disks := []string{o.fast, o.dev}
+		sort.Strings(disks)
+		e.add("ceph_disk_occupation", "untyped", 1, "ceph_daemon", daemon, "device", "/dev/"+o.dev,
+			"db_device", "/dev/"+o.fast+"p"+fmt.Sprint(o.id+1), "wal_device", "", "instance", o.node,
+			"devices", strings.Join(disks, ","), "device_ids", "N/A")
 	}
 	return e.String()
 }

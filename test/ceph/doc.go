@@ -11,7 +11,11 @@
 // to an OSD's data device and DB slot during 4 KiB and 4 MiB workloads and a RocksDB
 // compaction that spills; it is the evidence for the default PRISM policy
 // (internal/ioclass/defaults, docs/ioclass-default-policy.md). PRISM_UPDATE_TRACE=1 rewrites
-// the committed trace.
+// the committed trace. The same run enables the mgr's prometheus module, starts Debian's
+// Prometheus scraping it, and runs Prism's BlueFS dashboard queries and the chart's
+// spill-over alert before and after the spill (metrics_test.go, docs/dashboards.md "Ceph's
+// metrics"). OSDs start with Rook's POD_NAME and NODE_NAME, so Ceph reports the simulated
+// node name as their host.
 //
 // Run them as root (about 4-6 minutes together):
 //

@@ -238,6 +238,11 @@ type daemon struct {
 // startDaemon starts argv in the background, its output in <dir>/log/<name>.out; the
 // cleanup stops it by pid (SIGTERM, then SIGKILL after 20 s).
 func (e *env) startDaemon(name string, argv ...string) *daemon {
+	return e.startDaemonEnv(name, nil, argv...)
+}
+
+// startDaemonEnv is startDaemon with extra environment variables (NAME=value).
+func (e *env) startDaemonEnv(name string, env []string, argv ...string) *daemon {
 	t := e.t
 	out, err := os.Create(filepath.Join(e.dir, "log", name+".out"))
 	if err != nil {
@@ -245,7 +250,7 @@ func (e *env) startDaemon(name string, argv ...string) *daemon {
 	}
 	d := &daemon{name: name, cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
 	d.cmd.Stdout, d.cmd.Stderr = out, out
-	d.cmd.Env = append(os.Environ(), "LC_ALL=C")
+	d.cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}

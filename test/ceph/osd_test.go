@@ -95,9 +95,19 @@ func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp pris
 		t.Fatalf("%s has a block.wal: the WAL must share the DB slot", dataDir)
 	}
 	t.Logf("%s (uuid %s): data %s (%s), block.db %s (%s), class %s", o.name(), o.uuid, o.data, o.dataByID, o.db, o.dbByID, class)
-	o.daemon = c.e.startDaemon(o.name(), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f")
+	o.daemon = c.e.startDaemonEnv(o.name(), rookOSDEnv(o.id), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f")
 	c.daemons[o.name()] = o.daemon
 	return o
+}
+
+// rookOSDEnv is what Rook's OSD pods tell Ceph about where they run (Rook v1.20
+// pkg/operator/k8sutil/pod.go, ClusterDaemonEnvVars): POD_NAME makes Ceph consider itself
+// in a container, and then it reports NODE_NAME (the pod's spec.nodeName) as the OSD's
+// hostname in `ceph osd metadata`, which the mgr's prometheus module exports as the
+// instance label of ceph_disk_occupation(_human). Prism's node label is the same
+// Kubernetes node name.
+func rookOSDEnv(id int) []string {
+	return []string{fmt.Sprintf("POD_NAME=rook-ceph-osd-%d-prismtest", id), "NODE_NAME=" + nodeName}
 }
 
 // jsonPart drops whatever ceph-volume logs before its JSON document.

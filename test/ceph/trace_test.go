@@ -44,7 +44,8 @@ var traceConfig = []string{
 // to a real OSD's data device and DB partition during 4 KiB random writes, 4 MiB writes and
 // a RocksDB compaction that spills onto the data device. It is the evidence for the default
 // PRISM policy (internal/ioclass/defaults); PRISM_UPDATE_TRACE=1 rewrites the committed
-// summary. About 1-2.5 minutes.
+// summary. Around the trace it proves Prism's BlueFS dashboard queries and spill-over alert
+// on the mgr's real metrics (metrics_test.go). About 1.5-2.5 minutes.
 func TestCephOSDTrace(t *testing.T) {
 	began := time.Now()
 	e := newEnv(t)
@@ -71,6 +72,10 @@ func TestCephOSDTrace(t *testing.T) {
 	c.waitOSDsUpIn([]*osd{o})
 	pool := c.createPool()
 	t.Logf("%s up, pool %s clean (%.0f s since start)", o.name(), pool, time.Since(began).Seconds())
+	// Ceph's metrics as Prometheus sees them, before and after the spill (metrics_test.go).
+	metrics := c.startCephMetrics()
+	metrics.checkNoSpillAlert(o)
+	t.Logf("mgr prometheus module and Prometheus up (%.0f s since start)", time.Since(began).Seconds())
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
@@ -86,6 +91,9 @@ func TestCephOSDTrace(t *testing.T) {
 	}
 	t.Log("\n" + defaults.Markdown(&summary))
 	checkTrace(t, &summary)
+	metricsStart := time.Now()
+	metrics.checkSpillMetrics(o, slowDev, fast)
+	t.Logf("Prism's BlueFS panels and spill-over alert on real Ceph: %.0f s", time.Since(metricsStart).Seconds())
 	t.Logf("total %.0f s", time.Since(began).Seconds())
 }
 

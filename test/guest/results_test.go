@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,12 +286,21 @@ func num(v any) int64 {
 }
 
 // checkDB asserts what Ceph says of one OSD's DB: show-label on block.db, osd metadata and
-// the BlueFS counters.
-func (r *results) checkDB(t *testing.T, o osdFiles, dbDevice string, size int64) {
+// the BlueFS counters. It also asserts the metadata the mgr's ceph_disk_occupation is made
+// of, on which Prism's dashboards join (decision 0017): in LVM mode the device BlueStore
+// opened is a device-mapper node, and "devices" names the data and DB disks.
+func (r *results) checkDB(t *testing.T, o osdFiles, dataDevice, dbDevice string, size int64) {
 	if o.dbLabel["description"] != "bluefs db" || num(o.dbLabel["size"]) != size || o.dbLabel["osd_uuid"] != o.blockLabel["osd_uuid"] {
 		t.Errorf("osd.%s show-label block.db: %v; want bluefs db of %d bytes for osd_uuid %v", o.id, o.dbLabel, size, o.blockLabel["osd_uuid"])
 	}
 	m := r.metadata[o.id]
+	disks := []string{dataDevice, dbDevice}
+	sort.Strings(disks)
+	if !strings.HasPrefix(fmt.Sprint(m["bluestore_bdev_dev_node"]), "/dev/dm-") || m["devices"] != strings.Join(disks, ",") {
+		t.Errorf("osd.%s metadata: bluestore_bdev_dev_node %v, devices %v; want a /dev/dm-N node and devices %s",
+			o.id, m["bluestore_bdev_dev_node"], m["devices"], strings.Join(disks, ","))
+	}
+	t.Logf("osd.%s: osd metadata bluestore_bdev_dev_node=%v devices=%v (ceph_disk_occupation's device and devices)", o.id, m["bluestore_bdev_dev_node"], m["devices"])
 	if m["bluefs_dedicated_db"] != "1" || num(m["bluefs_db_size"]) != size || m["bluefs_db_devices"] != dbDevice || m["bluefs_db_type"] != "ssd" {
 		t.Errorf("osd.%s metadata: bluefs_dedicated_db %v bluefs_db_size %v bluefs_db_devices %v bluefs_db_type %v; want 1, %d, %s, ssd",
 			o.id, m["bluefs_dedicated_db"], m["bluefs_db_size"], m["bluefs_db_devices"], m["bluefs_db_type"], size, dbDevice)
@@ -342,7 +352,7 @@ func (r *results) checkPrepareOSD(t *testing.T) {
 	if o.blockDB != slotDev || o.dbLink != slotDev {
 		t.Errorf("osd.%s block.db -> %s (%s), want the slot partition %s", o.id, o.dbLink, o.blockDB, slotDev)
 	}
-	r.checkDB(t, o, fastA, slot.Partition.SizeBytes)
+	r.checkDB(t, o, qlcA, fastA, slot.Partition.SizeBytes)
 	m := r.metadata[o.id]
 	if m["bluefs_db_partition_path"] != slotDev || m["bluestore_bdev_devices"] != qlcA {
 		t.Errorf("osd.%s metadata: db partition %v, data devices %v; want %s and %s", o.id, m["bluefs_db_partition_path"], m["bluestore_bdev_devices"], slotDev, qlcA)
@@ -405,7 +415,7 @@ func (r *results) checkBatchOSD(t *testing.T) {
 	if dbLV == nil || dbLV["devices"] != "/dev/"+fastB+"(0)" || num(dbLV["lv_size"]) != size || !strings.HasPrefix(dbLV["lv_name"], "osd-db-") {
 		t.Errorf("osd.%s block.db -> %s; LV %v; want an osd-db LV of %d bytes on /dev/%s", o.id, o.dbLink, dbLV, size, fastB)
 	}
-	r.checkDB(t, o, fastB, size)
+	r.checkDB(t, o, qlcB, fastB, size)
 	t.Logf("osd.%s: block.db -> %s (%s), LV %s of %s bytes on %s", o.id, o.dbLink, o.blockDB, dbLV["lv_name"], dbLV["lv_size"], dbLV["devices"])
 }
 
