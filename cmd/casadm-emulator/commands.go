@@ -334,7 +334,7 @@ func (c *cli) start() int {
 		c.errf("Please load cache metadata using --load option or use --force to\n discard on-disk metadata and start fresh cache instance.\n")
 		return 1
 	}
-	ca := newCache(id, dev, c.a.mode, c.a.lineKiB)
+	ca := newCache(id, dev, c.a.mode, c.a.lineKiB, c.rel.classes == ioclass.Master)
 	if ca.Lines == 0 {
 		return fail("Device does not meet requirements. See dmesg for more information")
 	}
@@ -1125,7 +1125,7 @@ func (c *cli) loadClasses() int {
 		c.errf("Cannot open configuration file %s\n", c.a.file)
 		return 1
 	}
-	cfg, err := ioclass.ParseCSVDialect(bytes.NewReader(data), ioclass.Master)
+	cfg, err := ioclass.ParseCSVDialect(bytes.NewReader(data), c.rel.classes)
 	if err != nil {
 		if ce, ok := err.(*ioclass.CSVError); ok {
 			c.errf("%s", ce.Output())

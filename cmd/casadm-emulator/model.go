@@ -36,18 +36,19 @@ func cacheLines(size int64, lineKiB int) uint64 {
 // footprint casadm prints: 16 MiB plus 330 bytes per line.
 func footprintBytes(lines uint64) uint64 { return 16*mib + 330*lines }
 
-// newCache is a freshly started cache: OCF defaults, class 0 (and master's
+// newCache is a freshly started cache: OCF defaults, class 0 (and, with prefetch, master's
 // class 33 "prefetch") only, empty.
-func newCache(id int, dev *Device, mode string, lineKiB int) *Cache {
-	return &Cache{
+func newCache(id int, dev *Device, mode string, lineKiB int, prefetch bool) *Cache {
+	ca := &Cache{
 		ID: id, Device: dev.Path, Mode: mode, LineKiB: lineKiB,
-		Lines:  cacheLines(dev.SizeBytes, lineKiB),
-		Params: defaultCacheParams(),
-		Classes: []Class{
-			{ID: 0, Name: ioclass.UnclassifiedName, Priority: 255, MaxSize: 100},
-			{ID: prefetchClassID, Name: "prefetch", Priority: 255, MaxSize: 100},
-		},
+		Lines:   cacheLines(dev.SizeBytes, lineKiB),
+		Params:  defaultCacheParams(),
+		Classes: []Class{{ID: 0, Name: ioclass.UnclassifiedName, Priority: 255, MaxSize: 100}},
 	}
+	if prefetch {
+		ca.Classes = append(ca.Classes, Class{ID: prefetchClassID, Name: "prefetch", Priority: 255, MaxSize: 100})
+	}
+	return ca
 }
 
 // prefetchClassID is master's reserved class (OCF_IO_CLASS_PREFETCH).

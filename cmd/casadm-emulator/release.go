@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"slices"
+
+	"github.com/prism-storage/prism/internal/ioclass"
 )
 
 // ReleaseEnv selects whose output formats the emulator prints. Unset (or "master"): those of
@@ -25,13 +27,25 @@ type release struct {
 	// promotion request count threshold" (v26.03.2, 1-bare-to-running.jsonl #14); master moved
 	// the value to the seq-detect namespace.
 	seqCutoffPromotionRow bool
+	// classes is the IO class dialect: master has ids 0-33 and starts every cache with
+	// class 33 "prefetch"; released casadm has ids 0-32, no prefetch class, and says
+	// "range 0-32" (../shared/reference/opencas/FORMATS.md, IO class id).
+	classes ioclass.Dialect
+}
+
+// maxClassID is the highest IO class id this casadm accepts.
+func (r release) maxClassID() int {
+	if r.classes == ioclass.Master {
+		return prefetchClassID
+	}
+	return ioclass.MaxClassID
 }
 
 var (
-	masterFormats = release{name: "master", masterStats: true}
+	masterFormats = release{name: "master", masterStats: true, classes: ioclass.Master}
 	// releases are the accepted values of ReleaseEnv besides master.
 	releases = []release{
-		{name: "v26.03.2", seqCutoffPromotionRow: true},
+		{name: "v26.03.2", seqCutoffPromotionRow: true, classes: ioclass.Released},
 	}
 )
 

@@ -181,3 +181,41 @@ func readCSV(t *testing.T, s string) [][]string {
 	}
 	return recs
 }
+
+// TestReleaseClassIDs: released casadm knows ids 0-32 and starts a cache with class 0 alone;
+// master adds class 33 "prefetch" (../shared/reference/opencas/FORMATS.md, IO class id).
+func TestReleaseClassIDs(t *testing.T) {
+	for _, c := range []struct {
+		release, list, loadErr, statsErr string
+	}{
+		{"v26.03.2", "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,255,1.00\n",
+			"Invalid id, must be in the range 0-32.\nCannot parse configuration file - error in line 3 in column 1 (IO class id).\n",
+			"Invalid IO class id, must be in the range 0-32.\nError during options handling\n"},
+		{"master", "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,255,1.00\n33,prefetch,255,1.00\n",
+			"", ""},
+	} {
+		t.Run(c.release, func(t *testing.T) {
+			e := newEnv(t)
+			e.release = c.release
+			e.must("--emulator-add-device", "--device", cacheDev, "--size", "17177772032")
+			e.must("-S", "-d", cacheDev, "-i", "1", "-c", "wb", "-x", "16")
+			if got := e.must("-C", "-L", "-i", "1", "-o", "csv"); got != c.list {
+				t.Errorf("classes of a new cache:\n%s\nwant\n%s", got, c.list)
+			}
+			if c.loadErr == "" {
+				return
+			}
+			f := filepath.Join(t.TempDir(), "prism.csv")
+			csv := "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n33,request_size:le:4096&done,1,1\n"
+			if err := os.WriteFile(f, []byte(csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, errs, rc := e.run("-C", "-C", "-i", "1", "-f", f); rc != 1 || out != "" || errs != c.loadErr {
+				t.Errorf("loading class 33: rc %d, stdout %q, stderr %q; want 1, nothing, %q", rc, out, errs, c.loadErr)
+			}
+			if _, errs, rc := e.run("-P", "-i", "1", "--io-class-id", "33", "-o", "csv"); rc != 1 || errs != c.statsErr {
+				t.Errorf("-P of class 33: rc %d, stderr %q; want 1, %q", rc, errs, c.statsErr)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ func statsOpt(c *cli, _, long string, a []string) bool {
 		return commonOpt(c, long, a)
 	case "io-class-id":
 		if len(a) > 0 {
-			v, ok := c.validateNum(a[0], "IO class id", 0, maxClassID)
+			v, ok := c.validateNum(a[0], "IO class id", 0, uint64(c.rel.maxClassID()))
 			if !ok {
 				return false
 			}
