@@ -45,7 +45,7 @@ func runAgent(args []string) error {
 	if *nodeName == "" {
 		return fmt.Errorf("--node-name (or $NODE_NAME) is required")
 	}
-	logf.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logf.SetLogger(newLogger(zapOpts))
 	klog.SetLogger(logf.Log)
 	ctx := logf.IntoContext(signals.SetupSignalHandler(), logf.Log.WithName("agent"))
 
