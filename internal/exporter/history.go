@@ -45,17 +45,37 @@ func (h *History) Add(key string, s endurance.Sample) ([]endurance.Sample, bool)
 	if n >= 2 && series[n-1].Time.Sub(series[n-2].Time) < h.Spacing {
 		series = series[:n-1]
 	}
+	if n := len(series); n == cap(series) {
+		size := max(n+1, 2*n)
+		if full := h.full(); full > 0 {
+			size = max(n+1, min(2*n, full))
+		}
+		grown := make([]endurance.Sample, n, size)
+		copy(grown, series)
+		series = grown
+	}
 	series = append(series, s)
 	cut := 0
 	for cut < len(series)-1 && s.Time.Sub(series[cut].Time) > h.MaxAge {
 		cut++
 	}
 	if cut > 0 {
-		// Copy rather than reslice, so the dropped samples' memory is released.
-		series = append([]endurance.Sample(nil), series[cut:]...)
+		// Shift in place: a full series keeps one array, and trimming leaves no garbage.
+		series = series[:copy(series, series[cut:])]
 	}
 	h.series[key] = series
 	return series, true
+}
+
+// full is the most samples a series holds while Add runs: one every Spacing over MaxAge,
+// both ends included, the newest, and the one being added before the oldest is dropped.
+// Series grow to it and no further: append's doubling left a filling series in an array
+// up to twice its length (293 samples in 585), and every trim copied it to a new array.
+func (h *History) full() int {
+	if h.Spacing <= 0 {
+		return 0 // no bound known: Add doubles the array
+	}
+	return int(h.MaxAge/h.Spacing) + 3
 }
 
 // Series returns the device's samples, oldest first; the caller must not modify them.

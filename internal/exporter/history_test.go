@@ -41,6 +41,30 @@ func TestHistoryKeepsBoundedThinnedSeries(t *testing.T) {
 	}
 }
 
+// A full series settles at one array of the size a window needs: no reallocation when the
+// oldest sample goes, and no growth beyond the window.
+func TestHistoryKeepsOneArrayPerDevice(t *testing.T) {
+	h := NewHistory()
+	var array *endurance.Sample
+	moved := 0
+	for i := 0; i < 12*24*12; i++ { // a sample every 5 minutes for 12 days
+		s, _ := h.Add("d", sampleAt(t0.Add(time.Duration(i)*5*time.Minute)))
+		if cap(s) > h.full() {
+			t.Fatalf("sample %d: series of %d samples in an array of %d, want at most %d", i, len(s), cap(s), h.full())
+		}
+		if i < 9*24*12 { // the first 8 days fill the window
+			continue
+		}
+		if array != nil && &s[:1][0] != array {
+			moved++
+		}
+		array = &s[:1][0]
+	}
+	if moved > 0 {
+		t.Errorf("a full series moved to a new array %d times in 3 days, want never", moved)
+	}
+}
+
 func TestHistoryIgnoresEarlySamplesAndTheClockGoingBack(t *testing.T) {
 	h := NewHistory()
 	h.Add("d", sampleAt(t0))
