@@ -1,8 +1,10 @@
 package exporter
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/prism-storage/prism/internal/endurance"
 )
@@ -71,4 +73,61 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		checkDecoded(t, appendRecord([]byte(logMagic), payload))
 	})
+}
+
+// FuzzHistoryAdd feeds Add a sequence of sample times (each byte a step of 0-255 minutes, a
+// step of 0 going back 10 minutes) on two devices and compares every series with a plain
+// re-statement of the rules that builds a fresh slice each time: shifting in place and the
+// bounded growth must change nothing a caller sees.
+func FuzzHistoryAdd(f *testing.F) {
+	f.Add([]byte{5, 5, 30, 1, 255, 255, 255, 0, 7})
+	f.Add(bytes.Repeat([]byte{31}, 600))
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		h := NewHistory()
+		h.MaxAge = 24 * time.Hour // reach the trimming with short inputs
+		want := map[string][]endurance.Sample{}
+		now := t0
+		for i, b := range steps {
+			if b == 0 {
+				now = now.Add(-10 * time.Minute)
+			} else {
+				now = now.Add(time.Duration(b) * time.Minute)
+			}
+			key := []string{"a", "b"}[i%2]
+			s := sampleAt(now)
+			s.HostBytesWritten = uint64(i)
+			got, added := h.Add(key, s)
+			ref, refAdded := referenceAdd(h, want[key], s)
+			want[key] = ref
+			if added != refAdded || !reflect.DeepEqual(got, ref) {
+				t.Fatalf("step %d (%s): Add gave %d samples (added %v), the rules %d (added %v)", i, key, len(got), added, len(ref), refAdded)
+			}
+		}
+		for key, ref := range want {
+			if got := h.Series(key); len(ref) > 0 && !reflect.DeepEqual(got, ref) {
+				t.Fatalf("%s: Series gives %d samples, the rules %d", key, len(got), len(ref))
+			}
+		}
+	})
+}
+
+// referenceAdd is History.Add's rules written plainly, on a copy.
+func referenceAdd(h *History, series []endurance.Sample, s endurance.Sample) ([]endurance.Sample, bool) {
+	s.Time = time.Unix(s.Time.Unix(), 0).UTC()
+	out := append([]endurance.Sample(nil), series...)
+	if n := len(out); n > 0 && s.Time.Sub(out[n-1].Time) < h.MinInterval {
+		return out, false
+	}
+	if n := len(out); n >= 2 && out[n-1].Time.Sub(out[n-2].Time) < h.Spacing {
+		out = out[:n-1]
+	}
+	out = append(out, s)
+	var kept []endurance.Sample
+	for i, old := range out {
+		if i == len(out)-1 || s.Time.Sub(old.Time) <= h.MaxAge {
+			kept = append(kept, out[i:]...)
+			break
+		}
+	}
+	return kept, true
 }
