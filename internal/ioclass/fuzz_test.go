@@ -322,3 +322,29 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseIO checks `ioclass explain --io`'s parser: an error names the key at fault, and
+// an accepted IO written back with String parses to the same IO.
+func FuzzParseIO(f *testing.F) {
+	for _, seed := range []string{"size=4096,dir=write,comm=bstore_kv_sync,lba=123,core=1,pid=42,direct",
+		"size=64KiB,dir=r,metadata=false", "file=a.b,ext=", "ext=x,file=a.b", "directory=/a/../b/,filesize=1M,fileoffset=0",
+		"size=1,size=2", "bogus=1", "core=99999", ",,", "direct=maybe", "size=18446744073709551615G"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		io, err := ParseIO(s)
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "key ") && !strings.HasPrefix(msg, "unknown key ") {
+				t.Fatalf("ParseIO(%q): error %q does not name the key", s, msg)
+			}
+			return
+		}
+		again, err := ParseIO(io.String())
+		if err != nil {
+			t.Fatalf("ParseIO(%q) = %+v, written as %q, which does not parse: %v", s, io, io.String(), err)
+		}
+		if again != io {
+			t.Fatalf("ParseIO(%q) = %+v, written as %q, parses to %+v", s, io, io.String(), again)
+		}
+	})
+}

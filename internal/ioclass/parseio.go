@@ -87,8 +87,8 @@ func (io *IO) set(key, v string, hasValue bool) error {
 			err = fmt.Errorf("invalid file name %q: want a name without /", v)
 		}
 		io.FileName, io.HasFile = v, true
-		if i := strings.LastIndexByte(v, '.'); i >= 0 && io.Extension == "" {
-			io.Extension = v[i+1:]
+		if io.Extension == "" {
+			io.Extension = nameExtension(v)
 		}
 	case "ext":
 		io.Extension, io.HasFile = v, true
@@ -100,6 +100,14 @@ func (io *IO) set(key, v string, hasValue bool) error {
 		io.HasFile = true
 	}
 	return err
+}
+
+// nameExtension is what follows a file name's last dot ("" without one).
+func nameExtension(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
 }
 
 func parseUint(v string) (uint64, error) {
@@ -180,7 +188,8 @@ func (io IO) String() string {
 	}
 	add("directory", io.Dir, io.Dir != "")
 	add("file", io.FileName, io.FileName != "")
-	add("ext", io.Extension, io.Extension != "")
+	// file= derives the extension, so ext= is written whenever it says something else ("ext=").
+	add("ext", io.Extension, io.Extension != nameExtension(io.FileName))
 	add("filesize", strconv.FormatUint(io.FileSize, 10), io.HasFile)
 	add("fileoffset", strconv.FormatUint(io.FileOffset, 10), io.HasFile)
 	return strings.Join(items, ",")
