@@ -11,10 +11,11 @@ ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-manager ./cmd/manager && \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-agent ./cmd/agent
 
-# Host tools the agent runs through its executor: sgdisk, sfdisk, partx, wipefs, smartctl.
+# Host tools the agent runs through its executor: wipefs, blkid, partx (util-linux), sfdisk
+# (fdisk), smartctl. The agent writes its GPTs itself (docs/decisions/0018).
 # casadm is not in any registry: it comes with Open CAS on the host (docs/cache.md).
 FROM debian:12-slim
-RUN apt-get update && apt-get install -y --no-install-recommends gdisk fdisk util-linux smartmontools && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends fdisk util-linux smartmontools && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/prism-manager /out/prism-agent /
 USER 65532:65532
 ENTRYPOINT ["/prism-manager"]

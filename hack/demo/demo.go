@@ -107,7 +107,7 @@ func (d *demo) setUpCaches(ctx context.Context, repo string) error {
 		why = "--loops=false"
 	}
 	if why != "" {
-		say("(no caches and no partitioning: %s. As root with losetup, sgdisk and partx, the fast devices are loop devices the agents partition, and caches run on the casadm emulator.)", why)
+		say("(no caches and no partitioning: %s. As root with losetup, partx, wipefs, blkid and sfdisk, the fast devices are loop devices the agents partition, and caches run on the casadm emulator.)", why)
 		return nil
 	}
 	var err error
@@ -117,7 +117,7 @@ func (d *demo) setUpCaches(ctx context.Context, repo string) error {
 	for _, l := range d.loops {
 		logf("%s/%s is %s (sparse file %s)", l.node, l.name, l.loop, l.file)
 	}
-	say("Each fast device is a sparse file on a real loop device (%d of them): the agents partition them with the real sgdisk and partx.", len(d.loops))
+	say("Each fast device is a sparse file on a real loop device (%d of them): the agents partition them (Prism's own GPT writer, checked by the real sfdisk, blkid and partx).", len(d.loops))
 	emulator, err := buildEmulator(ctx, d.bin, repo)
 	if err != nil {
 		return err

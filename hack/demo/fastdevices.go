@@ -17,7 +17,7 @@ import (
 )
 
 // loopDevice is a simulated node's fast device backed by a real loop device: the agent
-// partitions it with the real sgdisk/partx, so the plan's cache partition really exists.
+// partitions it (its own GPT writer, the real wipefs, blkid and partx), so the plan's cache partition really exists.
 type loopDevice struct {
 	node, name string // simulated node and kernel name in its host root (nvme0n1)
 	root       string // the node's host root
@@ -26,7 +26,7 @@ type loopDevice struct {
 }
 
 // loopTools are what attaching and partitioning a loop device needs on this machine.
-var loopTools = []string{"losetup", "partx", "sgdisk", "sfdisk"}
+var loopTools = []string{"losetup", "partx", "wipefs", "blkid", "sfdisk"}
 
 // canUseLoops says why this machine cannot back fast devices with loop devices ("" if it can).
 func canUseLoops() string {

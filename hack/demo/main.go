@@ -10,7 +10,7 @@
 //     log pages), a workload that advances the drives' write counters, and 8 days of past wear
 //     samples in each agent's history (workload.go, history.go);
 //   - real devices standing in for simulated ones: as root, each fast device is a sparse file
-//     on a loop device, so the agent's sgdisk and partx really partition it;
+//     on a loop device, so the agent really partitions it (its GPT writer, wipefs, blkid, partx);
 //   - emulated: the caches run on the casadm EMULATOR (cmd/casadm-emulator), not Open CAS,
 //     and their IO is emulated too (caches.go).
 package main
@@ -57,7 +57,7 @@ func (d *demo) run(ctx context.Context) error {
 	if d.checkPanels {
 		// The check needs the caches and Prometheus: say so now, not after a minute.
 		if why := canUseLoops(); why != "" || !d.useLoops {
-			return fmt.Errorf("--check-panels needs the caches, so root with losetup, sgdisk and partx and --loops (%s): the cache panels would have no data", cmpOr(why, "--loops=false"))
+			return fmt.Errorf("--check-panels needs the caches, so root with losetup, partx, wipefs, blkid and sfdisk and --loops (%s): the cache panels would have no data", cmpOr(why, "--loops=false"))
 		}
 		if _, err := exec.LookPath("prometheus"); err != nil {
 			return fmt.Errorf("--check-panels needs Prometheus (apt-get install prometheus)")

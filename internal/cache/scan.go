@@ -22,28 +22,8 @@ func ScanPartition(hostRoot, partition string) ([]prismv1.DeviceSignature, error
 	}
 	out := []prismv1.DeviceSignature{}
 	for _, s := range sigs {
-		out = append(out, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
+		out = append(out, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
 	}
 	return out, nil
 }
 
-// apiKind maps the detector's kinds to the API's (as the inventory does).
-func apiKind(k signature.Kind) prismv1.SignatureKind {
-	switch k {
-	case signature.PartitionTable:
-		return prismv1.SignaturePartitionTable
-	case signature.Filesystem:
-		return prismv1.SignatureFilesystem
-	case signature.LVM:
-		return prismv1.SignatureLVM
-	case signature.CephBlueStore:
-		return prismv1.SignatureCephBlueStore
-	case signature.OpenCAS:
-		return prismv1.SignatureOpenCAS
-	case signature.Swap:
-		return prismv1.SignatureSwap
-	case signature.RAID:
-		return prismv1.SignatureRAID
-	}
-	return prismv1.SignatureOther
-}

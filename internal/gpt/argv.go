@@ -18,72 +18,15 @@ type NewPartition struct {
 	TypeGUID string
 }
 
-// CreatePartitionArgv is
-//
-//	sgdisk --new=N:START:END --change-name=N:NAME --typecode=N:GUID <dev>
-//
-// with START and END (inclusive) in sectors of sectorSize. sgdisk writes the table once, at the
-// end, so the partition appears with its name and type or not at all. sgdisk keeps a start
-// that is already aligned (every Prism start is a whole MiB), on 512 and 4096 byte sectors.
-func CreatePartitionArgv(dev string, sectorSize int64, p NewPartition) ([]string, error) {
+// WipeSignaturesArgv is `wipefs --all --force <dev>`: every signature libblkid knows
+// (filesystems, LVM, RAID, crypt, partition tables), for a device a policy lets Prism wipe.
+// --force: Prism holds the device open exclusively while it runs, so wipefs's own exclusive
+// open would fail; Prism's hold is the same guarantee (nothing mounts or claims it meanwhile).
+func WipeSignaturesArgv(dev string) ([]string, error) {
 	if err := checkDevice(dev); err != nil {
 		return nil, err
 	}
-	if err := checkSectorSize(sectorSize); err != nil {
-		return nil, err
-	}
-	if p.Number < 1 || p.Number > MaxPartitionNumber {
-		return nil, fmt.Errorf("partition number %d: want 1 to %d", p.Number, MaxPartitionNumber)
-	}
-	if p.StartBytes <= 0 || p.SizeBytes <= 0 || p.SizeBytes > (1<<62)-p.StartBytes {
-		return nil, fmt.Errorf("partition %d: start %d and size %d bytes are not a byte range", p.Number, p.StartBytes, p.SizeBytes)
-	}
-	if p.StartBytes%sectorSize != 0 || p.SizeBytes%sectorSize != 0 {
-		return nil, fmt.Errorf("partition %d: start %d and size %d bytes are not whole %d-byte sectors", p.Number, p.StartBytes, p.SizeBytes, sectorSize)
-	}
-	if err := checkName(p.Name); err != nil {
-		return nil, fmt.Errorf("partition %d: %w", p.Number, err)
-	}
-	if !isGUID(p.TypeGUID) {
-		return nil, fmt.Errorf("partition %d: type %q is not a GUID", p.Number, p.TypeGUID)
-	}
-	n := strconv.Itoa(p.Number)
-	start := p.StartBytes / sectorSize
-	end := (p.StartBytes+p.SizeBytes)/sectorSize - 1
-	return []string{
-		"sgdisk",
-		"--new=" + n + ":" + strconv.FormatInt(start, 10) + ":" + strconv.FormatInt(end, 10),
-		"--change-name=" + n + ":" + p.Name,
-		"--typecode=" + n + ":" + p.TypeGUID,
-		dev,
-	}, nil
-}
-
-// CreateTableArgv is `sgdisk --clear <dev>`: a fresh, empty GPT. sgdisk --clear destroys any
-// table present, so it is refused unless current (the device's table as read) is empty.
-func CreateTableArgv(dev string, current Table) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
-		return nil, err
-	}
-	if current.HasTable() {
-		return nil, fmt.Errorf("%s already has a %s partition table with %d partitions: not replacing it", dev, current.Label, len(current.Partitions))
-	}
-	return []string{"sgdisk", "--clear", dev}, nil
-}
-
-// WipeArgvs wipes a device the policy allows Prism to wipe, in order:
-//
-//	wipefs --all <dev>      every signature libblkid knows (filesystems, LVM, RAID, partition tables)
-//	sgdisk --zap-all <dev>  both GPT headers and entry arrays and the protective MBR
-//
-// wipefs runs first because it opens the device exclusively and so fails (EBUSY) when the
-// device or any of its partitions is mounted or held, before anything is destroyed; sgdisk
-// --zap-all does not check.
-func WipeArgvs(dev string) ([][]string, error) {
-	if err := checkDevice(dev); err != nil {
-		return nil, err
-	}
-	return [][]string{{"wipefs", "--all", dev}, {"sgdisk", "--zap-all", dev}}, nil
+	return []string{"wipefs", "--all", "--force", dev}, nil
 }
 
 // RereadArgv is `partx --update --nr 1:<maxNumber> <dev>`: the kernel learns the partitions

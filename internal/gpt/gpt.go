@@ -1,9 +1,12 @@
-// Package gpt puts the host's partitioning tools behind one small package, in the style of
-// TopoLVM's lvmd/command: sfdisk reads a table as JSON, sgdisk writes GPT partitions, wipefs
-// and sgdisk wipe a granted device, partx tells the kernel, udevadm waits for the links.
+// Package gpt is Prism's GPT: a pure encoder and reader of the table Prism writes itself
+// (Layout, ReadDisk; decision 0018), and the host's partitioning tools behind one small
+// package, in the style of TopoLVM's lvmd/command: sfdisk reads a table as JSON (the
+// independent check of what Prism wrote), wipefs wipes a granted device, partx tells the
+// kernel, udevadm waits for the links.
 //
-// Everything here only builds argv slices and parses output, except ReadTable, which runs
-// sfdisk through an injected hostexec.Executor. Nothing runs a shell.
+// The tools' part only builds argv slices and parses output, except ReadTable, which runs
+// sfdisk through an injected hostexec.Executor. Nothing runs a shell; nothing here opens a
+// device for writing.
 package gpt
 
 import (
@@ -26,10 +29,10 @@ const (
 	LabelDOS = "dos"
 )
 
-// gptEntriesBytes is the partition entry array sgdisk --clear writes: 128 entries of 128 bytes.
+// gptEntriesBytes is the partition entry array Prism (and sgdisk --clear) writes: 128 entries of 128 bytes.
 const gptEntriesBytes = 128 * 128
 
-// MaxPartitionNumber is the highest partition number a table from sgdisk --clear holds.
+// MaxPartitionNumber is the highest partition number a table of 128 entries holds.
 const MaxPartitionNumber = 128
 
 // Table is a device's partition table as sfdisk reports it. The zero Table (Label "") is a
@@ -79,23 +82,6 @@ func (p Partition) EndBytes() int64 { return p.StartBytes + p.SizeBytes }
 
 func (p Partition) String() string {
 	return fmt.Sprintf("partition %d %q (start %s, size %s, type %s)", p.Number, p.Name, FormatBytes(p.StartBytes), FormatBytes(p.SizeBytes), p.TypeGUID)
-}
-
-// EmptyGeometry returns the first and last usable sectors of the GPT that sgdisk --clear
-// writes on a device of sizeBytes with the given sector size: the protective MBR, the header
-// and 128 entries at the front, the same entries and the backup header at the end.
-func EmptyGeometry(sizeBytes, sectorSize int64) (firstLBA, lastLBA int64, err error) {
-	if err := checkSectorSize(sectorSize); err != nil {
-		return 0, 0, err
-	}
-	entries := (gptEntriesBytes + sectorSize - 1) / sectorSize
-	sectors := sizeBytes / sectorSize
-	firstLBA = 2 + entries
-	lastLBA = sectors - 2 - entries
-	if sizeBytes < 0 || lastLBA < firstLBA {
-		return 0, 0, fmt.Errorf("a device of %d bytes is too small for a GPT", sizeBytes)
-	}
-	return firstLBA, lastLBA, nil
 }
 
 func checkSectorSize(ss int64) error {

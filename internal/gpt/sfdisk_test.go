@@ -98,11 +98,11 @@ func TestParseSfdiskJSONRealCaptures(t *testing.T) {
 			if g := withoutUUIDs(got); !reflect.DeepEqual(g, withoutUUIDs(tc.want)) {
 				t.Errorf("got  %+v\nwant %+v", g, tc.want)
 			}
-			// What sgdisk --clear makes is what EmptyGeometry predicts.
+			// What sgdisk --clear makes has the usable sectors of Prism's own Layout.
 			if got.Label == LabelGPT {
-				first, last, err := EmptyGeometry(12*gib, got.SectorSize)
-				if err != nil || first != got.FirstLBA || last != got.LastLBA {
-					t.Errorf("EmptyGeometry(12 GiB, %d) = %d, %d, %v; sfdisk says %d, %d", got.SectorSize, first, last, err, got.FirstLBA, got.LastLBA)
+				l := Layout{SectorSize: got.SectorSize, Sectors: 12 * gib / got.SectorSize}
+				if l.FirstUsable() != got.FirstLBA || l.LastUsable() != got.LastLBA {
+					t.Errorf("Layout(12 GiB, %d) usable %d-%d; sfdisk says %d-%d", got.SectorSize, l.FirstUsable(), l.LastUsable(), got.FirstLBA, got.LastLBA)
 				}
 			}
 		})
@@ -210,25 +210,6 @@ func TestReadTable(t *testing.T) {
 	tab, err = ReadTable(ctx, &fakeExec{out: readFixture(t, "prism-full.json")}, "/dev/loop8")
 	if err != nil || len(tab.Partitions) != 4 {
 		t.Fatalf("prism-full: %+v, %v", tab, err)
-	}
-}
-
-func TestEmptyGeometry(t *testing.T) {
-	for _, tc := range []struct {
-		size, ss, first, last int64
-		err                   bool
-	}{
-		{12 * gib, 512, 34, 12*gib/512 - 34, false},
-		{12 * gib, 4096, 6, 12*gib/4096 - 6, false},
-		{12*gib + 100, 512, 34, 12*gib/512 - 34, false}, // a partial last sector is not usable
-		{16 * 1024, 512, 0, 0, true},
-		{-1, 512, 0, 0, true},
-		{12 * gib, 1000, 0, 0, true},
-	} {
-		first, last, err := EmptyGeometry(tc.size, tc.ss)
-		if (err != nil) != tc.err || first != tc.first || last != tc.last {
-			t.Errorf("EmptyGeometry(%d, %d) = %d, %d, %v; want %d, %d, error %t", tc.size, tc.ss, first, last, err, tc.first, tc.last, tc.err)
-		}
 	}
 }
 

@@ -146,7 +146,7 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		problems = append(problems, fmt.Sprintf("reading signatures of %s: %v", d.Path, sigs.err))
 	}
 	for _, s := range sigs.found {
-		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
+		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
 	}
 
 	entry, known := opts.DB.Lookup(d.Model, uint64(max(d.SizeBytes, 0)))
@@ -197,25 +197,6 @@ func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d
 		d.InternalWriteUnitSource = "nvme-npwg"
 	}
 	return warnings
-}
-
-// signatureKinds maps the detector's kinds to the API's.
-var signatureKinds = map[signature.Kind]prismv1.SignatureKind{
-	signature.PartitionTable: prismv1.SignaturePartitionTable,
-	signature.Filesystem:     prismv1.SignatureFilesystem,
-	signature.LVM:            prismv1.SignatureLVM,
-	signature.CephBlueStore:  prismv1.SignatureCephBlueStore,
-	signature.OpenCAS:        prismv1.SignatureOpenCAS,
-	signature.Swap:           prismv1.SignatureSwap,
-	signature.RAID:           prismv1.SignatureRAID,
-	signature.Other:          prismv1.SignatureOther,
-}
-
-func apiKind(k signature.Kind) prismv1.SignatureKind {
-	if a, ok := signatureKinds[k]; ok {
-		return a
-	}
-	return prismv1.SignatureOther
 }
 
 func ratedEndurance(e drivedb.Entry) *prismv1.RatedEndurance {

@@ -42,7 +42,7 @@ func TestTakeOrderWithConcurrentReads(t *testing.T) {
 		}
 		d := prismv1.Device{Name: disk.Name}
 		for _, s := range sigs {
-			d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
+			d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
 		}
 		want = append(want, d)
 	}

@@ -1,25 +1,31 @@
 // Package provision carries out a node plan's GPT layout on the fast devices: a pure decision
-// (Decide) from the plan, the partition table as read and the inventory's record of the
-// device, and a thin runner (Reconcile) that reads, decides, runs the steps through the host
-// executor and checks the result.
+// (Decide) from the plan and a fresh Observation of the device, and a runner (Reconcile) that
+// observes, decides, holds the device exclusively while it writes, and checks the result.
 //
-// Safety rules, all enforced by Decide:
-//   - Prism writes only to a device that is empty (no partition table, no signature, no
-//     holders, no kernel partitions) or that holds a GPT whose every partition is a Prism
-//     partition exactly as planned; then it only adds the missing partitions.
-//   - Anything else is refused with what is in the way, unless the plan's allowWipe lists the
-//     device; a device with holders (in use) is never touched, and a device that already
-//     carries partitions of this plan is never wiped (they may hold OSD metadata).
+// Safety rules, all enforced by Decide (decision 0018):
+//   - Prism writes only to a device proven empty: libblkid (wipefs, blkid) and Prism's own
+//     detector find nothing, nothing is mounted on it or stacked on it, and every byte Prism
+//     would overwrite is zero, or belongs to a GPT of Prism's own (its disk GUID, or a complete
+//     table of nothing but Prism partitions). Then it writes the planned table, keeping every
+//     partition that exists.
+//   - A partition Prism creates must be empty too (probes find nothing; its first and last MiB
+//     are zero); one that is not is refused alone, unless the device is in allowWipe.
+//   - An existing Prism partition is Ready only when it holds nothing, or what Prism's OSD or
+//     cache puts there; anything else refuses it, and a device with such a partition is not
+//     extended.
+//   - Anything else is refused with what was found and where, unless the plan's allowWipe lists
+//     the device; a device with holders, mounts or read-only is never written, and a device
+//     that carries partitions of this plan is never wiped (they may hold OSD metadata).
 //   - No partition that exists is ever deleted, moved or resized.
-//   - Every step is safe to repeat from the state a crash after any earlier step leaves:
-//     Decide, run on that state, continues where the last run stopped.
+//   - Every write is safe to repeat from the state a crash at any byte of an earlier one left:
+//     Decide, run on that state, recognises Prism's half-written table and writes it whole.
 package provision
 
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -33,83 +39,10 @@ const PrismLabelPrefix = "prism-"
 // MaxMessageLength is the API's limit on a partition status message.
 const MaxMessageLength = 1024
 
-// StepKind names what a step does to the device.
-type StepKind string
-
-// Step kinds, in the order they run.
-const (
-	// StepWipeSignatures: wipefs --all (granted devices only).
-	StepWipeSignatures StepKind = "WipeSignatures"
-	// StepZapGPT: sgdisk --zap-all (granted devices only).
-	StepZapGPT StepKind = "ZapGPT"
-	// StepForgetPartitions: partx --delete, so the kernel drops the wiped device's partitions.
-	StepForgetPartitions StepKind = "ForgetPartitions"
-	// StepCreateTable: sgdisk --clear on a device without a partition table.
-	StepCreateTable StepKind = "CreateTable"
-	// StepCreatePartition: sgdisk --new/--change-name/--typecode for one planned partition.
-	StepCreatePartition StepKind = "CreatePartition"
-	// StepReread: partx --update, so the kernel sees the partitions.
-	StepReread StepKind = "RereadPartitions"
-	// StepSettle: udevadm settle, so the -partN links exist. Optional: it changes nothing.
-	StepSettle StepKind = "SettleUdev"
-)
-
-// Step is one host command of a Decision. Argv renders it for a device path, so a decision
-// made from the inventory's /dev/nvme0n1 runs on /host/dev/nvme0n1 in the agent's container.
-type Step struct {
-	Kind StepKind
-	// Partition is what a CreatePartition step creates.
-	Partition gpt.NewPartition
-	// SectorSize converts Partition's bytes to sectors.
-	SectorSize int64
-	// MaxNumber is the upper bound of ForgetPartitions and Reread.
-	MaxNumber int
-}
-
-// Argv is the step's command line for the device at dev. It is nil only for a step Decide
-// would not have produced (Decide validates every step with the inventory's device path).
-func (s Step) Argv(dev string) []string {
-	var argv []string
-	var err error
-	switch s.Kind {
-	case StepWipeSignatures, StepZapGPT:
-		var wipe [][]string
-		if wipe, err = gpt.WipeArgvs(dev); err == nil {
-			argv = wipe[0]
-			if s.Kind == StepZapGPT {
-				argv = wipe[1]
-			}
-		}
-	case StepForgetPartitions:
-		argv, err = gpt.ForgetPartitionsArgv(dev, s.MaxNumber)
-	case StepCreateTable:
-		argv, err = gpt.CreateTableArgv(dev, gpt.Table{})
-	case StepCreatePartition:
-		argv, err = gpt.CreatePartitionArgv(dev, s.SectorSize, s.Partition)
-	case StepReread:
-		argv, err = gpt.RereadArgv(dev, s.MaxNumber)
-	case StepSettle:
-		argv = gpt.SettleArgv()
-	}
-	if err != nil {
-		return nil
-	}
-	return argv
-}
-
-// Mutates reports whether the step changes the device or the kernel's view of it.
-func (s Step) Mutates() bool { return s.Kind != StepSettle }
-
-// Optional steps may fail without failing the device (udevadm may be absent).
-func (s Step) Optional() bool { return s.Kind == StepSettle }
-
-// String is the step with its command, for messages.
-func (s Step) String() string {
-	if s.Kind == StepCreatePartition {
-		return fmt.Sprintf("%s %d (%s)", s.Kind, s.Partition.Number, s.Partition.Name)
-	}
-	return string(s.Kind)
-}
+// ClearSpan is how much of a partition's head and tail must be zero before Prism creates it
+// (and is zeroed on a granted device): GPT, LVM, MD, LUKS, most filesystems and BlueStore's
+// first label live in the first MiB; MD 0.90/1.0 and some backup superblocks in the last.
+const ClearSpan = int64(1) << 20
 
 // Want is one partition a fast device plan asks for, with the type Prism gives it.
 type Want struct {
@@ -131,28 +64,36 @@ func Wanted(p prismv1.FastDevicePlan) []Want {
 	return ws
 }
 
+// DiskGUID is the disk GUID Prism gives the GPT it writes on the device with this stable path.
+func DiskGUID(stablePath string) string { return gpt.DerivedGUID("disk", stablePath) }
+
+// ownEntry reports whether a GPT entry is one Prism writes: a Prism label and a Prism type.
+func ownEntry(e gpt.Entry) bool {
+	return strings.HasPrefix(e.Name, PrismLabelPrefix) &&
+		(e.TypeGUID == gpt.CephBlockDBTypeGUID || e.TypeGUID == gpt.LinuxFilesystemTypeGUID)
+}
+
 // Decision is what to do on one fast device.
 type Decision struct {
 	// Device is the fast device's stable path.
 	Device string
 	// Steps run in order; empty when nothing is to be done or the device is refused.
 	Steps []Step
-	// Refused says why Prism will not create the missing partitions; empty when it will.
+	// Refused says why Prism will not write the device; empty when it will.
 	Refused string
 	// Wipe is true when the steps start by wiping the device (allowWipe granted).
 	Wipe bool
 	// Partitions is each planned partition's state if no step runs: Ready (exists as
-	// planned and the kernel sees it), Pending (a step will make it), Refused.
+	// planned, holds what Prism expects, and the kernel sees it), Pending (a step will make
+	// it), Refused.
 	Partitions []prismv1.PartitionStatus
 }
 
-// Decide compares a fast device plan with the device's partition table (as sfdisk read it)
-// and its inventory record, and returns the steps that realise the plan or a refusal. Pure.
-//
-// dev.Signatures are whole-device signatures; dev.Partitions are the partitions the kernel
-// lists for the device (kernel names, e.g. nvme0n1p1); dev.Holders are devices stacked on it.
-// wipeAllowed is true when the plan's allowWipe lists the device.
-func Decide(fd prismv1.FastDevicePlan, table gpt.Table, dev prismv1.Device, wipeAllowed bool) Decision {
+// Decide compares a fast device plan with a fresh observation of the device and returns the
+// steps that realise the plan, or a refusal. wipeAllowed is true when the plan's allowWipe
+// lists the device. Pure.
+func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decision {
+	dev := obs.Device
 	wants := Wanted(fd)
 	d := Decision{Device: fd.StablePath}
 	status := make([]prismv1.PartitionStatus, len(wants))
@@ -177,40 +118,46 @@ func Decide(fd prismv1.FastDevicePlan, table gpt.Table, dev prismv1.Device, wipe
 	if dev.Path == "" || dev.Name == "" {
 		return refuseAll(fmt.Sprintf("the inventory gives no kernel name and path for %s", fd.StablePath))
 	}
-	ss := table.SectorSize
-	if !table.HasTable() {
-		ss = int64(dev.LogicalBlockSizeBytes)
-	}
-	if ss == 0 {
-		return refuseAll(fmt.Sprintf("%s: the logical sector size is unknown", dev.Path))
-	}
-	if table.HasTable() && dev.LogicalBlockSizeBytes != 0 && int64(dev.LogicalBlockSizeBytes) != table.SectorSize {
-		return refuseAll(fmt.Sprintf("%s: sfdisk used %d-byte sectors but the kernel reports %d", dev.Path, table.SectorSize, dev.LogicalBlockSizeBytes))
+	ss := obs.Disk.SectorSize
+	if ss == 0 || int64(dev.LogicalBlockSizeBytes) != ss {
+		return refuseAll(fmt.Sprintf("%s: the table was read with %d-byte sectors but the kernel reports %d", dev.Path, ss, dev.LogicalBlockSizeBytes))
 	}
 
+	table := obs.Disk.Table()
+	foreignGPT := obs.Disk.Foreign(DiskGUID(fd.StablePath), ownEntry)
 	kernel, unknownKernel := kernelNumbers(dev)
 	planned := map[int]bool{}
 	for _, w := range wants {
 		planned[int(w.Number)] = true
 	}
 
-	// Each planned partition: as planned (ready, or waiting for the kernel), in the way, or missing.
+	// Each planned partition: as planned (ready, or waiting for the kernel or a repair), in
+	// the way, or missing; and what its byte range holds.
 	var blockers, missing []int
-	var inWay []string
+	var inWay, foreignInside []string
 	asPlanned := map[int]bool{}
-	needReread := false
+	dirty := map[int]string{} // missing partitions whose range is not empty
 	for i, w := range wants {
 		n := int(w.Number)
 		p, ok := table.Partition(n)
+		content := obs.Content[n]
 		switch {
 		case !ok:
 			missing = append(missing, i)
+			if !content.Empty() {
+				dirty[n] = fmt.Sprintf("the range of partition %d (%q at %s) is not empty: it holds %s", n, w.Label, gpt.FormatBytes(w.StartBytes), content)
+			}
 		case matches(w, p):
 			asPlanned[n] = true
-			if kernel[n] {
-				status[i].State = prismv1.PartitionReady
-			} else {
-				needReread = true
+			if f := foreignContent(w, content); len(f) > 0 {
+				msg := fmt.Sprintf("partition %d (%q) holds %s, which Prism's %s would not have put there", n, w.Label, strings.Join(f, ", "), role(w))
+				foreignInside = append(foreignInside, msg)
+				status[i].State, status[i].Message = prismv1.PartitionRefused, truncate(msg+"; Prism leaves it alone (remove it by hand if it is not wanted)")
+			}
+			if hs := obs.PartitionHolders[n]; len(hs) > 0 && len(content.Found) == 0 {
+				msg := fmt.Sprintf("partition %d (%q) is held by %s but holds nothing Prism's %s would write", n, w.Label, strings.Join(hs, ", "), role(w))
+				foreignInside = append(foreignInside, msg)
+				status[i].State, status[i].Message = prismv1.PartitionRefused, truncate(msg)
 			}
 		default:
 			blockers = append(blockers, i)
@@ -231,17 +178,25 @@ func Decide(fd prismv1.FastDevicePlan, table gpt.Table, dev prismv1.Device, wipe
 			inWay = append(inWay, fmt.Sprintf("foreign %s", p))
 		}
 	}
-	if table.HasTable() && table.Label != gpt.LabelGPT {
-		inWay = append(inWay, fmt.Sprintf("a %s partition table", table.Label))
+	inWay = append(inWay, foreignGPT...)
+	// GPT structures are judged above, from Prism's own reading of them; the probes' names
+	// for them (gpt, PMBR) add nothing but noise.
+	_, anyCopy := obs.Disk.Best()
+	gptJudged := anyCopy || len(foreignGPT) == 0 && !obs.Disk.Blank()
+	for _, s := range obs.Probe {
+		if gptJudged && (s.Type == gpt.LabelGPT || s.Type == "PMBR") {
+			continue
+		}
+		inWay = append(inWay, fmt.Sprintf("%s (libblkid)", s))
 	}
 	for _, s := range dev.Signatures {
-		if table.Label == gpt.LabelGPT && s.Kind == prismv1.SignaturePartitionTable && s.Name == gpt.LabelGPT {
-			continue // the GPT's own headers
+		if gptJudged && s.Kind == prismv1.SignaturePartitionTable && (s.Name == gpt.LabelGPT || s.Name == "PMBR") {
+			continue
 		}
 		if insideAsPlanned(s.OffsetBytes, wants, asPlanned) {
-			continue // the content of a Prism partition (a BlueStore DB label), not of the device
+			continue // the content of a Prism partition, checked above
 		}
-		inWay = append(inWay, fmt.Sprintf("signature %s (%s) at offset %d", s.Name, s.Kind, s.OffsetBytes))
+		inWay = append(inWay, fmt.Sprintf("%s (%s) at byte %d (Prism's detector)", s.Name, s.Kind, s.OffsetBytes))
 	}
 	for _, n := range sortedKeys(kernel) {
 		if _, ok := table.Partition(n); !ok {
@@ -252,101 +207,188 @@ func Decide(fd prismv1.FastDevicePlan, table gpt.Table, dev prismv1.Device, wipe
 		inWay = append(inWay, fmt.Sprintf("the kernel lists partition %s", name))
 	}
 
-	if len(missing) == 0 && len(blockers) == 0 && !needReread {
-		return d // everything exists as planned
+	// What is to be done, if Prism may: partitions to create, a table to write or repair,
+	// the kernel to tell.
+	creatable := slices.DeleteFunc(slices.Clone(missing), func(i int) bool { return dirty[int(wants[i].Number)] != "" && !wipeAllowed })
+	repair := !obs.Disk.Blank() && !obs.Disk.Complete()
+	needReread := false
+	for n := range asPlanned {
+		if !kernel[n] {
+			needReread = true
+		}
+	}
+	for i, w := range wants {
+		n := int(w.Number)
+		switch {
+		case asPlanned[n] && kernel[n] && obs.Disk.Complete() && status[i].State == "":
+			// Ready whatever else is found on the device: it holds what Prism expects, and
+			// what is in the way only stops Prism from writing.
+			status[i].State = prismv1.PartitionReady
+		}
+	}
+	refuseDirty := func() {
+		for i, w := range wants {
+			if msg := dirty[int(w.Number)]; msg != "" && !wipeAllowed {
+				status[i].State, status[i].Message = prismv1.PartitionRefused, truncate(msg+"; Prism creates a partition only over zeros (clear the range, or list the device in the policy's allowWipe)")
+			}
+		}
+	}
+	if len(creatable) == 0 && len(blockers) == 0 && !repair && !needReread && len(inWay) == 0 {
+		refuseDirty()
+		return d
 	}
 
 	// Something must be done. First what no grant overrides.
-	var hard string
-	switch {
-	case len(dev.Holders) > 0:
-		hard = fmt.Sprintf("%s is in use by %s", dev.Path, strings.Join(dev.Holders, ", "))
-	case dev.ReadOnly:
-		hard = fmt.Sprintf("the kernel marks %s read-only", dev.Path)
-	}
-	wipe := false
 	var refusal string
 	switch {
-	case hard != "":
-		refusal = hard
+	case len(dev.Holders) > 0:
+		refusal = fmt.Sprintf("%s is in use by %s", dev.Path, strings.Join(dev.Holders, ", "))
+	case len(obs.Mounts) > 0:
+		refusal = fmt.Sprintf("%s is mounted: %s", dev.Path, strings.Join(obs.Mounts, "; "))
+	case dev.ReadOnly:
+		refusal = fmt.Sprintf("the kernel marks %s read-only", dev.Path)
+	case len(inWay) > 0 && len(heldPartitions(obs.PartitionHolders)) > 0:
+		refusal = fmt.Sprintf("%s has partitions in use (%s) and holds what Prism did not create: %s", dev.Path, strings.Join(heldPartitions(obs.PartitionHolders), "; "), strings.Join(inWay, "; "))
+	case len(foreignInside) > 0:
+		refusal = fmt.Sprintf("%s is not extended or repaired while a Prism partition holds foreign data: %s", dev.Path, strings.Join(foreignInside, "; "))
 	case len(inWay) > 0 && !wipeAllowed:
-		refusal = fmt.Sprintf("%s holds what Prism did not create: %s; Prism only partitions an empty device or adds to its own layout (list the device in the policy's allowWipe to have it wiped)",
+		refusal = fmt.Sprintf("%s holds what Prism did not create, and Prism only writes a device proven empty or its own table (list the device in the policy's allowWipe to have it wiped): %s",
 			dev.Path, strings.Join(inWay, "; "))
 	case len(inWay) > 0 && len(asPlanned) > 0:
 		refusal = fmt.Sprintf("%s is in allowWipe but already carries partitions %s of this plan, which may hold OSD metadata, so Prism does not wipe it; in the way: %s",
 			dev.Path, joinInts(sortedKeys(asPlanned)), strings.Join(inWay, "; "))
-	case len(inWay) > 0:
-		wipe = true
 	}
 	if refusal != "" {
 		d.Refused = truncate(refusal)
 		for i := range status {
-			if status[i].State != prismv1.PartitionReady {
+			if status[i].State != prismv1.PartitionReady && !strings.HasPrefix(status[i].Message, "partition ") {
 				status[i].State, status[i].Message = prismv1.PartitionRefused, d.Refused
 			}
 		}
 		return d
 	}
+	wipe := len(inWay) > 0
+	refuseDirty()
 
-	// The steps. On a wiped device every planned partition is created on a fresh table.
-	first, last := table.FirstLBA, table.LastLBA
-	if wipe || !table.HasTable() {
-		var err error
-		if first, last, err = gpt.EmptyGeometry(dev.SizeBytes, ss); err != nil {
-			return refuseAll(fmt.Sprintf("%s: %v", dev.Path, err))
-		}
+	// The steps. A wiped device gets every planned partition on a fresh table.
+	layout := gpt.Layout{SectorSize: ss, Sectors: dev.SizeBytes / ss, DiskGUID: DiskGUID(fd.StablePath)}
+	if best, ok := obs.Disk.Best(); ok && !wipe {
+		layout.DiskGUID = best.DiskGUID
+		layout.Entries = slices.Clone(best.Entries)
 	}
-	create := missing
+	var zero []Region
 	if wipe {
-		create = make([]int, len(wants))
+		creatable = creatable[:0]
 		for i := range wants {
-			create[i] = i
+			creatable = append(creatable, i)
 		}
 		d.Wipe = true
-		d.Steps = append(d.Steps, Step{Kind: StepWipeSignatures}, Step{Kind: StepZapGPT})
-		// partx --update never removes a partition that left the table, so the kernel's
-		// partitions of the wiped layout are dropped explicitly: every number a GPT holds,
-		// and any higher one the kernel lists. (partx exits 1 when there are none.)
 		if len(kernel) > 0 || len(unknownKernel) > 0 {
+			// partx --update never removes a partition that left the table, so the kernel's
+			// partitions of the wiped layout are dropped first, before the table they came
+			// from is gone. (partx exits 1 when there are none.)
 			d.Steps = append(d.Steps, Step{Kind: StepForgetPartitions, MaxNumber: max(maxKey(kernel), gpt.MaxPartitionNumber)})
 		}
+		if len(obs.Probe) > 0 {
+			d.Steps = append(d.Steps, Step{Kind: StepWipeSignatures})
+		}
+		regions := []Region{
+			{What: "the GPT area at the start", Offset: 0, Bytes: layout.FirstUsable() * ss},
+			{What: "the GPT area at the end", Offset: (layout.LastUsable() + 1) * ss, Bytes: (layout.Sectors - layout.LastUsable() - 1) * ss},
+		}
+		for _, s := range dev.Signatures {
+			// What Prism's detector found that wipefs may not know (a BlueStore label replica).
+			off := s.OffsetBytes &^ 4095
+			if off+4096 <= dev.SizeBytes {
+				regions = append(regions, Region{What: s.Name + " found by Prism's detector", Offset: off, Bytes: 4096})
+			}
+		}
+		zero = regions
 	}
-	if wipe || !table.HasTable() {
-		d.Steps = append(d.Steps, Step{Kind: StepCreateTable})
+	for _, i := range creatable {
+		w := wants[i]
+		first, last := w.StartBytes/ss, (w.StartBytes+w.SizeBytes)/ss-1
+		if w.StartBytes%ss != 0 || w.SizeBytes%ss != 0 || first < layout.FirstUsable() || last > layout.LastUsable() {
+			return refuseAll(fmt.Sprintf("partition %d (%q at %s, size %s) does not fit %s: usable %d-byte sectors are %d to %d",
+				w.Number, w.Label, gpt.FormatBytes(w.StartBytes), gpt.FormatBytes(w.SizeBytes), dev.Path, ss, layout.FirstUsable(), layout.LastUsable()))
+		}
+		if wipe || dirty[int(w.Number)] != "" {
+			zero = append(zero, clearRegions(w, obs.Content[int(w.Number)].At)...)
+		}
+		layout.Entries = append(layout.Entries, gpt.Entry{Number: int(w.Number), TypeGUID: w.TypeGUID,
+			UUID: gpt.DerivedGUID("partition", layout.DiskGUID, fmt.Sprint(w.Number)), FirstLBA: first, LastLBA: last, Name: w.Label})
+		status[i].State, status[i].Message = prismv1.PartitionPending, fmt.Sprintf("to be created: sectors %d-%d, name %q, type %s", first, last, w.Label, w.TypeGUID)
+	}
+	if len(zero) > 0 {
+		d.Steps = append(d.Steps, Step{Kind: StepZeroRegions, Regions: zero})
+	}
+	slices.SortFunc(layout.Entries, func(a, b gpt.Entry) int { return cmp.Compare(a.Number, b.Number) })
+	if len(creatable) > 0 || repair || obs.Disk.Blank() {
+		if err := layout.Check(); err != nil {
+			return refuseAll(fmt.Sprintf("%s: the planned table is not valid: %v", dev.Path, err))
+		}
+		d.Steps = append(d.Steps, Step{Kind: StepWriteTable, Table: layout})
 	}
 	maxNumber := 0
 	for _, w := range wants {
 		maxNumber = max(maxNumber, int(w.Number))
 	}
-	for _, i := range create {
-		w := wants[i]
-		startLBA, endLBA := w.StartBytes/ss, (w.StartBytes+w.SizeBytes)/ss-1
-		if w.StartBytes%ss != 0 || w.SizeBytes%ss != 0 || startLBA < first || endLBA > last {
-			return refuseAll(fmt.Sprintf("partition %d (%q at %s, size %s) does not fit %s: usable %d-byte sectors are %d to %d",
-				w.Number, w.Label, gpt.FormatBytes(w.StartBytes), gpt.FormatBytes(w.SizeBytes), dev.Path, ss, first, last))
-		}
-		s := Step{Kind: StepCreatePartition, SectorSize: ss, Partition: gpt.NewPartition{
-			Number: int(w.Number), StartBytes: w.StartBytes, SizeBytes: w.SizeBytes, Name: w.Label, TypeGUID: w.TypeGUID,
-		}}
-		d.Steps = append(d.Steps, s)
-		status[i].State, status[i].Message = prismv1.PartitionPending, "to be created: "+strings.Join(s.Argv(dev.Path), " ")
-	}
 	d.Steps = append(d.Steps, Step{Kind: StepReread, MaxNumber: maxNumber}, Step{Kind: StepSettle})
-	for i := range status {
-		if status[i].State == "" {
+	for i := range wants {
+		switch {
+		case status[i].State != "":
+		case repair:
+			status[i].State, status[i].Message = prismv1.PartitionPending, "on disk as planned; the table is incomplete ("+obs.Disk.String()+") and is written again whole"
+		default:
 			status[i].State, status[i].Message = prismv1.PartitionPending, "on disk as planned; the kernel has not read it yet"
 		}
-		if wipe {
+		if wipe && status[i].State == prismv1.PartitionPending {
 			status[i].Message = "to be created after wiping " + dev.Path + ": " + strings.Join(inWay, "; ")
 		}
 		status[i].Message = truncate(status[i].Message)
 	}
 	for _, s := range d.Steps {
-		if s.Argv(dev.Path) == nil {
+		if !s.WritesDevice() && s.Argv(dev.Path) == nil {
 			return refuseAll(fmt.Sprintf("cannot build the %s command for %s", s, dev.Path))
 		}
 	}
 	return d
+}
+
+// heldPartitions lists the partitions that have holders, as "N by dm-0".
+func heldPartitions(holders map[int][]string) []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(holders)) {
+		if len(holders[n]) > 0 {
+			out = append(out, fmt.Sprintf("partition %d by %s", n, strings.Join(holders[n], ", ")))
+		}
+	}
+	return out
+}
+
+// role names what Prism puts in a partition, for messages.
+func role(w Want) string {
+	if w.TypeGUID == gpt.CephBlockDBTypeGUID {
+		return "OSD (a BlueStore DB)"
+	}
+	return "Open CAS cache"
+}
+
+// clearRegions are the head and tail of a partition to be created, the ranges that must be
+// zero (and are zeroed on a granted device), and the 4 KiB blocks where Prism's detector found
+// a signature inside it (at, from the partition's start).
+func clearRegions(w Want, at []int64) []Region {
+	rs := []Region{{What: fmt.Sprintf("head of partition %d", w.Number), Offset: w.StartBytes, Bytes: min(ClearSpan, w.SizeBytes)}}
+	if w.SizeBytes > ClearSpan {
+		tail := min(ClearSpan, w.SizeBytes-ClearSpan)
+		rs = append(rs, Region{What: fmt.Sprintf("tail of partition %d", w.Number), Offset: w.StartBytes + w.SizeBytes - tail, Bytes: tail})
+	}
+	for _, off := range at {
+		if off = off &^ 4095; off >= ClearSpan && off+4096 <= w.SizeBytes-ClearSpan {
+			rs = append(rs, Region{What: fmt.Sprintf("a signature in partition %d", w.Number), Offset: w.StartBytes + off, Bytes: 4096})
+		}
+	}
+	return rs
 }
 
 // matches reports whether an existing partition is exactly the planned one.
@@ -390,84 +432,4 @@ func checkPlan(wants []Want) string {
 		}
 	}
 	return ""
-}
-
-// kernelNumbers parses the kernel's partition names of dev (nvme0n1p3, sda3, loop0p3) into
-// numbers; names that do not follow the kernel's rule are returned apart.
-func kernelNumbers(dev prismv1.Device) (map[int]bool, []string) {
-	nums := map[int]bool{}
-	var unknown []string
-	for _, name := range dev.Partitions {
-		n, ok := parsePartitionName(dev.Name, name)
-		if !ok {
-			unknown = append(unknown, name)
-			continue
-		}
-		nums[n] = true
-	}
-	return nums, unknown
-}
-
-// partitionName is the kernel's name for partition n of disk: disk_name() in the kernel's
-// block/partitions/core.c adds "p" when the disk name ends in a digit.
-func partitionName(disk string, n int) string {
-	if disk != "" && disk[len(disk)-1] >= '0' && disk[len(disk)-1] <= '9' {
-		return disk + "p" + strconv.Itoa(n)
-	}
-	return disk + strconv.Itoa(n)
-}
-
-func parsePartitionName(disk, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, disk)
-	if !ok || disk == "" {
-		return 0, false
-	}
-	if d := disk[len(disk)-1]; d >= '0' && d <= '9' {
-		if rest, ok = strings.CutPrefix(rest, "p"); !ok {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 1 || strconv.Itoa(n) != rest {
-		return 0, false
-	}
-	return n, true
-}
-
-func sortedKeys(m map[int]bool) []int {
-	var ks []int
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-func maxKey(m map[int]bool) int {
-	n := 0
-	for k := range m {
-		n = max(n, k)
-	}
-	return n
-}
-
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ", ")
-}
-
-// truncate keeps a message within the API's limit, on a UTF-8 boundary.
-func truncate(s string) string {
-	if len(s) <= MaxMessageLength {
-		return s
-	}
-	const ellipsis = "..."
-	cut := MaxMessageLength - len(ellipsis)
-	for cut > 0 && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }

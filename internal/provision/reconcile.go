@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+	"syscall"
 
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -18,15 +18,16 @@ import (
 	"github.com/prism-storage/prism/internal/gpt"
 	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/signature"
 )
 
 // Runner carries out node plans on this host.
 type Runner struct {
-	// Exec runs every host tool (sfdisk, sgdisk, wipefs, partx, udevadm).
+	// Exec runs every host tool (wipefs, blkid, sfdisk, partx, udevadm).
 	Exec hostexec.Executor
+	// Open opens a device to write it (hostexec.OpenDevice when nil).
+	Open hostexec.DeviceOpener
 	// HostRoot is where the host's / is mounted ("/" outside a container): device paths from
-	// the inventory (/dev/nvme0n1) and /sys are read under it.
+	// the inventory (/dev/nvme0n1), /sys and /proc/1/mountinfo are read under it.
 	HostRoot string
 	// StepLimit, when positive, stops after that many mutating steps in one Reconcile, as a
 	// crash would. Tests use it; the agent leaves it 0.
@@ -46,15 +47,17 @@ type Result struct {
 	Decisions []Decision
 }
 
-// Reconcile realises plan on the host's fast devices: for each, it reads the partition
-// table, decides, and in Apply mode runs the steps and re-reads to confirm. In any other mode
-// (DryRun, or no mode) it changes nothing and reports what it would do. devices is the
-// node's inventory; a fast device is found by its stable path and used through its kernel path.
+// Reconcile realises plan on the host's fast devices (see Runner.Reconcile).
 func Reconcile(ctx context.Context, exec hostexec.Executor, hostRoot string, p *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) []prismv1.PartitionStatus {
 	return Runner{Exec: exec, HostRoot: hostRoot}.Reconcile(ctx, p, devices, mode).Partitions
 }
 
-// Reconcile is the package-level Reconcile with the runner's settings.
+// Reconcile realises plan on the host's fast devices: for each, it observes the device,
+// decides, and in Apply mode holds the device exclusively and runs the writes one at a time,
+// observing and deciding again before each; then it tells the kernel and confirms from a last
+// observation. In any other mode (DryRun, or no mode) it changes nothing and reports what it
+// would do. devices is the node's inventory; a fast device is found by its stable path and
+// used through its kernel path.
 func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) Result {
 	var res Result
 	if p == nil {
@@ -65,7 +68,7 @@ func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []pr
 		budget = -1
 	}
 	for _, fd := range p.FastDevices {
-		statuses, d, changed := r.device(ctx, fd, p.AllowWipe, devices, mode, &budget)
+		statuses, d, changed := r.device(ctx, fd, slices.Contains(p.AllowWipe, fd.StablePath), devices, mode, &budget)
 		res.Partitions = append(res.Partitions, statuses...)
 		res.Changed = res.Changed || changed
 		if d != nil {
@@ -75,7 +78,22 @@ func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []pr
 	return res
 }
 
-func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, allowWipe []string, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool) {
+// fresh is one observation and the decision on it.
+type fresh struct {
+	obs   Observation
+	d     Decision
+	stale []string
+}
+
+func (r Runner) decide(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool) (fresh, error) {
+	obs, stale, err := r.observe(ctx, path, dev, fd)
+	if err != nil {
+		return fresh{}, err
+	}
+	return fresh{obs: obs, d: Decide(fd, obs, wipeAllowed), stale: stale}, nil
+}
+
+func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllowed bool, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool) {
 	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
 	all := func(state prismv1.PartitionState, msg string) []prismv1.PartitionStatus {
 		var out []prismv1.PartitionStatus
@@ -98,20 +116,14 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, allowWipe
 	if state, msg := r.checkNode(path, fd.StablePath, dev.Name); state != "" {
 		return all(state, msg), nil, false
 	}
-
-	table, dev, stale, err := r.observe(ctx, path, dev)
+	first, err := r.decide(ctx, path, dev, fd, wipeAllowed)
 	if err != nil {
 		return all(prismv1.PartitionFailed, err.Error()), nil, false
 	}
-	if len(stale) > 0 {
-		// Prism never makes this state (it only adds partitions, and forgets the kernel's
-		// partitions before re-partitioning a wiped device), so someone else changed the
-		// table under the kernel. partx --update would resize a busy partition in place:
-		// leave it to a person.
-		return all(prismv1.PartitionRefused, fmt.Sprintf("%s: %s; Prism does not resize partitions the kernel has (check nothing uses them, then run partx --update %s)",
-			dev.Path, strings.Join(stale, "; "), dev.Path)), nil, false
+	if refused := r.staleRefusal(first, dev.Path); refused != nil {
+		return all(prismv1.PartitionRefused, *refused), nil, false
 	}
-	d := Decide(fd, table, dev, slices.Contains(allowWipe, fd.StablePath))
+	d := first.d
 	if len(d.Steps) == 0 {
 		return d.Partitions, &d, false
 	}
@@ -129,34 +141,105 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, allowWipe
 		return out, &d, false
 	}
 
-	// Apply: run the steps in order, stopping at the first failure (or the step limit).
 	log.Info("Provisioning fast device", "path", path, "steps", len(d.Steps), "wipe", d.Wipe)
-	var failed error
-	var failedStep Step
-	changed, stopped := false, false
-	for _, s := range d.Steps {
-		if s.Mutates() {
-			if *budget == 0 {
-				stopped = true
+	changed, stopped, failed := r.apply(ctx, path, dev, fd, wipeAllowed, budget, first)
+
+	// Confirm from a last observation of the device, never from the steps' exit codes: partx
+	// exits 0 even when the kernel refused a partition.
+	last, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if err != nil {
+		return all(prismv1.PartitionFailed, "re-reading after provisioning: "+err.Error()), &d, changed
+	}
+	out := last.d.Partitions
+	disagree := r.crossCheck(ctx, path, last.obs)
+	for i := range out {
+		st := &out[i]
+		switch {
+		case st.State == prismv1.PartitionReady && disagree != "":
+			st.State, st.Message = prismv1.PartitionFailed, disagree
+		case st.State == prismv1.PartitionReady || st.State == prismv1.PartitionRefused:
+		case failed != nil:
+			st.State, st.Message = prismv1.PartitionFailed, failed.Error()
+		case stopped:
+			st.State, st.Message = prismv1.PartitionPending, fmt.Sprintf("stopped after %d steps (step limit)", r.StepLimit)
+		default:
+			st.State, st.Message = prismv1.PartitionFailed, "after provisioning: "+st.Message
+		}
+		st.Message = truncate(st.Message)
+	}
+	return out, &d, changed
+}
+
+// apply runs the decision's steps: the device writes under an exclusive hold, each after a
+// fresh observation and decision (so mounts, holders, read-only and signatures are read again
+// immediately before every write), then the kernel steps of a last decision.
+func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool, budget *int, first fresh) (changed, stopped bool, failed error) {
+	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
+	spend := func() bool {
+		if *budget == 0 {
+			return false
+		}
+		if *budget > 0 {
+			*budget--
+		}
+		return true
+	}
+	if slices.ContainsFunc(first.d.Steps, Step.WritesDevice) {
+		hold, err := r.hold(path, first.obs, first.d.Wipe)
+		if err != nil {
+			return false, false, err
+		}
+		defer hold.Close()
+		var lastKind StepKind
+		for range 8 { // forget, wipe, zero, zero, write: five at most; more means the device keeps changing
+			now, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+			if err != nil {
+				return changed, false, err
+			}
+			if refused := r.staleRefusal(now, dev.Path); refused != nil {
+				return changed, false, errors.New(*refused)
+			}
+			if now.d.Refused != "" {
+				return changed, false, fmt.Errorf("refused on a fresh look just before writing: %s", now.d.Refused)
+			}
+			i := slices.IndexFunc(now.d.Steps, Step.WritesDevice)
+			if i < 0 {
 				break
 			}
-			if *budget > 0 {
-				*budget--
+			if !spend() {
+				return changed, true, nil
+			}
+			s := now.d.Steps[i]
+			if s.Kind == lastKind && s.Kind != StepForgetPartitions {
+				return changed, false, fmt.Errorf("after %s the device still needs it: %s", s.Kind, strings.Join(partitionMessages(now.d), "; "))
+			}
+			lastKind = s.Kind
+			log.Info("Writing", "step", s.String())
+			changed = true
+			if err := r.write(ctx, hold, path, s); err != nil {
+				return changed, false, fmt.Errorf("%s failed: %w", s.Kind, err)
 			}
 		}
-		changed = changed || s.Mutates()
-		if s.Kind == StepCreatePartition {
-			// Zero the head, tail and BlueStore label offsets of the range first, so that no
-			// stale signature of an earlier life of the device (an old OSD's label, which
-			// ceph-volume would take for an existing OSD) shows through the new partition.
-			// Safe, and safe to repeat after a crash: the range is no partition's yet.
-			if err := clearRegion(path, s.Partition.StartBytes, s.Partition.SizeBytes); err != nil {
-				failed, failedStep = err, s
-				break
-			}
+		if err := hold.Close(); err != nil {
+			return changed, false, err
+		}
+	}
+
+	// Tell the kernel, from what is on the device now.
+	now, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if err != nil {
+		return changed, false, err
+	}
+	for _, s := range now.d.Steps {
+		if s.WritesDevice() {
+			return changed, false, fmt.Errorf("the device still needs %s after writing it", s.Kind)
+		}
+		if s.Mutates() && !spend() {
+			return changed, true, nil
 		}
 		argv := s.Argv(path)
 		log.Info("Running", "step", s.String(), "argv", argv)
+		changed = changed || s.Mutates()
 		if _, err := r.Exec.Run(ctx, argv, nil); err != nil {
 			if s.Optional() {
 				// udevadm settle only waits; without udevadm (the agent image has none)
@@ -166,84 +249,135 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, allowWipe
 				}
 				continue
 			}
-			failed, failedStep = err, s
-			break
+			return changed, false, fmt.Errorf("%s failed: %w", s, err)
 		}
 	}
-
-	// Confirm from the device itself, never from the steps' exit codes: partx exits 0 even
-	// when the kernel refused a partition.
-	after, kernel, kerr := r.readBack(ctx, path, dev.Name)
-	out := slices.Clone(d.Partitions)
-	for i, w := range Wanted(fd) {
-		st := &out[i]
-		p, onDisk := after.Partition(int(w.Number))
-		k, inKernel := kernel[int(w.Number)]
-		switch {
-		case kerr != nil:
-			st.State, st.Message = prismv1.PartitionFailed, kerr.Error()
-		case onDisk && matches(w, p) && (kernel == nil || inKernel && k.matches(p)):
-			st.State, st.Message = prismv1.PartitionReady, ""
-		case failed != nil:
-			st.State, st.Message = prismv1.PartitionFailed, fmt.Sprintf("%s failed: %v", failedStep, failed)
-		case stopped:
-			st.State, st.Message = prismv1.PartitionPending, fmt.Sprintf("stopped after %d steps (step limit)", r.StepLimit)
-		case onDisk && !matches(w, p):
-			st.State, st.Message = prismv1.PartitionFailed, fmt.Sprintf("after provisioning the device has %s, not the planned partition", p)
-		case onDisk:
-			st.State, st.Message = prismv1.PartitionFailed, fmt.Sprintf("partition %d is on disk but the kernel does not list it as such (%s) after partx --update", w.Number, k)
-		default:
-			st.State, st.Message = prismv1.PartitionFailed, fmt.Sprintf("partition %d is missing after provisioning", w.Number)
-		}
-		st.Message = truncate(st.Message)
-	}
-	return out, &d, changed
+	return changed, false, nil
 }
 
-// observe reads what Decide needs fresh from the device: the partition table (sfdisk), the
-// whole-device signatures (read now, so an inventory taken moments ago cannot hide a
-// filesystem made since) and the kernel's partitions (sysfs). stale lists the kernel
-// partitions whose position differs from the table's.
-func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device) (table gpt.Table, _ prismv1.Device, stale []string, err error) {
-	table, err = gpt.ReadTable(ctx, r.Exec, path)
-	if err != nil {
-		return gpt.Table{}, dev, nil, err
+// hold opens the device for writing, exclusively: the kernel then refuses every mount, swap,
+// driver and exclusive opener of the device or its partitions until Prism is done. A device
+// whose own Prism partitions are in use (an OSD's DB behind device-mapper, an Open CAS cache)
+// cannot be held whole, and needs no hold to be extended: the kernel refuses to claim a whole
+// device while any of its partitions is claimed, and Prism writes only its own table and the
+// free ranges no partition covers yet. That is accepted only when the observation explains
+// the refusal by such partitions, and never for a wipe.
+func (r Runner) hold(path string, obs Observation, wipe bool) (hostexec.Device, error) {
+	open := r.opener()
+	f, err := open(path, true)
+	if err == nil || !errors.Is(err, syscall.EBUSY) {
+		return f, err
 	}
-	sigs, err := signature.DetectPath(path)
-	if err != nil {
-		return gpt.Table{}, dev, nil, fmt.Errorf("reading the signatures of %s (it cannot be proven empty): %w", path, err)
+	claimed := r.claimedPartitions(obs)
+	if wipe || len(claimed) == 0 || len(obs.Device.Holders) > 0 || len(obs.Mounts) > 0 || !obs.Disk.Complete() {
+		return nil, fmt.Errorf("%s is in use (the kernel refuses an exclusive open: mounted, swapped on, or held by a driver or another program): %w", path, err)
 	}
-	dev.Signatures = nil
-	for _, s := range sigs {
-		dev.Signatures = append(dev.Signatures, prismv1.DeviceSignature{Kind: apiKind(s.Kind), Name: s.Name, OffsetBytes: s.Offset})
-	}
-	kernel, err := r.kernelPartitions(dev.Name)
-	if err != nil {
-		return table, dev, nil, nil // keep the inventory's list
-	}
-	dev.Partitions = nil
-	for _, n := range sortedKernel(kernel) {
-		if p, ok := table.Partition(n); ok && !kernel[n].matches(p) {
-			stale = append(stale, fmt.Sprintf("the kernel has %s at %s, size %s, but the table says %s, size %s", partitionName(dev.Name, n),
-				gpt.FormatBytes(kernel[n].start*512), gpt.FormatBytes(kernel[n].size*512), gpt.FormatBytes(p.StartBytes), gpt.FormatBytes(p.SizeBytes)))
-		}
-		dev.Partitions = append(dev.Partitions, partitionName(dev.Name, n))
-	}
-	return table, dev, stale, nil
+	logf.Log.Info("Device busy through its partitions in use; writing without a whole-device hold", "path", path, "claimed", claimed)
+	return open(path, false)
 }
 
-// readBack re-reads the table and the kernel's partitions after the steps. kernel is nil when
-// sysfs is not readable under HostRoot (then the table alone is checked).
-func (r Runner) readBack(ctx context.Context, path, name string) (gpt.Table, map[int]kernelPartition, error) {
-	table, err := gpt.ReadTable(ctx, r.Exec, path)
-	if err != nil {
-		return gpt.Table{}, nil, fmt.Errorf("re-reading after provisioning: %w", err)
+// claimedPartitions lists the kernel partitions of the device that are claimed exclusively
+// (an exclusive open of the partition fails), which is what makes a whole-device hold fail.
+func (r Runner) claimedPartitions(obs Observation) []string {
+	var out []string
+	open := r.opener()
+	for _, name := range obs.Device.Partitions {
+		f, err := open(filepath.Join(cmp.Or(r.HostRoot, "/"), "dev", name), true)
+		if err == nil {
+			f.Close()
+			continue
+		}
+		if errors.Is(err, syscall.EBUSY) {
+			out = append(out, name)
+		}
 	}
-	kernel, err := r.kernelPartitions(name)
-	if err != nil {
-		return table, nil, nil
+	return out
+}
+
+// write carries out one device-writing step through the hold.
+func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s Step) error {
+	switch s.Kind {
+	case StepWipeSignatures, StepForgetPartitions:
+		_, err := r.Exec.Run(ctx, s.Argv(path), nil)
+		return err
+	case StepZeroRegions:
+		for _, reg := range s.Regions {
+			if err := writeUnlessEqual(hold, make([]byte, reg.Bytes), reg.Offset); err != nil {
+				return fmt.Errorf("zeroing %s: %w", reg.What, err)
+			}
+		}
+		return hold.Sync()
+	case StepWriteTable:
+		// Backup copy, primary copy, protective MBR, each made durable before the next: a
+		// crash leaves at most one torn copy, and only Prism's structures or zeros (Decide
+		// then writes the table again whole).
+		writes, err := s.Table.Writes()
+		if err != nil {
+			return err
+		}
+		for i, w := range writes {
+			if err := writeUnlessEqual(hold, w.Data, w.Offset); err != nil {
+				return fmt.Errorf("writing the %s: %w", w.What, err)
+			}
+			if i == 1 || i == 3 || i == 4 {
+				if err := hold.Sync(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
-	return table, kernel, nil
+	return fmt.Errorf("%s does not write the device", s.Kind)
+}
+
+// writeUnlessEqual writes data at off unless the device holds it already: a pass that
+// repeats a write after a crash changes only what differs.
+func writeUnlessEqual(dev hostexec.Device, data []byte, off int64) error {
+	cur := make([]byte, len(data))
+	if _, err := dev.ReadAt(cur, off); err != nil {
+		return err
+	}
+	if slices.Equal(cur, data) {
+		return nil
+	}
+	_, err := dev.WriteAt(data, off)
+	return err
+}
+
+// crossCheck reads the table with sfdisk (libfdisk, an independent reader) and reports any
+// difference from Prism's own reading; "" when they agree.
+func (r Runner) crossCheck(ctx context.Context, path string, obs Observation) string {
+	mine := obs.Disk.Table()
+	if !obs.Disk.Complete() {
+		return ""
+	}
+	theirs, err := gpt.ReadTable(ctx, r.Exec, path)
+	if err != nil {
+		return "sfdisk cannot read the table Prism wrote: " + err.Error()
+	}
+	if !strings.EqualFold(theirs.ID, mine.ID) || len(theirs.Partitions) != len(mine.Partitions) {
+		return fmt.Sprintf("sfdisk reads disk %s with %d partitions, Prism %s with %d", theirs.ID, len(theirs.Partitions), mine.ID, len(mine.Partitions))
+	}
+	for i, p := range mine.Partitions {
+		q := theirs.Partitions[i]
+		if p.Number != q.Number || p.StartBytes != q.StartBytes || p.SizeBytes != q.SizeBytes || p.Name != q.Name || !strings.EqualFold(p.TypeGUID, q.TypeGUID) {
+			return fmt.Sprintf("sfdisk reads %s where Prism reads %s", q, p)
+		}
+	}
+	return ""
+}
+
+// staleRefusal refuses a device whose kernel partitions differ from its table. Prism never
+// makes this state (it only adds partitions, and forgets the kernel's partitions before
+// re-partitioning a wiped device), so someone else changed the table under the kernel.
+// partx --update would resize a busy partition in place: leave it to a person.
+func (r Runner) staleRefusal(f fresh, path string) *string {
+	if len(f.stale) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: %s; Prism does not resize partitions the kernel has (check nothing uses them, then run partx --update %s)",
+		path, strings.Join(f.stale, "; "), path)
+	return &msg
 }
 
 // checkNode makes sure path is the block device the plan names: a block device (not a file a
@@ -272,133 +406,20 @@ func (r Runner) hostPath(p string) (string, error) {
 	return filepath.Join(cmp.Or(r.HostRoot, "/"), p), nil
 }
 
-// kernelPartition is a partition as the kernel has it, from sysfs (512-byte units).
-type kernelPartition struct {
-	start, size int64
+func (r Runner) opener() hostexec.DeviceOpener {
+	if r.Open != nil {
+		return r.Open
+	}
+	return hostexec.OpenDevice
 }
 
-func (k kernelPartition) matches(p gpt.Partition) bool {
-	return k.start*512 == p.StartBytes && k.size*512 == p.SizeBytes
-}
-
-func (k kernelPartition) String() string {
-	if k == (kernelPartition{}) {
-		return "not listed"
-	}
-	return fmt.Sprintf("kernel: start %s, size %s", gpt.FormatBytes(k.start*512), gpt.FormatBytes(k.size*512))
-}
-
-// kernelPartitions reads <HostRoot>/sys/class/block/<name>/<part>/{partition,start,size}.
-func (r Runner) kernelPartitions(name string) (map[int]kernelPartition, error) {
-	if name == "" || strings.ContainsAny(name, "/") {
-		return nil, fmt.Errorf("bad device name %q", name)
-	}
-	dir := filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int]kernelPartition{}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), name) {
-			continue
-		}
-		num, err := readInt(filepath.Join(dir, e.Name(), "partition"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		start, err := readInt(filepath.Join(dir, e.Name(), "start"))
-		if err != nil {
-			return nil, err
-		}
-		size, err := readInt(filepath.Join(dir, e.Name(), "size"))
-		if err != nil {
-			return nil, err
-		}
-		out[int(num)] = kernelPartition{start: start, size: size}
-	}
-	return out, nil
-}
-
-func sortedKernel(m map[int]kernelPartition) []int {
-	var ks []int
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
-// apiKind maps the detector's signature kinds to the API's (as the inventory does).
-func apiKind(k signature.Kind) prismv1.SignatureKind {
-	switch k {
-	case signature.PartitionTable:
-		return prismv1.SignaturePartitionTable
-	case signature.Filesystem:
-		return prismv1.SignatureFilesystem
-	case signature.LVM:
-		return prismv1.SignatureLVM
-	case signature.CephBlueStore:
-		return prismv1.SignatureCephBlueStore
-	case signature.OpenCAS:
-		return prismv1.SignatureOpenCAS
-	case signature.Swap:
-		return prismv1.SignatureSwap
-	case signature.RAID:
-		return prismv1.SignatureRAID
-	}
-	return prismv1.SignatureOther
-}
-
-// clearSpan is how much of a new partition's head and tail is zeroed: GPT, LVM, MD, most
-// filesystems and BlueStore's first label live in the first MiB; MD 0.90/1.0 and the backup
-// superblocks of some filesystems in the last.
-const clearSpan = int64(1) << 20
-
-// clearRegion zeroes the head and tail of [start, start+size) on the device at path, and
-// the BlueStore label replica offsets inside it (signature.BlueStoreLabelOffsets), then
-// syncs. The caller guarantees the range is no partition's (it is about to become one):
-// Decide creates partitions only on an empty device, a wiped granted one, or in the free
-// space of a GPT holding nothing but this plan's partitions.
-func clearRegion(path string, start, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zero := make([]byte, clearSpan)
-	write := func(off, n int64) error {
-		if n <= 0 {
-			return nil
-		}
-		if _, err := f.WriteAt(zero[:n], start+off); err != nil {
-			return fmt.Errorf("zeroing %d bytes at %d: %w", n, start+off, err)
-		}
-		return nil
-	}
-	if err := write(0, min(clearSpan, size)); err != nil {
-		return err
-	}
-	if err := write(max(size-clearSpan, 0), min(clearSpan, size)); err != nil {
-		return err
-	}
-	for _, off := range signature.BlueStoreLabelOffsets {
-		if off > 0 && off+4096 <= size {
-			if err := write(off, 4096); err != nil {
-				return err
-			}
+// partitionMessages are the distinct messages of a decision's partitions.
+func partitionMessages(d Decision) []string {
+	var out []string
+	for _, p := range d.Partitions {
+		if p.Message != "" && !slices.Contains(out, p.Message) {
+			out = append(out, p.Message)
 		}
 	}
-	return f.Sync()
+	return out
 }

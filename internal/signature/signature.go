@@ -10,6 +10,8 @@ import (
 	"os"
 	"sort"
 	"sync"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
 // Kind groups signatures by what they mean for the device.
@@ -192,4 +194,25 @@ func (d *device) headAt(off, n int) []byte {
 
 func one(k Kind, name string, off int64) []Signature {
 	return []Signature{{Kind: k, Name: name, Offset: off}}
+}
+
+// API is the StorageNode API's name for the kind.
+func (k Kind) API() prismv1.SignatureKind {
+	switch k {
+	case PartitionTable:
+		return prismv1.SignaturePartitionTable
+	case Filesystem:
+		return prismv1.SignatureFilesystem
+	case LVM:
+		return prismv1.SignatureLVM
+	case CephBlueStore:
+		return prismv1.SignatureCephBlueStore
+	case OpenCAS:
+		return prismv1.SignatureOpenCAS
+	case Swap:
+		return prismv1.SignatureSwap
+	case RAID:
+		return prismv1.SignatureRAID
+	}
+	return prismv1.SignatureOther
 }

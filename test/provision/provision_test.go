@@ -228,10 +228,14 @@ func fastPlan(t *testing.T, fast *loop, wipe bool) *prismv1.NodePlan {
 	return &l.Plan
 }
 
-// recorder runs the real executor and remembers every argv.
+// recorder runs the real executor and remembers every argv, and every write the
+// partitioner makes to a device itself (as "pwrite <bytes>@<offset>").
 type recorder struct {
 	mu   sync.Mutex
 	argv [][]string
+	// tearAt, when positive, makes the tearAt-th device write (counting from 1) write only
+	// its first half and fail, as a crash in the middle of it would leave the device.
+	tearAt, nWrites int
 }
 
 func (r *recorder) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
@@ -241,24 +245,56 @@ func (r *recorder) Run(ctx context.Context, argv []string, stdin []byte) ([]byte
 	return hostexec.Local{}.Run(ctx, argv, stdin)
 }
 
-// writes are the commands other than the read-only `sfdisk --json`.
+// open is the runner's device opener: the real one, with every write recorded (and torn).
+func (r *recorder) open(path string, exclusive bool) (hostexec.Device, error) {
+	d, err := hostexec.OpenDevice(path, exclusive)
+	if err != nil {
+		return nil, err
+	}
+	return &recordedDevice{Device: d, r: r}, nil
+}
+
+type recordedDevice struct {
+	hostexec.Device
+	r *recorder
+}
+
+func (d *recordedDevice) WriteAt(b []byte, off int64) (int, error) {
+	d.r.mu.Lock()
+	d.r.nWrites++
+	n := d.r.nWrites
+	d.r.argv = append(d.r.argv, []string{"pwrite", fmt.Sprintf("%d@%d", len(b), off)})
+	d.r.mu.Unlock()
+	if n == d.r.tearAt {
+		m, _ := d.Device.WriteAt(b[:len(b)/2], off)
+		_ = d.Device.Sync()
+		return m, errors.New("torn write (test)")
+	}
+	return d.Device.WriteAt(b, off)
+}
+
+// reads are the commands that only read: the partitioner's observations and cross-check.
+func isRead(a []string) bool {
+	return len(a) >= 2 && (a[0] == "sfdisk" && a[1] == "--json" || a[0] == "wipefs" && a[1] == "--no-act" || a[0] == "blkid" && a[1] == "--probe")
+}
+
+// writes are the commands and device writes other than reads.
 func (r *recorder) writes() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var w []string
 	for _, a := range r.argv {
-		if len(a) >= 2 && a[0] == "sfdisk" && a[1] == "--json" {
-			continue
+		if !isRead(a) {
+			w = append(w, strings.Join(a, " "))
 		}
-		w = append(w, strings.Join(a, " "))
 	}
 	return w
 }
 
-func (r *recorder) reset() { r.mu.Lock(); r.argv = nil; r.mu.Unlock() }
+func (r *recorder) reset() { r.mu.Lock(); r.argv, r.nWrites = nil, 0; r.mu.Unlock() }
 
 func reconcile(e *env, rec *recorder, p *prismv1.NodePlan, devs []prismv1.Device, mode prismv1.PolicyMode, limit int) provision.Result {
-	return provision.Runner{Exec: rec, HostRoot: "/", StepLimit: limit}.Reconcile(e.ctx, p, devs, mode)
+	return provision.Runner{Exec: rec, Open: rec.open, HostRoot: "/", StepLimit: limit}.Reconcile(e.ctx, p, devs, mode)
 }
 
 func wantStates(t *testing.T, what string, got []prismv1.PartitionStatus, state prismv1.PartitionState, msg string) {
@@ -422,7 +458,9 @@ func TestProvisionEmptyDeviceThenIdempotent(t *testing.T) {
 			res = reconcile(e, rec, p, e.devices(t, fast), prismv1.ModeApply, 0)
 			wantStates(t, "apply", res.Partitions, prismv1.PartitionReady, "")
 			t.Logf("apply ran:\n  %s", strings.Join(rec.writes(), "\n  "))
-			if w := rec.writes(); len(w) != 7 || w[0] != "sgdisk --clear "+fast.dev || !strings.HasPrefix(w[5], "partx --update --nr 1:4 ") {
+			// Five writes of the table (backup entries and header, primary entries and
+			// header, protective MBR), then the kernel is told.
+			if w := rec.writes(); len(w) != 7 || !strings.HasPrefix(w[0], "pwrite 16384@") || w[4] != fmt.Sprintf("pwrite %d@0", ss) || !strings.HasPrefix(w[5], "partx --update --nr 1:4 ") {
 				t.Errorf("apply ran %q", w)
 			}
 			final := verifyLayout(e, t, fast, p)
@@ -434,14 +472,14 @@ func TestProvisionEmptyDeviceThenIdempotent(t *testing.T) {
 				res = reconcile(e, rec, p, e.devices(t, fast), prismv1.ModeApply, 0)
 				wantStates(t, "again", res.Partitions, prismv1.PartitionReady, "")
 				if w := rec.writes(); len(w) != 0 || res.Changed {
-					t.Fatalf("run %d after the layout exists ran %q (changed %t), want only sfdisk --json", i+2, w, res.Changed)
+					t.Fatalf("run %d after the layout exists ran %q (changed %t), want only reads", i+2, w, res.Changed)
 				}
 				if got, _ := readLayout(e, t, fast); !slices.Equal(got, final) || digest(t, fast) != head {
 					t.Fatalf("run %d changed the device", i+2)
 				}
 			}
 			for _, a := range rec.argv {
-				if len(a) != 3 || a[0] != "sfdisk" || a[1] != "--json" || a[2] != fast.dev {
+				if !isRead(a) || a[len(a)-1] != fast.dev {
 					t.Fatalf("idempotent run ran %q", a)
 				}
 			}
@@ -449,8 +487,9 @@ func TestProvisionEmptyDeviceThenIdempotent(t *testing.T) {
 	}
 }
 
-// A crash after each of the k first steps (sgdisk --clear, four sgdisk --new, partx) leaves
-// a device from which the next Reconcile makes the same layout as an uninterrupted run.
+// A crash in the middle of any of the partitioner's writes (the k-th write is torn: half of
+// it reaches the device) leaves a device from which the next Reconcile makes exactly the
+// layout of an uninterrupted run. (test/crash kills the real binary at every write instead.)
 func TestProvisionResumesAfterACrash(t *testing.T) {
 	e := setup(t)
 	ref := e.attach(t, "reference", 12*gib, 512)
@@ -465,34 +504,29 @@ func TestProvisionResumesAfterACrash(t *testing.T) {
 		}
 		return out
 	}
+	total := rec.nWrites
+	if total != 5 {
+		t.Fatalf("an uninterrupted run made %d device writes, want 5", total)
+	}
 
-	for k := 1; k <= 5; k++ {
-		t.Run(fmt.Sprintf("crash after %d steps", k), func(t *testing.T) {
+	for k := 1; k <= total; k++ {
+		t.Run(fmt.Sprintf("write %d torn", k), func(t *testing.T) {
 			l := e.attach(t, fmt.Sprintf("crash-%d", k), 12*gib, 512)
 			// The plan names the device by stable path: re-plan for this loop.
 			pk := fastPlan(t, l, false)
-			rec := &recorder{}
-			res := reconcile(e, rec, pk, e.devices(t, l), prismv1.ModeApply, k)
-			if w := rec.writes(); len(w) != k {
-				t.Fatalf("step limit %d ran %q", k, w)
-			}
-			first := rec.writes()
-			t.Logf("before the crash: %q", first)
+			rec := &recorder{tearAt: k}
+			res := reconcile(e, rec, pk, e.devices(t, l), prismv1.ModeApply, 0)
+			t.Logf("before the crash: %q", rec.writes())
 			for _, s := range res.Partitions {
-				if s.State == prismv1.PartitionFailed {
+				if s.State == prismv1.PartitionReady {
 					t.Fatalf("interrupted run reports %+v", s)
 				}
 			}
 
-			rec.reset()
+			rec = &recorder{}
 			res = reconcile(e, rec, pk, e.devices(t, l), prismv1.ModeApply, 0)
 			wantStates(t, "resumed", res.Partitions, prismv1.PartitionReady, "")
 			t.Logf("resumed with: %q", rec.writes())
-			for _, w := range rec.writes() {
-				if strings.HasPrefix(w, "sgdisk") && slices.Contains(first, w) {
-					t.Errorf("%q ran again after the crash", w)
-				}
-			}
 			got := verifyLayout(e, t, l, pk)
 			if !slices.Equal(strip(got, l.dev), strip(want, ref.dev)) {
 				t.Fatalf("after resuming:\n%s\nwant (uninterrupted):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -515,7 +549,7 @@ func TestProvisionRefusesDevicesHoldingData(t *testing.T) {
 		l    *loop
 		want []string
 	}{
-		{ext4, []string{"signature ext4 (Filesystem) at offset 1080", "allowWipe"}}, // the superblock magic
+		{ext4, []string{"ext4 at byte 1080 (libblkid)", "ext4 (Filesystem) at byte 1080 (Prism's detector)", "allowWipe"}}, // the superblock magic
 		{foreign, []string{`foreign partition 1 "data"`, "allowWipe"}},
 	} {
 		p := fastPlan(t, tc.l, false)
@@ -568,8 +602,8 @@ func TestProvisionWipesOnlyWhenGranted(t *testing.T) {
 		wantStates(t, "granted "+l.dev, res.Partitions, prismv1.PartitionReady, "")
 		w := rec.writes()
 		t.Logf("%s wiped with: %q", l.dev, w)
-		if len(w) < 2 || w[0] != "wipefs --all "+l.dev || w[1] != "sgdisk --zap-all "+l.dev {
-			t.Fatalf("%s: ran %q, want wipefs then sgdisk --zap-all first", l.dev, w)
+		if i := slices.Index(w, "wipefs --all --force "+l.dev); i < 0 || i > 1 || (i == 1 && w[0] != "partx --delete --nr 1:128 "+l.dev) {
+			t.Fatalf("%s: ran %q, want wipefs first (after partx --delete when the kernel lists partitions)", l.dev, w)
 		}
 		verifyLayout(e, t, l, p)
 
@@ -583,8 +617,8 @@ func TestProvisionWipesOnlyWhenGranted(t *testing.T) {
 	}
 }
 
-// A granted device whose partition is mounted is not wiped: wipefs opens the device
-// exclusively and fails, the run stops there, and the filesystem and table are intact.
+// A granted device whose partition is mounted is not wiped: Prism sees the mount and refuses
+// (and the kernel would refuse its exclusive open), and the filesystem and table are intact.
 func TestProvisionDoesNotWipeAMountedDevice(t *testing.T) {
 	e := setup(t)
 	l := e.attach(t, "mounted", 12*gib, 512)
@@ -614,9 +648,9 @@ func TestProvisionDoesNotWipeAMountedDevice(t *testing.T) {
 	p := fastPlan(t, l, true)
 	rec := &recorder{}
 	res := reconcile(e, rec, p, e.devices(t, l), prismv1.ModeApply, 0)
-	wantStates(t, "mounted", res.Partitions, prismv1.PartitionFailed, "WipeSignatures failed")
-	if w := rec.writes(); len(w) != 1 || w[0] != "wipefs --all "+l.dev {
-		t.Fatalf("ran %q, want only the wipefs that failed", w)
+	wantStates(t, "mounted", res.Partitions, prismv1.PartitionRefused, "is mounted: "+filepath.Base(part)+" on "+mnt)
+	if w := rec.writes(); len(w) != 0 {
+		t.Fatalf("ran %q, want nothing but reads", w)
 	}
 	t.Logf("refused to wipe: %s", res.Partitions[0].Message)
 	if after, _ := readLayout(e, t, l); !slices.Equal(after, before) {
