@@ -26,4 +26,3 @@ func ScanPartition(hostRoot, partition string) ([]prismv1.DeviceSignature, error
 	}
 	return out, nil
 }
-

@@ -239,4 +239,3 @@ func FuzzReadDisk(f *testing.F) {
 		}
 	})
 }
-

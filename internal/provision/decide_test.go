@@ -90,7 +90,9 @@ func (m *memDisk) ReadAt(b []byte, off int64) (int, error) {
 	return len(b), nil
 }
 
-func (m *memDisk) put(off int64, b []byte) { m.chunks = append(m.chunks, gpt.Write{Offset: off, Data: b}) }
+func (m *memDisk) put(off int64, b []byte) {
+	m.chunks = append(m.chunks, gpt.Write{Offset: off, Data: b})
+}
 
 // layoutOf is a GPT holding the given partitions, with Prism's disk GUID for the test device.
 func layoutOf(ss int64, ps ...gpt.Partition) gpt.Layout {
