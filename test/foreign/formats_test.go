@@ -65,7 +65,7 @@ func mdCreate(metadata string) cmd {
 }
 
 var fatMount = &mountSpec{fstype: "vfat", rw: true,
-	fuseRO: []string{"fusefat", "{dev}", "{dir}"}, fuseRW: []string{"fusefat", "-o", "rw+", "{dev}", "{dir}"}, fusePkg: "fusefat"}
+	fuseRO: []string{"fusefat", "-o", "ro", "{dev}", "{dir}"}, fuseRW: []string{"fusefat", "-o", "rw+", "{dev}", "{dir}"}, fusePkg: "fusefat"}
 
 var isoMount = &mountSpec{fstype: "iso9660", fuseRO: []string{"fuseiso", "{dev}", "{dir}"}, fusePkg: "fuseiso"}
 

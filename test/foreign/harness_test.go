@@ -166,7 +166,8 @@ func (e *env) attach(t *testing.T, role string, size int64) *loop {
 	if size%mib != 0 {
 		t.Fatalf("device size %d is not a whole number of MiB", size)
 	}
-	role = strings.NewReplacer("/", "-", " ", "-").Replace(role)
+	// Unique per call: a test may attach the same role more than once (subtests, variants).
+	role = strings.NewReplacer("/", "-", " ", "-").Replace(role) + "-" + randomHex(t, 2)
 	file := filepath.Join(e.dir, role+".img")
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
