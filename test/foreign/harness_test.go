@@ -42,7 +42,9 @@ const (
 	// 1 MiB for the primary GPT, 2 x 2 GiB, the 1 GiB cache minimum, 1 MiB for the backup
 	// GPT. Every case uses it (sparse), so that the partitioner would partition the device
 	// if it took it for empty; formats that cannot span it get a size on the mkfs argv.
-	devSize  = 5*gib + 2*mib
+	devSize = 5*gib + 2*mib
+	// extSize fits three slots: for a plan of two slots that is then extended by a third.
+	extSize  = 6*gib + 2*mib
 	slotSize = 2 * gib
 
 	quick = 30 * time.Second // one command
@@ -544,8 +546,16 @@ func foundName(kv map[string]string) string {
 // refusesAndKeeps runs one pass of the partitioner on l (a plan without a grant for it) and
 // checks the rule: every planned partition of l Refused, the message naming name (compared
 // without case: blkid spells some TYPEs in capitals, LVM2_member, crypto_LUKS), no change
-// to the device's bytes and none to the kernel's partitions of it. It returns the message.
-func (e *env) refusesAndKeeps(t *testing.T, l *loop, p *prismv1.NodePlan, name string, others ...*loop) string {
+// to the device's bytes and none to the kernel's partitions of it. others are more devices
+// of the plan, handed to the partitioner but not checked here.
+func (e *env) refusesAndKeeps(t *testing.T, l *loop, p *prismv1.NodePlan, name string, others ...*loop) provision.Result {
+	t.Helper()
+	return e.keeps(t, l, p, nil, name, others...)
+}
+
+// keeps is refusesAndKeeps for the partitions numbered in refused only (all when nil): the
+// others may be Ready (Prism's own, empty) but the device must not change.
+func (e *env) keeps(t *testing.T, l *loop, p *prismv1.NodePlan, refused []int32, name string, others ...*loop) provision.Result {
 	t.Helper()
 	if slices.Contains(p.AllowWipe, l.stablePath) {
 		t.Fatalf("test bug: the plan grants a wipe of %s", l.stablePath)
@@ -554,10 +564,6 @@ func (e *env) refusesAndKeeps(t *testing.T, l *loop, p *prismv1.NodePlan, name s
 	res, rec := e.pass(t, p, append([]*loop{l}, others...)...)
 	after, kernelAfter := e.digest(t, l), kernelPartitions(t, l.name)
 	got := statuses(res, l)
-	msg := ""
-	if len(got) > 0 {
-		msg = got[0].Message
-	}
 	if d := before.diff(after); d != "" {
 		t.Errorf("DATA LOSS: the partitioner changed %s: %s; it ran %q", l.dev, d, rec.writes())
 	}
@@ -567,19 +573,26 @@ func (e *env) refusesAndKeeps(t *testing.T, l *loop, p *prismv1.NodePlan, name s
 	if n := planned(p, l); len(got) != n {
 		t.Fatalf("%d partition statuses for %s, want %d: %+v", len(got), l.dev, n, got)
 	}
+	var states, msgs []string
 	for _, s := range got {
-		if s.State != prismv1.PartitionRefused {
+		states = append(states, fmt.Sprintf("%d %s", s.Number, s.State))
+		if s.Message != "" && !slices.Contains(msgs, s.Message) {
+			msgs = append(msgs, s.Message)
+		}
+		switch {
+		case refused != nil && !slices.Contains(refused, s.Number):
+		case s.State != prismv1.PartitionRefused:
 			t.Errorf("partition %d (%s) is %s (%q), want Refused", s.Number, s.Label, s.State, s.Message)
-		} else if name != "" && !strings.Contains(strings.ToLower(s.Message), strings.ToLower(name)) {
+		case name != "" && !strings.Contains(strings.ToLower(s.Message), strings.ToLower(name)):
 			t.Errorf("partition %d is Refused but the message does not name %q (what blkid -p found): %q", s.Number, name, s.Message)
 		}
 	}
 	if t.Failed() {
 		t.Logf("%s: digest %s -> %s; partitioner ran %q", l.dev, before.sum(), after.sum(), rec.writes())
 	} else {
-		t.Logf("%s refused, %d MiB unchanged (%s): %s", l.dev, len(after), after.sum(), msg)
+		t.Logf("%s kept, %d MiB unchanged (%s); %s: %q", l.dev, len(after), after.sum(), strings.Join(states, ", "), msgs)
 	}
-	return msg
+	return res
 }
 
 // --- small helpers ---
