@@ -12,7 +12,7 @@ pkgs=(
   # images written onto a device
   squashfs-tools erofs-utils xorriso genisoimage
   # volume managers, RAID, crypt, cache
-  lvm2 mdadm cryptsetup-bin bcache-tools
+  lvm2 dmsetup mdadm cryptsetup-bin bcache-tools
   # FUSE mounts for the formats this kernel may lack a driver for (exfat, vfat, iso9660; ntfs-3g above)
   exfat-fuse fusefat fuseiso
 )

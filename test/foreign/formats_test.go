@@ -172,7 +172,8 @@ func (e *env) prepare(t *testing.T, f format, size int64) *loop {
 	l := e.attach(t, f.name, size)
 	vars := strings.NewReplacer("{dev}", l.dev, "{src}", e.src, "{key}", e.keyFile(t),
 		"{vg}", "prismtest"+e.tag+strings.ReplaceAll(f.name, "-", ""),
-		"{md}", "/dev/md/prism"+e.tag+strings.NewReplacer("-", "", ".", "").Replace(f.name),
+		// md keeps "homehost:name" in 32 bytes: a short name (md-1.0-stopped -> p<tag>-10s).
+		"{md}", "/dev/md/p"+e.tag[:6]+"-"+strings.NewReplacer("md-", "", "-assembled", "a", "-stopped", "s", ".", "").Replace(f.name),
 		"{lvmconfig}", fmt.Sprintf(`devices { filter=["a|^%s$|","r|.*|"] use_devicesfile=0 } activation { udev_sync=0 udev_rules=0 }`, l.dev))
 	expand := func(c cmd, argv0 string) []string {
 		out := []string{argv0}
