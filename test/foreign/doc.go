@@ -1,0 +1,31 @@
+// Package foreign holds a root-only test suite that puts foreign content on real loop
+// devices and runs the agent's real partitioner (internal/provision's Runner.Reconcile, with
+// the host executor) on a plan that treats each device as a fast device, in Apply mode and
+// without a wipe grant. The rule it checks is the one of issue 19: no device with any
+// recognised signature, mount, holder or non-zero bytes where Prism would write is ever
+// written without a grant.
+//
+//   - TestForeignFormats: every format the Debian tools here can make (file systems, images,
+//     LVM, md RAID, LUKS, bcache, cluster file systems, partition tables, random bytes) on
+//     the whole device. Every planned partition must be Refused, the message must name what
+//     blkid -p names (TYPE, or PTTYPE for a bare partition table), and the whole device must
+//     be byte-identical afterwards.
+//   - TestForeignMounted: the same formats mounted read-only and read-write (kernel driver or
+//     FUSE, whichever this machine has), an active swap and a device-mapper holder. A file
+//     written through the mount must read back unchanged.
+//   - TestForeignInsidePrismLayout: foreign content inside Prism's own GPT (a prism-db-00
+//     holding ext4, an extended plan on such a device), an old BlueStore label or random
+//     bytes where a new partition would go, and a wipe grant for one of two devices.
+//
+// "Byte-identical" is checked with a SHA-256 per MiB of the device, read through the loop
+// device after an fsync of it; a MiB lying wholly in a hole of the sparse backing file reads
+// as zeros by definition and is hashed as zeros without reading it (a full read of a 5 GiB
+// sparse loop takes about 40 s here). TestDigestSeesEveryWrite checks that shortcut against
+// a full read.
+//
+// Cases whose tool is missing skip and name the Debian package (hack/install-test-deps.sh
+// installs them all); cases the kernel cannot do (no md, no device-mapper, no driver for a
+// file system and no FUSE alternative) skip and say so. Run it as root:
+//
+//	go test ./test/foreign/ -count=1 -v
+package foreign
