@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -27,6 +28,8 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads objects the manager's cache leaves out (CacheOptions); Client when nil.
 	APIReader client.Reader
+	// Recorder publishes the Events an admin must notice (events.go); none when nil.
+	Recorder events.EventRecorder
 	// Now is the clock (time.Now when nil); tests set it.
 	Now func() time.Time
 }
@@ -47,20 +50,35 @@ func (r *Reconciler) now() time.Time {
 
 // scope carries what the phases read and decide during one reconcile.
 type scope struct {
-	policy     *prismv1.HybridStoragePolicy
+	policy *prismv1.HybridStoragePolicy
+	// observed: findCandidates listed the Nodes and StorageNodes without error. Nothing is
+	// released or withdrawn from Rook on anything less.
+	observed   bool
 	candidates []candidate // nodes matching the selector, sorted by name
-	selections []prismv1.NodeSelection
+	// claimed are the StorageNodes this policy claims, from the same list as candidates.
+	claimed []*prismv1.StorageNode
+	// invalidSelector is why spec.nodeSelector cannot be used (naming the field); "" when valid.
+	invalidSelector string
+	selections      []prismv1.NodeSelection
+	// planned: planLayouts ran to its end, so selections carry their DB slots.
+	planned bool
 	// plans are the layouts of the nodes with both tiers, by node name.
 	plans map[string]prismv1.NodePlan
 	// planProblems block writing any plan or Rook entry.
 	planProblems []string
+	// cacheRefused is why no cache plan could be made (a broken ClassificationPolicy).
+	cacheRefused string
+	// released are the nodes this reconcile let go, each with the reason.
+	released []release
 	// rook is what happened to the CephCluster.
 	rook rookOutcome
 	// requeueAfter asks to look again for state no watch reports (Ceph's health); 0: no need.
 	requeueAfter time.Duration
 }
 
-type phase func(ctx context.Context, s *scope) error
+// phase is one step of a reconcile. The reconcile stops at the first phase that fails: the
+// later ones (claims, releases, Rook) act only on a complete observation.
+type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=prism.storage.io,resources=hybridstoragepolicies/status,verbs=get;update;patch
@@ -69,8 +87,10 @@ type phase func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=prism.storage.io,resources=classificationpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ceph.rook.io,resources=cephclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile selects nodes and devices for one policy and reports them in its status.
+// Reconcile selects nodes and devices for one policy, claims and plans them, configures
+// Rook, and writes the status once, whatever happened.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	policy := &prismv1.HybridStoragePolicy{}
 	if err := r.Client.Get(ctx, req.NamespacedName, policy); err != nil {
@@ -88,19 +108,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
-	var errs []error
-	for _, p := range []phase{r.findCandidates, r.selectDevices, r.planLayouts, r.writeSpecs, r.applyRook} {
-		if err := p(ctx, s); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	policy.Status = computeStatus(policy, s.selections, s.planProblems, s.rook, errs)
+	res, err := runPhases(ctx, s, r.findCandidates, r.selectDevices, r.planLayouts, r.claimNodes, r.releaseNodes, r.applyRook)
+	policy.Status = computeStatus(policy, statusInputOf(s, err))
+	r.recordTransitions(before, policy, s)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
-		if err := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
-			errs = append(errs, fmt.Errorf("patching status: %w", err))
+		if perr := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(FieldManager)); perr != nil {
+			err = kerrors.NewAggregate([]error{err, fmt.Errorf("patching status: %w", perr)})
 		}
 	}
-	return ctrl.Result{RequeueAfter: s.requeueAfter}, kerrors.NewAggregate(errs)
+	return res, err
+}
+
+// runPhases runs the phases in order and stops at the first error; the results of the phases
+// that ran are merged (the shortest requeue wins).
+func runPhases(ctx context.Context, s *scope, phases ...phase) (ctrl.Result, error) {
+	var res ctrl.Result
+	for _, p := range phases {
+		r, err := p(ctx, s)
+		res = lowestResult(res, r)
+		if err != nil {
+			return res, err
+		}
+	}
+	if s.requeueAfter > 0 {
+		res = lowestResult(res, ctrl.Result{RequeueAfter: s.requeueAfter})
+	}
+	return res, nil
+}
+
+func lowestResult(a, b ctrl.Result) ctrl.Result {
+	switch {
+	case a.RequeueAfter == 0:
+		return b
+	case b.RequeueAfter == 0 || a.RequeueAfter < b.RequeueAfter:
+		return a
+	default:
+		return b
+	}
 }
 
 // reconcileDelete removes Prism's entries from the CephCluster and releases every node this
@@ -110,7 +154,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, policy *prismv1.Hybrid
 	if err := r.removeRookEntries(ctx, policy); err != nil {
 		return err
 	}
-	if err := r.releaseNodes(ctx, policy.Name, nil); err != nil {
+	if err := r.releaseAll(ctx, policy); err != nil {
 		return err
 	}
 	if controllerutil.RemoveFinalizer(policy, Finalizer) {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -17,17 +15,18 @@ import (
 
 // planLayouts plans DB slots on every node that has both tiers, starting from the plan
 // already written to its StorageNode so that existing slots never move.
-func (r *Reconciler) planLayouts(ctx context.Context, s *scope) error {
+func (r *Reconciler) planLayouts(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.plans = map[string]prismv1.NodePlan{}
 	classes, err := r.classificationPolicy(ctx, s.policy)
 	if err != nil {
-		s.planProblems = append(s.planProblems, err.Error())
-		return err // transient: retried
+		return ctrl.Result{}, err // transient: retried, and nothing after this phase runs
 	}
 	cache, err := plan.CachePlan(&s.policy.Spec, classes)
 	if err != nil {
 		s.planProblems = append(s.planProblems, err.Error())
-		return nil
+		s.cacheRefused = err.Error()
+		s.planned = true
+		return ctrl.Result{}, nil
 	}
 	storage := map[string]*prismv1.StorageNode{}
 	for _, c := range s.candidates {
@@ -59,7 +58,8 @@ func (r *Reconciler) planLayouts(ctx context.Context, s *scope) error {
 		}
 		s.plans[sel.Node] = l.Plan
 	}
-	return nil
+	s.planned = true
+	return ctrl.Result{}, nil
 }
 
 // classificationPolicy reads the ClassificationPolicy the policy's cache names (nil when it
@@ -93,75 +93,4 @@ func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
 	for i := range sel.Capacity {
 		sel.Capacity[i].DBSlot = slot[sel.Capacity[i].StablePath]
 	}
-}
-
-// writeSpecs claims each matched node and writes its plan in one patch per node that
-// changed, several at a time. DryRun writes nothing (and gives up earlier claims); a refused
-// plan anywhere writes nothing: a policy applies whole. Nodes the policy no longer matches are
-// released.
-func (r *Reconciler) writeSpecs(ctx context.Context, s *scope) error {
-	if s.policy.Spec.Mode == prismv1.ModeDryRun {
-		return r.releaseNodes(ctx, s.policy.Name, nil)
-	}
-	if len(s.planProblems) > 0 {
-		return nil
-	}
-	keep := map[string]bool{}
-	var todo []*candidate
-	for i := range s.candidates {
-		c := &s.candidates[i]
-		if c.storage == nil || c.claimedBy != "" {
-			continue
-		}
-		keep[c.node] = true
-		want := prismv1.StorageNodeSpec{PolicyName: s.policy.Name, Mode: s.policy.Spec.Mode}
-		if p, ok := s.plans[c.node]; ok {
-			want.Plan = &p
-		}
-		if !equality.Semantic.DeepEqual(c.storage.Spec, want) {
-			c.want = want
-			todo = append(todo, c)
-		}
-	}
-	errs := parallel(ctx, todo, func(ctx context.Context, c *candidate) error {
-		// Optimistic lock: if another policy claims the node at the same moment, one patch fails.
-		patch := client.MergeFromWithOptions(c.storage.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		c.storage.Spec = c.want
-		if err := r.Client.Patch(ctx, c.storage, patch, client.FieldOwner(FieldManager)); err != nil {
-			if apierrors.IsConflict(err) {
-				return fmt.Errorf("node %s changed concurrently, will retry", c.node)
-			}
-			return fmt.Errorf("writing the spec of node %s: %w", c.node, err)
-		}
-		return nil
-	})
-	errs = append(errs, r.releaseNodes(ctx, s.policy.Name, keep))
-	return kerrors.NewAggregate(errs)
-}
-
-// writeConcurrency bounds parallel API writes: a policy over 1000 nodes writes 1000 specs.
-const writeConcurrency = 16
-
-// parallel runs fn on every item, writeConcurrency at a time, and returns the errors.
-func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T) error) []error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, writeConcurrency)
-	)
-	for _, it := range items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(ctx, it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errs
 }

@@ -6,10 +6,13 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan"
@@ -23,23 +26,45 @@ type candidate struct {
 	want      prismv1.StorageNodeSpec
 }
 
-// findCandidates lists the nodes matching the policy's selector and their StorageNodes.
-func (r *Reconciler) findCandidates(ctx context.Context, s *scope) error {
-	selector, err := metav1.LabelSelectorAsSelector(&s.policy.Spec.NodeSelector)
+// nodeSelector turns spec.nodeSelector into a labels.Selector, or says which field is wrong.
+// The API server accepts selectors metav1.LabelSelectorAsSelector refuses (operator In with
+// no values, say): such a policy selects nothing, and must not look as if it matched no node.
+func nodeSelector(ls *metav1.LabelSelector) (labels.Selector, error) {
+	if errs := metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, field.NewPath("spec", "nodeSelector")); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	selector, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {
-		return fmt.Errorf("spec.nodeSelector: %w", err)
+		return nil, fmt.Errorf("spec.nodeSelector: %w", err)
+	}
+	return selector, nil
+}
+
+// findCandidates lists the nodes matching the policy's selector and every StorageNode. An
+// invalid selector is the user's error: the reconcile stops without retrying (a spec change
+// brings it back). Either way nothing after this phase runs: no node is released and no Rook
+// entry withdrawn on a failed observation.
+func (r *Reconciler) findCandidates(ctx context.Context, s *scope) (ctrl.Result, error) {
+	selector, err := nodeSelector(&s.policy.Spec.NodeSelector)
+	if err != nil {
+		s.invalidSelector = err.Error()
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	nodes := &corev1.NodeList{}
 	if err := r.Client.List(ctx, nodes, client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
+		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
 	}
 	storageNodes := &prismv1.StorageNodeList{}
 	if err := r.Client.List(ctx, storageNodes); err != nil {
-		return fmt.Errorf("listing storage nodes: %w", err)
+		return ctrl.Result{}, fmt.Errorf("listing storage nodes: %w", err)
 	}
 	byName := map[string]*prismv1.StorageNode{}
 	for i := range storageNodes.Items {
-		byName[storageNodes.Items[i].Name] = &storageNodes.Items[i]
+		sn := &storageNodes.Items[i]
+		byName[sn.Name] = sn
+		if sn.Spec.PolicyName == s.policy.Name {
+			s.claimed = append(s.claimed, sn)
+		}
 	}
 	for _, n := range nodes.Items {
 		c := candidate{node: n.Name, storage: byName[n.Name]}
@@ -49,33 +74,12 @@ func (r *Reconciler) findCandidates(ctx context.Context, s *scope) error {
 		s.candidates = append(s.candidates, c)
 	}
 	sort.Slice(s.candidates, func(i, j int) bool { return s.candidates[i].node < s.candidates[j].node })
-	return nil
-}
-
-// releaseNodes clears this policy's claim from every StorageNode not in keep.
-func (r *Reconciler) releaseNodes(ctx context.Context, policy string, keep map[string]bool) error {
-	list := &prismv1.StorageNodeList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return fmt.Errorf("listing storage nodes: %w", err)
-	}
-	var errs []error
-	for i := range list.Items {
-		sn := &list.Items[i]
-		if sn.Spec.PolicyName != policy || keep[sn.Name] {
-			continue
-		}
-		// The plan goes with the claim: the agent stops acting; what it made stays on disk.
-		patch := client.MergeFrom(sn.DeepCopy())
-		sn.Spec = prismv1.StorageNodeSpec{}
-		if err := r.Client.Patch(ctx, sn, patch, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("releasing node %s: %w", sn.Name, err))
-		}
-	}
-	return kerrors.NewAggregate(errs)
+	s.observed = true
+	return ctrl.Result{}, nil
 }
 
 // selectDevices runs the pure selection on every candidate node.
-func (r *Reconciler) selectDevices(_ context.Context, s *scope) error {
+func (r *Reconciler) selectDevices(_ context.Context, s *scope) (ctrl.Result, error) {
 	for _, c := range s.candidates {
 		switch {
 		case c.storage == nil:
@@ -90,5 +94,5 @@ func (r *Reconciler) selectDevices(_ context.Context, s *scope) error {
 			s.selections = append(s.selections, plan.SelectNode(c.node, c.storage.Status.Devices, &s.policy.Spec, current))
 		}
 	}
-	return nil
+	return ctrl.Result{}, nil
 }

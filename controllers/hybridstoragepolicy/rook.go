@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -61,14 +62,16 @@ func managedNodesAnnotation(policy string) string {
 // with server-side apply under Prism's field manager, and the QLC allocation unit into its
 // cephConfig. A node's entries appear only once its agent reports every slot partition
 // Ready, so Rook never looks for a partition that does not exist yet.
-func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
+func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, error) {
 	switch {
+	case !s.observed || !s.planned:
+		return ctrl.Result{}, fmt.Errorf("internal error: configuring Rook without a complete observation")
 	case s.policy.Spec.Mode == prismv1.ModeDryRun:
 		s.rook = rookOutcome{reason: ReasonRookDryRun, message: "dry run: the CephCluster is not changed"}
-		return nil
+		return ctrl.Result{}, nil
 	case len(s.planProblems) > 0:
 		s.rook = rookOutcome{reason: ReasonRookPlanRefused, message: "nothing applied while a node's plan is refused"}
-		return nil
+		return ctrl.Result{}, nil
 	}
 	cluster, err := r.getCephCluster(ctx, s.policy)
 	if err != nil || cluster == nil {
@@ -76,11 +79,11 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 			ref := s.policy.Spec.CephCluster
 			s.rook = rookOutcome{reason: ReasonCephClusterNotFound, message: fmt.Sprintf("CephCluster %s/%s does not exist", ref.Namespace, ref.Name)}
 		}
-		return err
+		return ctrl.Result{}, err
 	}
 	if all, _, _ := unstructured.NestedBool(cluster.Object, "spec", "storage", "useAllNodes"); all {
 		s.rook = rookOutcome{reason: ReasonCephClusterAllNodes, message: "spec.storage.useAllNodes is true, so Rook ignores per-node entries: set it to false"}
-		return nil
+		return ctrl.Result{}, nil
 	}
 
 	ready, waiting := provisionedPlans(s)
@@ -103,17 +106,17 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 	}
 	merged, err := plan.MergeRookNodes(existing, drop, entries)
 	if err != nil {
-		return fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
+		return ctrl.Result{}, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
 	}
 	config, configNote := r.cephConfig(s, ready)
 	managed := joinNodes(append(nodeNamesOf(entries), kept...))
 	sets, err := r.planDeviceSets(ctx, s, cluster, ready, waiting, raw)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	// Volumes first, so that Rook's claims find them.
 	if err := r.applyVolumes(ctx, sets.apply); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 
 	releaseKey, release := releaseAnnotation(s.policy.Name), cluster.GetAnnotations()[releaseAnnotation(s.policy.Name)]
@@ -130,14 +133,21 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 		}
 		sets.addTo(apply)
 		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
+			return ctrl.Result{}, fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
 		}
 	}
 	if err := r.deleteVolumes(ctx, sets.obsolete); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(entries), cluster.GetNamespace(), cluster.GetName())
-	for _, note := range []string{configNote, sets.summary()} {
+	var withdrawn string
+	if w := withdrawals(drop, s); len(w) > 0 {
+		withdrawn = "withdrew " + summarise(w)
+	}
+	if !unchanged {
+		r.event(s.policy, nil, eventNormal, EventOSDEntriesApplied, actionApplyRook, "applied %s%s", msg, prefixed(withdrawn))
+	}
+	for _, note := range []string{configNote, sets.summary(), withdrawn} {
 		if note != "" {
 			msg += "; " + note
 		}
@@ -152,22 +162,51 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) error {
 		// Ceph's health is in the CephCluster's status, which no watch event reports: look again.
 		s.requeueAfter = time.Minute
 		s.rook = rookOutcome{reason: ReasonReplacingOSDs, message: fmt.Sprintf("%s; %d OSDs to re-create one at a time, first: %s", msg, len(gate.Held), gate.Held[0])}
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if len(waiting) > 0 {
 		s.rook = rookOutcome{reason: ReasonWaitingForPartitions, message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(waiting, ", ")}
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if len(sets.waiting) > 0 {
 		s.rook = rookOutcome{reason: ReasonWaitingForCacheCores, message: msg}
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if len(entries) == 0 && sets.wanted == 0 {
 		s.rook = rookOutcome{reason: ReasonRookNothingToConfigure, message: "no node has a plan"}
-		return nil
+		return ctrl.Result{}, nil
 	}
 	s.rook = rookOutcome{reason: ReasonRookApplied, message: msg, ok: true}
-	return nil
+	return ctrl.Result{}, nil
+}
+
+// withdrawals names each node whose storage.nodes entry this reconcile removes, and why,
+// from what the reconcile observed: released, no longer selected, or without a plan.
+func withdrawals(drop []string, s *scope) []string {
+	why := map[string]string{}
+	for _, rel := range s.released {
+		why[rel.node] = "released: " + rel.reason
+	}
+	for _, sel := range s.selections {
+		if _, ok := why[sel.Node]; ok {
+			continue
+		}
+		switch {
+		case sel.Message != "":
+			why[sel.Node] = "no plan: " + sel.Message
+		default:
+			why[sel.Node] = "no plan"
+		}
+	}
+	out := make([]string, 0, len(drop))
+	for _, n := range drop {
+		reason, ok := why[n]
+		if !ok {
+			reason = "no longer selected by the policy"
+		}
+		out = append(out, fmt.Sprintf("the entry of node %s (%s)", n, reason))
+	}
+	return out
 }
 
 // removeRookEntries drops this policy's entries and annotation from the CephCluster.
@@ -326,4 +365,11 @@ func splitNodes(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+func prefixed(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
 }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,7 +87,10 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 		if len(osds.Held) > 0 {
 			out.waiting = append(out.waiting, heldMessage(c.node, osds.Held))
 		}
-		hostname := r.hostname(ctx, c.node)
+		hostname, err := r.hostname(ctx, c.node)
+		if err != nil {
+			return nil, err
+		}
 		for _, o := range osds.Ready {
 			set := rookvolumes.DeviceSet(o, deviceClass(s.policy))
 			wanted[set.Name] = true
@@ -221,13 +225,20 @@ func stayingInNodes(previous []string, ready map[string]prismv1.NodePlan, existi
 }
 
 // hostname is the node's kubernetes.io/hostname label, which local volumes are pinned with
-// (it differs from the node name on some clouds).
-func (r *Reconciler) hostname(ctx context.Context, node string) string {
+// (it differs from the node name on some clouds). A failed read is an error, not the node
+// name: a wrong hostname would make every volume of the node look changed and re-created.
+func (r *Reconciler) hostname(ctx context.Context, node string) (string, error) {
 	n := &corev1.Node{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: node}, n); err == nil && n.Labels["kubernetes.io/hostname"] != "" {
-		return n.Labels["kubernetes.io/hostname"]
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		if apierrors.IsNotFound(err) {
+			return node, nil
+		}
+		return "", fmt.Errorf("reading node %s: %w", node, err)
 	}
-	return node
+	if h := n.Labels["kubernetes.io/hostname"]; h != "" {
+		return h, nil
+	}
+	return node, nil
 }
 
 func heldMessage(node string, held []plan.HeldDevice) string {

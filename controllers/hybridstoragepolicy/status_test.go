@@ -50,7 +50,7 @@ func TestComputeStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Generation: 7}, Spec: prismv1.HybridStoragePolicySpec{Mode: tc.mode}}
-			st := computeStatus(p, tc.selections, tc.problems, tc.rook, tc.errs)
+			st := computeStatus(p, statusInput{planned: true, observed: true, selections: tc.selections, planProblems: tc.problems, rook: tc.rook, err: errors.Join(tc.errs...)})
 			if st.SelectedNodes != tc.selected || st.ReadyNodes != tc.ready || st.ObservedGeneration != 7 {
 				t.Errorf("selected/ready/gen = %d/%d/%d", st.SelectedNodes, st.ReadyNodes, st.ObservedGeneration)
 			}
@@ -67,13 +67,13 @@ func TestComputeStatus(t *testing.T) {
 
 func TestComputeStatusKeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	p := &prismv1.HybridStoragePolicy{}
-	first := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil, rookOutcome{}, nil)
+	first := computeStatus(p, statusInput{planned: true, observed: true, selections: []prismv1.NodeSelection{complete("a")}})
 	old := metav1.NewTime(first.Conditions[0].LastTransitionTime.Add(-3600e9))
 	for i := range first.Conditions {
 		first.Conditions[i].LastTransitionTime = old
 	}
 	p.Status = first
-	second := computeStatus(p, []prismv1.NodeSelection{complete("a")}, nil, rookOutcome{}, nil)
+	second := computeStatus(p, statusInput{planned: true, observed: true, selections: []prismv1.NodeSelection{complete("a")}})
 	for _, c := range second.Conditions {
 		if !c.LastTransitionTime.Equal(&old) {
 			t.Errorf("%s transition time moved although its status did not change", c.Type)
@@ -88,11 +88,66 @@ func TestComputeStatusBoundsNodeDetail(t *testing.T) {
 	}
 	sels[10] = incomplete("n0010", "no fast device")
 	sels[500].Warnings = []string{"slots below 1 %"}
-	st := computeStatus(&prismv1.HybridStoragePolicy{}, sels, nil, rookOutcome{}, nil)
+	st := computeStatus(&prismv1.HybridStoragePolicy{}, statusInput{planned: true, observed: true, selections: sels})
 	if st.SelectedNodes != 1000 || len(st.Nodes) != 2 || st.OmittedNodes != 998 || st.Nodes[0].Node != "n0010" || st.Nodes[1].Node != "n0500" {
 		t.Fatalf("selected %d, listed %d, omitted %d", st.SelectedNodes, len(st.Nodes), st.OmittedNodes)
 	}
-	if few := computeStatus(&prismv1.HybridStoragePolicy{}, sels[:100], nil, rookOutcome{}, nil); len(few.Nodes) != 100 || few.OmittedNodes != 0 {
+	if few := computeStatus(&prismv1.HybridStoragePolicy{}, statusInput{planned: true, observed: true, selections: sels[:100]}); len(few.Nodes) != 100 || few.OmittedNodes != 0 {
 		t.Fatalf("100 nodes must all be listed: %d listed", len(few.Nodes))
+	}
+}
+
+// A reconcile that failed before its selection was complete keeps the last good counts and
+// node details, and names the failure; it never reports "matches no node".
+func TestComputeStatusAfterAFailedObservation(t *testing.T) {
+	applied := rookOutcome{reason: ReasonRookApplied, message: "2 nodes' OSD entries", ok: true}
+	previous := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: prismv1.HybridStoragePolicySpec{Mode: prismv1.ModeApply}}
+	previous.Status = computeStatus(previous, statusInput{planned: true, observed: true, selections: []prismv1.NodeSelection{complete("a"), complete("b")}, rook: applied})
+	cases := []struct {
+		name                       string
+		in                         statusInput
+		readyReason, readyMessage  string
+		selectedReason, selectedIn string
+	}{
+		{"list failed", statusInput{err: errors.New("listing nodes: etcd timeout")},
+			ReasonReconcileError, "could not observe the nodes, so no node was released and no Rook entry withdrawn: listing nodes: etcd timeout",
+			ReasonNodesSelected, "2 of 2"},
+		{"invalid selector", statusInput{invalidSelector: "spec.nodeSelector.matchExpressions[0].values: Required value", err: errors.New("x")},
+			ReasonInvalidNodeSelector, "spec.nodeSelector.matchExpressions[0].values: Required value; no node was claimed, released or withdrawn",
+			ReasonInvalidNodeSelector, "matchExpressions[0].values"},
+		{"classification read failed after the lists", statusInput{observed: true, err: errors.New(`reading ClassificationPolicy "c": timeout`)},
+			ReasonReconcileError, `reading ClassificationPolicy "c": timeout`,
+			ReasonNodesSelected, "2 of 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := previous.DeepCopy()
+			p.Generation = 4
+			st := computeStatus(p, tc.in)
+			if st.SelectedNodes != 2 || st.ReadyNodes != 2 || len(st.Nodes) != 2 || st.ObservedGeneration != 4 {
+				t.Errorf("selected/ready/listed/gen = %d/%d/%d/%d, want the last good 2/2/2 and generation 4", st.SelectedNodes, st.ReadyNodes, len(st.Nodes), st.ObservedGeneration)
+			}
+			ready := meta.FindStatusCondition(st.Conditions, prismv1.ConditionReady)
+			if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != tc.readyReason || !strings.Contains(ready.Message, tc.readyMessage) {
+				t.Errorf("Ready = %+v", ready)
+			}
+			ns := meta.FindStatusCondition(st.Conditions, prismv1.ConditionNodesSelected)
+			if ns == nil || ns.Reason != tc.selectedReason || !strings.Contains(ns.Message, tc.selectedIn) {
+				t.Errorf("NodesSelected = %+v", ns)
+			}
+			if rc := meta.FindStatusCondition(st.Conditions, prismv1.ConditionRookConfigured); rc == nil || rc.Reason != ReasonRookApplied {
+				t.Errorf("RookConfigured must stay as last reported: %+v", rc)
+			}
+		})
+	}
+}
+
+func TestComputeStatusNamesReleasedNodes(t *testing.T) {
+	p := &prismv1.HybridStoragePolicy{Spec: prismv1.HybridStoragePolicySpec{Mode: prismv1.ModeApply}}
+	st := computeStatus(p, statusInput{planned: true, observed: true, selections: []prismv1.NodeSelection{complete("a")},
+		released: []release{{node: "b", reason: releaseNotMatched}}})
+	ns := meta.FindStatusCondition(st.Conditions, prismv1.ConditionNodesSelected)
+	if ns == nil || !strings.Contains(ns.Message, "released b ("+releaseNotMatched+")") {
+		t.Fatalf("NodesSelected = %+v", ns)
 	}
 }

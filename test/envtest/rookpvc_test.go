@@ -33,6 +33,17 @@ const operatorUser = "system:serviceaccount:prism-system:prism-operator"
 // the RBAC markers (config/rbac/role.yaml), so a missing permission fails the test.
 func operatorClient(t *testing.T) client.Client {
 	t.Helper()
+	c, err := client.New(operatorConfig(t), client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// operatorConfig installs the operator's ClusterRole and binding and returns a config that
+// acts as its service account.
+func operatorConfig(t *testing.T) *rest.Config {
+	t.Helper()
 	role := &rbacv1.ClusterRole{}
 	readYAML(t, filepath.Join(testenv.RepoRoot(), "config/rbac/role.yaml"), role)
 	binding := &rbacv1.ClusterRoleBinding{
@@ -47,11 +58,7 @@ func operatorClient(t *testing.T) client.Client {
 	}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return cfg
 }
 
 // reconcileAs runs the reconciler with the given client until the policy is settled.
