@@ -179,6 +179,14 @@ func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decisi
 		}
 	}
 	inWay = append(inWay, foreignGPT...)
+	if obs.Disk.Blank() {
+		// A device without a table is written only when proven empty whole: data where a
+		// partition would go refuses the device, not just that partition.
+		for _, n := range slices.Sorted(maps.Keys(dirty)) {
+			inWay = append(inWay, dirty[n])
+			delete(dirty, n)
+		}
+	}
 	// GPT structures are judged above, from Prism's own reading of them; the probes' names
 	// for them (gpt, PMBR) add nothing but noise.
 	_, anyCopy := obs.Disk.Best()
@@ -257,6 +265,9 @@ func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decisi
 	case len(inWay) > 0 && len(asPlanned) > 0:
 		refusal = fmt.Sprintf("%s is in allowWipe but already carries partitions %s of this plan, which may hold OSD metadata, so Prism does not wipe it; in the way: %s",
 			dev.Path, joinInts(sortedKeys(asPlanned)), strings.Join(inWay, "; "))
+	}
+	if refusal != "" && len(inWay) > 0 && !strings.Contains(refusal, inWay[0]) {
+		refusal += "; and it holds what Prism did not create: " + strings.Join(inWay, "; ")
 	}
 	if refusal != "" {
 		d.Refused = truncate(refusal)

@@ -246,6 +246,8 @@ func TestDecide(t *testing.T) {
 			states: "Refused,Refused,Refused,Refused", refused: []string{"not extended", "partition 1 (\"prism-db-00\") holds ext4"}},
 		{name: "non-zero bytes where a missing partition goes", obs: obs(t, disk(t, -1, layoutOf(512, p1)), device(kernelHas("nvme0n1p1")), holding(3, Content{NonZeroAt: 77})),
 			steps: []string{"WriteTable 1,2,4", reread, settle}, states: "Ready,Pending,Refused,Pending"},
+		{name: "random bytes where a partition goes on a device without a table: not proven empty", obs: obs(t, blank(t), device(), holding(2, Content{NonZeroAt: 4096})),
+			states: "Refused,Refused,Refused,Refused", refused: []string{"the range of partition 2", "non-zero bytes at offset 4096"}},
 		{name: "BlueStore label where a missing partition goes, granted", wipe: true, obs: obs(t, disk(t, -1, layoutOf(512, p1)), device(kernelHas("nvme0n1p1")), holding(3, Content{Found: []string{"ceph_bluestore"}, NonZeroAt: 0})),
 			steps: []string{"ZeroRegions 2", write1234, reread, settle}, states: "Ready,Pending,Pending,Pending"},
 		{name: "slots as planned and a foreign partition where the cache goes: Ready slots, nothing written", obs: obs(t, disk(t, -1, layoutOf(512, p1, p2, p3, foreign)), device(kernelHas("nvme0n1p1", "nvme0n1p2", "nvme0n1p3", "nvme0n1p5"))),

@@ -482,8 +482,9 @@ func TestReconcileDeviceProblems(t *testing.T) {
 }
 
 // An old OSD's BlueStore label (and its 1 GiB replica) where slot 2 goes: the device as a
-// whole shows no signature, but slot 2's range is not empty. Without a grant slot 2 is
-// refused alone and the label stays; with one, the range is cleared and slot 2 made.
+// whole shows no signature, but slot 2's range is not empty. A device without a table is then
+// not proven empty and is refused whole; on Prism's own table slot 2 is refused alone. With a
+// grant, the range is cleared and slot 2 made.
 func TestReconcileStaleLabelWhereAPartitionGoes(t *testing.T) {
 	h := newFakeHost(t)
 	p2 := testPlan(t).Slots[1].Partition
@@ -507,11 +508,22 @@ func TestReconcileStaleLabelWhereAPartitionGoes(t *testing.T) {
 		t.Fatal("the stale label is not detected before provisioning: the test would prove nothing")
 	}
 	res := h.reconcile(nodePlan(t))
-	if got := states(res.Partitions); got != "Ready,Refused,Ready,Ready" {
-		t.Fatalf("not granted: states %s: %+v", got, res.Partitions)
+	if got := states(res.Partitions); got != "Refused,Refused,Refused,Refused" || len(h.mutations()) != 0 {
+		t.Fatalf("no table: states %s, ran %q", got, h.mutations())
 	}
-	if msg := res.Partitions[1].Message; !strings.Contains(msg, "holds ceph_bluestore") || !strings.Contains(msg, "allowWipe") {
+	if msg := res.Partitions[0].Message; !strings.Contains(msg, "the range of partition 2") || !strings.Contains(msg, "holds ceph_bluestore") || !strings.Contains(msg, "allowWipe") {
 		t.Errorf("refusal %q", msg)
+	}
+
+	// Prism's table with slot 1 only, then the plan for all four.
+	one := nodePlan(t)
+	one.FastDevices[0].Slots, one.FastDevices[0].Cache = one.FastDevices[0].Slots[:1], nil
+	if got := states(h.reconcile(one).Partitions); got != "Ready" {
+		t.Fatalf("slot 1 alone: %s", got)
+	}
+	res = h.reconcile(nodePlan(t))
+	if got := states(res.Partitions); got != "Ready,Refused,Ready,Ready" {
+		t.Fatalf("on Prism's table: states %s: %+v", got, res.Partitions)
 	}
 	if len(region()) == 0 {
 		t.Fatal("the label was destroyed without a grant")
