@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,10 +33,15 @@ type Local struct {
 type ExitError struct {
 	Argv     []string
 	ExitCode int
-	Stderr   string
+	// Signal names the signal that ended the command ("killed"); ExitCode is then -1.
+	Signal string
+	Stderr string
 }
 
 func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return fmt.Sprintf("%s was killed by signal %s: %s", strings.Join(e.Argv, " "), e.Signal, e.Stderr)
+	}
 	return fmt.Sprintf("%s exited with status %d: %s", strings.Join(e.Argv, " "), e.ExitCode, e.Stderr)
 }
 
@@ -64,7 +70,11 @@ func (l Local) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, er
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
-		return stdout.Bytes(), &ExitError{Argv: argv, ExitCode: exitErr.ExitCode(), Stderr: strings.TrimSpace(stderr.String())}
+		e := &ExitError{Argv: argv, ExitCode: exitErr.ExitCode(), Stderr: strings.TrimSpace(stderr.String())}
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+		}
+		return stdout.Bytes(), e
 	}
 	if err != nil {
 		return stdout.Bytes(), fmt.Errorf("running %s: %w", argv[0], err)

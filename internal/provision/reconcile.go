@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -185,6 +186,10 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		return true
 	}
 	if slices.ContainsFunc(first.d.Steps, Step.WritesDevice) {
+		// One thread makes every write of the pass: test/crash counts writes per thread when
+		// it kills the partitioner at each of them in turn.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		hold, err := r.hold(path, first.obs, first.d.Wipe)
 		if err != nil {
 			return false, false, err
