@@ -33,7 +33,7 @@ func (h *hostFlags) register(fs *flag.FlagSet) {
 }
 
 func (h *hostFlags) options() inventory.Options {
-	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop}
+	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop, Probe: hostexec.Local{}}
 	switch {
 	case h.noIdentify:
 	case h.identifyDir != "":

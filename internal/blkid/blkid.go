@@ -14,10 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
 // Signature is one thing libblkid found.
 type Signature struct {
+	// Device is the device's base name as wipefs prints it (several devices in one call).
+	Device string
 	// Type is libblkid's name: "ext4", "LVM2_member", "gpt", "PMBR", "ceph_bluestore", ...
 	Type string
 	// Offset is where its magic is, in bytes from the start of what was probed.
@@ -28,12 +32,18 @@ type Signature struct {
 
 func (s Signature) String() string { return fmt.Sprintf("%s at byte %d", s.Type, s.Offset) }
 
-// WipefsArgv is `wipefs --no-act --json <dev>`: every signature, changing nothing.
-func WipefsArgv(dev string) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
-		return nil, err
+// WipefsArgv is `wipefs --no-act --json <dev>...`: every signature of each device, changing
+// nothing.
+func WipefsArgv(devs ...string) ([]string, error) {
+	if len(devs) == 0 {
+		return nil, errors.New("wipefs: no device")
 	}
-	return []string{"wipefs", "--no-act", "--json", dev}, nil
+	for _, dev := range devs {
+		if err := checkDevice(dev); err != nil {
+			return nil, err
+		}
+	}
+	return append([]string{"wipefs", "--no-act", "--json"}, devs...), nil
 }
 
 // ParseWipefs parses WipefsArgv's output. wipefs prints nothing at all for a device without
@@ -44,6 +54,7 @@ func ParseWipefs(out []byte) ([]Signature, error) {
 	}
 	var doc struct {
 		Signatures *[]struct {
+			Device string  `json:"device"`
 			Offset *string `json:"offset"`
 			Type   *string `json:"type"`
 		} `json:"signatures"`
@@ -63,7 +74,7 @@ func ParseWipefs(out []byte) ([]Signature, error) {
 		if err != nil || off < 0 {
 			return nil, fmt.Errorf("wipefs output: signatures[%d].offset %q is not a byte offset", i, *s.Offset)
 		}
-		sigs = append(sigs, Signature{Type: *s.Type, Offset: off})
+		sigs = append(sigs, Signature{Device: s.Device, Type: *s.Type, Offset: off})
 	}
 	return sigs, nil
 }
@@ -134,6 +145,23 @@ func unnamedKeys(m map[string]string) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// Kind is the StorageNode API's family for a libblkid type.
+func Kind(typ string) prismv1.SignatureKind {
+	switch typ {
+	case "gpt", "dos", "PMBR", "atari", "bsd", "mac", "sgi", "sun", "solaris", "unixware", "aix", "ultrix":
+		return prismv1.SignaturePartitionTable
+	case "LVM2_member", "LVM1_member":
+		return prismv1.SignatureLVM
+	case "linux_raid_member", "isw_raid_member", "ddf_raid_member", "adaptec_raid_member", "lsi_mega_raid_member", "nvidia_raid_member", "promise_fasttrack_raid_member", "silicon_medley_raid_member", "via_raid_member", "jmicron_raid_member", "hpt37x_raid_member", "hpt45x_raid_member":
+		return prismv1.SignatureRAID
+	case "swap", "swsuspend":
+		return prismv1.SignatureSwap
+	case "ceph_bluestore":
+		return prismv1.SignatureCephBlueStore
+	}
+	return prismv1.SignatureOther
 }
 
 func checkDevice(dev string) error {

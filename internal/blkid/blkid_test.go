@@ -24,8 +24,8 @@ func TestParseWipefs(t *testing.T) {
 		file string
 		want []Signature
 	}{
-		{"wipefs-ext4.json", []Signature{{Type: "ext4", Offset: 0x438}}},
-		{"wipefs-gpt.json", []Signature{{Type: "gpt", Offset: 0x200}, {Type: "gpt", Offset: 0xc7ffe00}, {Type: "PMBR", Offset: 0x1fe}}},
+		{"wipefs-ext4.json", []Signature{{Device: "loop0", Type: "ext4", Offset: 0x438}}},
+		{"wipefs-gpt.json", []Signature{{Device: "loop0", Type: "gpt", Offset: 0x200}, {Device: "loop0", Type: "gpt", Offset: 0xc7ffe00}, {Device: "loop0", Type: "PMBR", Offset: 0x1fe}}},
 		{"wipefs-empty.json", nil},
 	} {
 		got, err := ParseWipefs(read(t, tc.file))
@@ -73,6 +73,12 @@ func TestParseProbe(t *testing.T) {
 func TestArgv(t *testing.T) {
 	if got, _ := WipefsArgv("/dev/sdb"); !reflect.DeepEqual(got, []string{"wipefs", "--no-act", "--json", "/dev/sdb"}) {
 		t.Errorf("WipefsArgv = %q", got)
+	}
+	if got, _ := WipefsArgv("/dev/sdb", "/dev/sdc"); !reflect.DeepEqual(got, []string{"wipefs", "--no-act", "--json", "/dev/sdb", "/dev/sdc"}) {
+		t.Errorf("WipefsArgv of two = %q", got)
+	}
+	if _, err := WipefsArgv(); err == nil {
+		t.Error("WipefsArgv(): want an error")
 	}
 	if got, _ := ProbeArgv("/dev/sdb", 0, 0); !reflect.DeepEqual(got, []string{"blkid", "--probe", "--output", "export", "/dev/sdb"}) {
 		t.Errorf("ProbeArgv whole = %q", got)
