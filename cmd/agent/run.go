@@ -77,6 +77,7 @@ func runAgent(args []string) error {
 		NodeName:  *nodeName,
 		Inventory: backgroundInventory(opts, latest, endurance),
 		Version:   version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
+		Events: c,
 	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.

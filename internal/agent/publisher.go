@@ -63,6 +63,9 @@ type Publisher struct {
 	// for the object's metadata only: the status, most of the object, is the agent's own
 	// and it remembers what it last wrote (synced).
 	PlanPoll time.Duration
+	// Events records what an admin must notice (partitions created, a device refused, a
+	// cache started or failed); nil records none.
+	Events EventSink
 
 	synced synced
 }
@@ -149,10 +152,12 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	rep, invErr := p.Inventory(ctx)
 	next := nodeStatus(sn.Status, rep, invErr, p.now(), p.Version)
+	created := false
 	if invErr == nil && p.Provision != nil {
 		// A failed inventory proves nothing about the devices: provision only from a good one.
-		next = p.provision(ctx, sn, rep, next)
+		next, created = p.provision(ctx, sn, rep, next)
 	}
+	defer p.record(ctx, sn, transitions(sn.Status, next, created))
 	sortLists(&next)
 	if !needsWrite(sn.Status, next, p.Heartbeat) {
 		p.remember(sn, next)
@@ -168,9 +173,9 @@ func (p *Publisher) Sync(ctx context.Context) error {
 }
 
 // provision carries out spec.plan and adds the result to next.
-func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep inventory.Report, next prismv1.StorageNodeStatus) prismv1.StorageNodeStatus {
+func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep inventory.Report, next prismv1.StorageNodeStatus) (prismv1.StorageNodeStatus, bool) {
 	if sn.Spec.Plan == nil {
-		return withoutPlan(next)
+		return withoutPlan(next), false
 	}
 	res := p.Provision(ctx, sn.Spec.Plan, rep.Devices, sn.Spec.Mode)
 	devices := rep.Devices
@@ -197,7 +202,7 @@ func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep 
 				"changed", res.Changed, "reason", c.Reason, "message", c.Message)
 		}
 	}
-	return next
+	return next, res.Changed
 }
 
 // ensureStorageNode gets or creates this node's StorageNode, owned by the Node object so

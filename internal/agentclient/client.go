@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,4 +130,45 @@ func mergePatch(before, after *prismv1.StorageNode) ([]byte, error) {
 		return nil, err
 	}
 	return jsonpatch.CreateMergePatch(b, a)
+}
+
+// eventsNamespace is where events about cluster-scoped objects go, as client-go's recorders
+// put them.
+const eventsNamespace = metav1.NamespaceDefault
+
+// RecordEvent creates an events.k8s.io/v1 Event about sn, reported by the agent of this node.
+func (c *Client) RecordEvent(ctx context.Context, sn *prismv1.StorageNode, eventType, reason, action, note string) error {
+	now := metav1.NewMicroTime(time.Now())
+	body := map[string]any{
+		"apiVersion": "events.k8s.io/v1",
+		"kind":       "Event",
+		// Named as client-go's recorders name events: the object's name and the time.
+		"metadata":  map[string]any{"name": fmt.Sprintf("%s.%x", sn.Name, now.UnixNano()), "namespace": eventsNamespace},
+		"eventTime": now,
+		"type":      eventType, "reason": reason, "action": action, "note": truncateNote(note),
+		"reportingController": "prism.storage.io/agent",
+		"reportingInstance":   "prism-agent-" + sn.Name,
+		"regarding": map[string]any{
+			"apiVersion": prismv1.GroupVersion.String(), "kind": "StorageNode", "name": sn.Name, "uid": sn.UID,
+		},
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return c.rest.Post().AbsPath("/apis/events.k8s.io/v1/namespaces", eventsNamespace, "events").
+		Param("fieldManager", c.fieldManager).Body(raw).Do(ctx).Error()
+}
+
+// truncateNote keeps a note within the events API's 1 kB limit.
+func truncateNote(s string) string {
+	const limit = 1024
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - 3
+	for cut > 0 && s[cut]&0xc0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
 }
