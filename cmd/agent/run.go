@@ -78,6 +78,9 @@ func runAgent(args []string) error {
 		Inventory: backgroundInventory(opts, latest, endurance),
 		Version:   version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
 	}
+	if endurance != nil {
+		p.CollectErrors = endurance.CollectErrors
+	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
 		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}

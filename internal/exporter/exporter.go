@@ -41,10 +41,12 @@ type Exporter struct {
 
 	mu      sync.Mutex
 	history *History
-	file    *historyFile            // nil: in memory only
-	fileErr error                   // why file is nil with a StateFile
-	devices map[string]*deviceState // by device name
-	errors  map[string]float64      // collect errors per source
+	file    *historyFile                 // nil: in memory only
+	fileErr error                        // why file is nil with a StateFile
+	devices map[string]*deviceState      // by device name
+	errors  map[string]float64           // collect errors per source
+	failing map[string]map[string]string // the last poll's failures: device -> source -> message
+	fresh   []CollectFailure             // failures that started since NewFailures last ran
 	descs   map[string]*prometheus.Desc
 	// inventoried is when the node's last inventory succeeded (zero before the first).
 	inventoried time.Time
@@ -75,6 +77,7 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 		loadErr = e.load()
 	}
 	seen := map[string]bool{}
+	failing := map[string]map[string]string{}
 	var added []entry
 	for i, r := range readings {
 		d := devices[i]
@@ -85,8 +88,12 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 			e.devices[d.Name] = st
 		}
 		st.device, st.reading = d, r
-		for src := range r.Errors {
+		for src, msg := range r.Errors {
 			e.errors[src]++
+			if failing[d.Name] == nil {
+				failing[d.Name] = map[string]string{}
+			}
+			failing[d.Name][src] = msg
 		}
 		s, ok := r.Sample()
 		if !ok || d.StablePath == "" {
@@ -104,6 +111,7 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 			delete(e.devices, name) // the device went away: stop exporting it
 		}
 	}
+	e.trackFailures(failing)
 	return errors.Join(loadErr, e.save(added))
 }
 
