@@ -129,7 +129,7 @@ func showNode(w io.Writer, sn prismv1.StorageNode, classes map[int32]string) {
 			fmt.Fprintf(w, "    core %d %s -> %s (%s)\n", core.CoreID, core.Device, dash(core.ExportedObject), core.State)
 		}
 		if c.WriteReduction != "" {
-			fmt.Fprintf(w, "    α = %s (written to the exported objects %s, to QLC %s)\n", c.WriteReduction,
+			fmt.Fprintf(w, "    α_cache = %s (cache write reduction: written to the exported objects %s, to QLC %s)\n", c.WriteReduction,
 				mib(c.ExportedWrittenBytes), mib(c.CoreWrittenBytes))
 		}
 		var beta []string
@@ -143,7 +143,7 @@ func showNode(w io.Writer, sn prismv1.StorageNode, classes map[int32]string) {
 		}
 	}
 	if sn.Status.CacheWriteReduction != "" {
-		fmt.Fprintf(w, "  node α (all caches) = %s\n", sn.Status.CacheWriteReduction)
+		fmt.Fprintf(w, "  node α_cache (all caches) = %s\n", sn.Status.CacheWriteReduction)
 	}
 }
 

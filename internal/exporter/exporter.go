@@ -190,7 +190,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if fast+capacity > 0 {
-		m.gauge("prism_node_qlc_write_reduction_ratio", "Share of host writes kept off QLC since the agent started: fast-tier writes / (fast-tier + QLC writes).", nil, nil, fast/(fast+capacity))
+		m.gauge("prism_node_qlc_write_reduction_ratio", "α_tier: share of host writes kept off QLC since the agent started: fast-tier writes / (fast-tier + QLC writes).", nil, nil, fast/(fast+capacity))
 	}
 	if !e.inventoried.IsZero() {
 		m.gauge("prism_node_inventory_timestamp_seconds", "When the agent last inventoried the node's devices, Unix seconds.", nil, nil, float64(e.inventoried.UnixMilli())/1000)
