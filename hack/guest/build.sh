@@ -33,6 +33,7 @@ fi
 # The root's packages (hack/packages.txt, group guest-root). Debian 12 has no ceph-volume
 # package: ceph-osd ships ceph-volume.
 mapfile -t root_pkgs < <("$here/../install-deps.sh" --list guest-root)
+((${#root_pkgs[@]})) || { log "hack/packages.txt lists no guest-root packages"; exit 1; }
 read -r -a extra <<<"${PRISM_GUEST_EXTRA_PACKAGES:-}"
 
 export DEBIAN_FRONTEND=noninteractive
