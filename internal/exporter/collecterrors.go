@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// maxNamedFailures is how many failing devices CollectErrors names.
+const maxNamedFailures = 8
+
 // CollectFailure is one device whose wear counters one source could not read.
 type CollectFailure struct {
 	Device, Source, Message string
@@ -55,5 +58,10 @@ func (e *Exporter) CollectErrors() string {
 		parts = append(parts, dev+" ("+strings.Join(srcs, ", ")+")")
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("wear counters not read for %d of %d devices: %s", len(e.failing), len(e.devices), strings.Join(parts, "; "))
+	more := ""
+	if len(parts) > maxNamedFailures { // a status message, not a listing of a 60-drive node
+		more = fmt.Sprintf("; and %d more", len(parts)-maxNamedFailures)
+		parts = parts[:maxNamedFailures]
+	}
+	return fmt.Sprintf("wear counters not read for %d of %d devices: %s%s", len(e.failing), len(e.devices), strings.Join(parts, "; "), more)
 }

@@ -62,3 +62,17 @@ func hasFailure(fs []CollectFailure, device string) bool {
 	}
 	return false
 }
+
+func TestCollectErrorsNamesAtMostEightDevices(t *testing.T) {
+	e := &Exporter{devices: map[string]*deviceState{}}
+	failing := map[string]map[string]string{}
+	for _, d := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		e.devices[d] = &deviceState{}
+		failing[d] = map[string]string{"nvme-smart": "no page"}
+	}
+	e.trackFailures(failing)
+	msg := e.CollectErrors()
+	if !strings.Contains(msg, "10 of 10 devices") || !strings.Contains(msg, "h (nvme-smart); and 2 more") || strings.Contains(msg, "i (") {
+		t.Fatalf("CollectErrors = %q", msg)
+	}
+}
