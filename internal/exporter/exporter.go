@@ -22,7 +22,7 @@ type deviceState struct {
 	device   prismv1.Device
 	reading  health.Reading
 	report   *endurance.Report
-	baseline uint64 // host bytes at the first reading this agent saw (for α)
+	baseline uint64 // host bytes at the first reading this agent saw (for α_tier)
 	// projected: report is Project(the device's series, rating); it stays valid until the
 	// series gains a sample or the rating changes.
 	projected bool
