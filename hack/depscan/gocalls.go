@@ -15,6 +15,7 @@ import (
 //   - the first element of a []string literal that is an argv: returned by a function whose
 //     name ends in Argv or Argvs, stored in something named argv, or passed to a Run method
 //     (hostexec.Executor);
+//   - the command argument of the package's own runners (runnerParams);
 //   - tool names listed for lookup: string arguments of ensureTools, lookTool and need, the
 //     keys of string maps and the elements of string slices in variables named like tools or
 //     packages (debianPackage, loopTools), and the bin field of {bin, pkg} tables.
@@ -25,11 +26,44 @@ import (
 // imported maps other packages' constants by name, for names like cache.Casadm.
 func GoCommands(fset *token.FileSet, files []*ast.File, imported map[string]string) []Use {
 	consts := GoConstants(files)
-	g := &goScan{fset: fset, consts: consts, imported: imported}
+	g := &goScan{fset: fset, consts: consts, imported: imported, runners: runnerParams(files)}
 	for _, f := range files {
 		g.file(f)
 	}
 	return g.uses
+}
+
+// runnerParams finds the package's own command runners and where their command goes: a
+// parameter "argv ...string" (e.run(timeout, "ceph-mon", ...)) or "name string" followed by
+// "args ...string" (run(ctx, "losetup", "-d", dev)). By function or method name -> position.
+func runnerParams(files []*ast.File) map[string]int {
+	out := map[string]int{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			var names []string
+			var types []ast.Expr
+			for _, field := range fn.Type.Params.List {
+				for _, n := range field.Names {
+					names = append(names, n.Name)
+					types = append(types, field.Type)
+				}
+			}
+			for i, n := range names {
+				variadic := func(j int) bool {
+					e, ok := types[j].(*ast.Ellipsis)
+					return ok && isIdent(e.Elt, "string")
+				}
+				if (n == "argv" && variadic(i)) || (n == "name" && isIdent(types[i], "string") && i+1 < len(names) && names[i+1] == "args" && variadic(i+1)) {
+					out[fn.Name.Name] = i
+				}
+			}
+		}
+	}
+	return out
 }
 
 // GoConstants maps the package-level string constants of a package's files by name.
@@ -72,6 +106,7 @@ type goScan struct {
 	fset     *token.FileSet
 	consts   map[string]string
 	imported map[string]string
+	runners  map[string]int // the package's command runners: name -> position of argv[0]
 	uses     []Use
 }
 
@@ -214,6 +249,10 @@ func (g *goScan) call(c *ast.CallExpr, locals map[string]string) {
 		for _, a := range c.Args {
 			g.add(a, locals)
 		}
+	case g.hasRunner(funcName(c.Fun)):
+		if i := g.runners[funcName(c.Fun)]; i < len(c.Args) {
+			g.add(c.Args[i], locals)
+		}
 	case funcName(c.Fun) == "Run":
 		for _, a := range c.Args {
 			if lit, ok := a.(*ast.CompositeLit); ok && isStringSlice(lit.Type) {
@@ -221,6 +260,11 @@ func (g *goScan) call(c *ast.CallExpr, locals map[string]string) {
 			}
 		}
 	}
+}
+
+func (g *goScan) hasRunner(name string) bool {
+	_, ok := g.runners[name]
+	return ok
 }
 
 // literal is the string value of a literal or of a named constant.

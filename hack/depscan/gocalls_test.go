@@ -43,7 +43,14 @@ func run(r runner) {
 	_ = []string{"-G", "-n"}
 	argv = []string{"-G", "-n"} // arguments, not a command
 	_, _, _ = s, want, argv
+	e.must(timeout, "y", "--flag")
+	runTool(ctx, "z", "-d")
+	casadm("-L") // a helper whose parameter is args: its words are arguments
 }
+
+func (e *env) must(timeout time.Duration, argv ...string) string { return "" }
+func runTool(ctx context.Context, name string, args ...string) {}
+func casadm(args ...string)                                     {}
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
@@ -51,7 +58,7 @@ func run(r runner) {
 		t.Fatal(err)
 	}
 	got := commands(GoCommands(fset, []*ast.File{f}, map[string]string{"Const": "t"}))
-	want := []string{"/usr/bin/j", "a", "b", "c", "d", "e", "f", "g", "h", "i", "n", "o", "q", "r", "s", "t", "u", "x"}
+	want := []string{"/usr/bin/j", "a", "b", "c", "d", "e", "f", "g", "h", "i", "n", "o", "q", "r", "s", "t", "u", "x", "y", "z"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
