@@ -56,8 +56,9 @@ func set(words ...string) map[string]bool {
 }
 
 type shellScan struct {
-	uses  []Use
-	funcs map[string]bool
+	uses   []Use
+	funcs  map[string]bool
+	arrays map[string]string // NAME=( ... ) assignments, for "${NAME[@]}" run as a command
 }
 
 // shToken is a word (literal says whether its text is known) or an operator.
@@ -66,17 +67,22 @@ type shToken struct {
 	literal bool
 	op      bool
 	line    int
+	raw     string // the word as written
+	array   string // NAME=( ... ): what the parentheses hold
 }
 
 func (s *shellScan) scan(src string, line int) {
 	if s.funcs == nil {
-		s.funcs = map[string]bool{}
+		s.funcs, s.arrays = map[string]bool{}, map[string]string{}
 	}
 	toks := s.lex(src, line)
 	s.parse(toks)
 }
 
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
+var (
+	assignment     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
+	arrayExpansion = regexp.MustCompile(`^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?$`)
+)
 
 // parse walks the tokens and records the command word of each simple command.
 func (s *shellScan) parse(toks []shToken) {
@@ -108,6 +114,14 @@ func (s *shellScan) parse(toks []shToken) {
 			}
 			atStart, wrapper = true, ""
 			continue
+		}
+		if t.array != "" {
+			// Newlines inside ( ) only separate elements; NAME+=( ) appends.
+			name, elems := strings.TrimSuffix(strings.SplitN(t.text, "=", 2)[0], "+"), strings.ReplaceAll(t.array, "\n", " ")
+			if strings.Contains(t.text, "+=") {
+				elems = s.arrays[name] + " " + elems
+			}
+			s.arrays[name] = elems
 		}
 		if casePattern {
 			if t.text == "esac" {
@@ -153,6 +167,8 @@ func (s *shellScan) parse(toks []shToken) {
 			continue
 		case assignment.MatchString(t.text):
 			continue
+		case t.literal && strings.HasPrefix(t.text, "-"):
+			continue // a wrapper's option that came out of an array: stdbuf "${args[@]}" with args=(-oL ...)
 		}
 		if n, ok := wrappers[t.text]; ok && t.literal {
 			wrapper, wrapperArgs = t.text, n
@@ -160,6 +176,10 @@ func (s *shellScan) parse(toks []shToken) {
 		}
 		atStart = false
 		if !t.literal {
+			// "${cmd[@]}" runs what the array NAME=(...) holds: its first word is the command.
+			if m := arrayExpansion.FindStringSubmatch(t.raw); m != nil && s.arrays[m[1]] != "" {
+				s.scan(s.arrays[m[1]], t.line)
+			}
 			continue
 		}
 		switch t.text {

@@ -39,6 +39,8 @@ func TestShellCommands(t *testing.T) {
 		{"chroot runs another root's command", "chroot \"$root\" apt-get update\n", []string{"chroot"}},
 		{"trap and bash -c strings", "trap 'rm -rf \"$w\"' EXIT\nbash -c 'p q'\n", []string{"bash", "p", "rm"}},
 		{"subshells", "(cd d && q r)\n", []string{"q"}},
+		{"arrays run as commands", "a=(env X=1 s --flag)\nlocal b=(t u)\npkgs=(v w)\n\"${a[@]}\" x\n${b[@]}\necho \"${pkgs[@]}\"\n", []string{"s", "t"}},
+		{"arrays over lines, appended, behind a wrapper", "c=(y\n  --opt)\nd=(-oL \"${c[@]}\")\nd+=(--more)\nstdbuf \"${d[@]}\" --x\n", []string{"y"}},
 	} {
 		if got := commands(ShellCommands(c.src)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q: got %q, want %q", c.name, c.src, got, c.want)

@@ -126,22 +126,26 @@ func (s *shellScan) word(src string, i, line int) (shToken, int, int) {
 	var b strings.Builder
 	t := shToken{literal: true, line: line}
 	n := len(src)
+	start := i
 	for i < n {
 		c := src[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || strings.IndexByte(";&|<>", c) >= 0:
 			t.text = b.String()
+			t.raw = src[start:i]
 			return t, i, line
 		case c == '(' || c == ')':
 			// NAME=( ... ): an array assignment is one word.
 			if c == '(' && assignment.MatchString(b.String()) && strings.HasSuffix(b.String(), "=") {
 				end := matchParen(src, i)
 				t.literal = false
+				t.array = src[i+1 : end]
 				line += strings.Count(src[i:end], "\n")
 				i = end + 1
 				continue
 			}
 			t.text = b.String()
+			t.raw = src[start:i]
 			return t, i, line
 		case c == '\\' && i+1 < n:
 			if src[i+1] == '\n' {
@@ -186,6 +190,7 @@ func (s *shellScan) word(src string, i, line int) (shToken, int, int) {
 		}
 	}
 	t.text = b.String()
+	t.raw = src[start:i]
 	return t, i, line
 }
 
