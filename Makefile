@@ -52,7 +52,7 @@ envtest-bins: ## Build (once, cached) kube-apiserver and etcd from the Go module
 	hack/envtest-bins.sh
 
 .PHONY: test
-test: ## Run every test: unit, fuzz seeds, envtest with a real apiserver, root tests on loop devices.
+test: ## Run every test: unit, fuzz, envtest, root tests on loop devices, real Ceph, the demo end to end, and the QEMU guest (test-guest). Installs its Debian packages as root.
 	hack/test.sh
 
 .PHONY: test-guest
@@ -81,7 +81,7 @@ build: ## Build the operator, the agent and the kubectl plugin into bin/.
 ##@ Run
 
 .PHONY: demo
-demo: build ## Start a local control plane, the operator and three simulated nodes; apply a sample policy.
+demo: build ## Start a local control plane, the operator, four simulated nodes and Prometheus; apply the sample policies. Installs its Debian packages as root.
 	hack/demo.sh
 
 $(CONTROLLER_GEN):

@@ -3,7 +3,7 @@
 # `ceph-volume inventory --format json` on 8 loop devices (6 GiB sparse files: one ext4,
 # one empty GPT, six blank), then profiles prism-agent. Results: docs/benchmarks.md.
 #
-# Needs root (skips otherwise). Installs what it lacks with apt-get. Cleans up its loop
+# Needs root (skips otherwise). Installs what it lacks with hack/install-deps.sh bench. Cleans up its loop
 # devices and files on any exit; a run killed with SIGKILL is cleaned up by the next one.
 #
 # Environment: BENCH_RUNS (timed runs per tool, default 20, at least 10), BENCH_WARMUP
@@ -46,15 +46,8 @@ apt_install() { # apt_install PKG...: true when installed
 }
 candidate() { apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}'; }
 
-for pair in lsblk:util-linux losetup:mount sgdisk:gdisk mkfs.ext4:e2fsprogs jq:jq flock:util-linux; do
-	if ! have "${pair%%:*}"; then
-		say "installing ${pair#*:} for ${pair%%:*}"
-		apt_install "${pair#*:}" || { echo "bench: cannot install ${pair#*:}" >&2; exit 1; }
-	fi
-done
-for opt in hyperfine strace; do
-	have "$opt" || apt_install "$opt" || say "$opt unavailable; carrying on without it"
-done
+# lsblk, losetup, sgdisk, mkfs.ext4, jq, flock, hyperfine, strace, ceph-volume (hack/packages.txt).
+hack/install-deps.sh bench
 cv_note=""
 if ! have ceph-volume; then
 	# Debian has no package named ceph-volume: bookworm ships /usr/sbin/ceph-volume in ceph-osd.

@@ -30,8 +30,19 @@ log() { echo "envtest-bins: $*" >&2; }
 build_in_module() {
   local dir=$1 bin=$2 pkg=$3 ldflags=$4
   [[ -x "$assets/$bin" ]] && return 0
-  log "building $bin from $pkg (cold build takes several minutes)"
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$assets/$bin.tmp" "$pkg")
+  log "building $bin from $pkg (cold, on 2 cores: about 6 min for kube-apiserver, 3 for etcd, 1-2 for kubectl)"
+  local t0=$SECONDS ticker
+  # A cold build prints nothing for minutes: say it is still going.
+  # Its stdout is stderr: the caller reads the asset dir from stdout with $(...) and would wait.
+  (while sleep 30; do log "still building $bin ($((SECONDS - t0)) s)"; done) >&2 &
+  ticker=$!
+  if ! (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$assets/$bin.tmp" "$pkg"); then
+    kill "$ticker"
+    log "building $bin failed"
+    return 1
+  fi
+  kill "$ticker"
+  log "built $bin in $((SECONDS - t0)) s"
   mv "$assets/$bin.tmp" "$assets/$bin"
 }
 

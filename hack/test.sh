@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-hack/install-test-deps.sh
+# Every Debian package the tests, the demo and the guest build run (hack/packages.txt).
+hack/install-deps.sh test demo guest
 KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh)
 export KUBEBUILDER_ASSETS
 echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
@@ -21,10 +22,6 @@ hack/fuzz.sh "${FUZZTIME:-5s}"
 make build
 demo_args=(--once)
 if [[ $(id -u) -eq 0 ]]; then
-  if ! command -v prometheus >/dev/null && command -v apt-get >/dev/null; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-  fi
   demo_args+=(--check-panels)
 else
   echo "test: not root: the demo runs without loop devices, caches and the dashboard check" >&2

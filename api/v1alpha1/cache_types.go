@@ -292,7 +292,7 @@ type CacheStatus struct {
 	// cleaned back).
 	// +optional
 	CoreWrittenBytes int64 `json:"coreWrittenBytes,omitempty"`
-	// writeReduction is α = 1 − coreWrittenBytes ÷ exportedWrittenBytes: the share of the OSDs'
+	// writeReduction is α_cache = 1 − coreWrittenBytes ÷ exportedWrittenBytes: the share of the OSDs'
 	// writes this cache kept off the capacity devices (decimal string; empty before any write).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32

@@ -244,16 +244,16 @@ type AdvisorStatus struct {
 	// specGeneration is the policy generation the recommendations were computed against.
 	// +optional
 	SpecGeneration int64 `json:"specGeneration,omitempty"`
-	// measuredWriteReduction is α over the window from the caches' own counters: 1 − bytes
+	// measuredWriteReduction is α_cache over the window from the caches' own counters: 1 − bytes
 	// that reached the capacity devices ÷ bytes written to the exported objects.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	MeasuredWriteReduction string `json:"measuredWriteReduction,omitempty"`
-	// modelledWriteReduction is the model's α for the classes as the nodes run them (pinned classes only).
+	// modelledWriteReduction is the model's α_cache for the classes as the nodes run them (pinned classes only).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	ModelledWriteReduction string `json:"modelledWriteReduction,omitempty"`
-	// expectedWriteReduction is the model's α with the recommendations applied.
+	// expectedWriteReduction is the model's α_cache with the recommendations applied.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	ExpectedWriteReduction string `json:"expectedWriteReduction,omitempty"`

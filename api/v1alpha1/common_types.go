@@ -30,4 +30,7 @@ const (
 	ConditionCached = "Cached"
 	// ConditionRookConfigured says whether Prism's entries are in the target CephCluster.
 	ConditionRookConfigured = "RookConfigured"
+	// ConditionWearCountersRead says whether the agent's last poll read every device's wear
+	// counters (SMART, log pages); False names the devices and sources it could not read.
+	ConditionWearCountersRead = "WearCountersRead"
 )

@@ -352,7 +352,7 @@ type StorageNodeStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:XValidation:rule="self.all(i, c, i == 0 || self[i-1].fastDevice < c.fastDevice)",message="caches must be sorted by fastDevice, each once"
 	Caches []CacheStatus `json:"caches,omitempty"`
-	// cacheWriteReduction is the node's α over all its caches: 1 − writes that reached the
+	// cacheWriteReduction is the node's α_cache over all its caches: 1 − writes that reached the
 	// capacity devices ÷ writes to the exported objects (decimal string; empty before any write).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32

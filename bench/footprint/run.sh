@@ -83,11 +83,9 @@ have curl || need+=(curl)
 have flock || need+=(util-linux)
 have jq || need+=(jq)
 if ((${#need[@]})); then
-	if [[ $(id -u) -ne 0 ]] || ! have apt-get; then die "needs ${need[*]} (apt-get install -y ${need[*]})"; fi
-	say "installing ${need[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
-		{ apt-get update -qq >/dev/null 2>&1 || true; apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
+	# hack/packages.txt's bench group; it exits 1 when apt fails.
+	hack/install-deps.sh bench
+	[[ -x $NE ]] && have smartctl && have curl && have flock && have jq || die "needs ${need[*]} (sudo hack/install-deps.sh bench)"
 fi
 have go || die "needs go to build the harness"
 SMARTCTL=$(command -v smartctl)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/prism-storage/prism/internal/health"
@@ -51,6 +52,7 @@ func runInventory(args []string, out io.Writer) error {
 	output := fs.String("o", "table", "output format: json or table")
 	node := fs.String("node-name", "", "node name to print in the JSON document")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	debugOut := fs.Bool("debug", false, "also print debug facts on stderr (e.g. a host root without NVMe character devices)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +64,11 @@ func runInventory(args []string, out io.Writer) error {
 	rep, err := inventory.Take(ctx, host.options())
 	if err != nil {
 		return err
+	}
+	if *debugOut {
+		for _, line := range rep.Debug {
+			fmt.Fprintln(os.Stderr, "debug:", line)
+		}
 	}
 	doc := inventory.NewDocument(*node, host.hostRoot, time.Now(), rep)
 	if *output == "json" {

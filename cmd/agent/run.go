@@ -79,6 +79,9 @@ func runAgent(args []string) error {
 		Version:   version, Period: *period, Heartbeat: *heartbeat, Changes: changes,
 		Events: c,
 	}
+	if endurance != nil {
+		p.CollectErrors = endurance.CollectErrors
+	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
 		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}

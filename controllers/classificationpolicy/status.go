@@ -161,10 +161,10 @@ func adviceStatus(s *scope, st *prismv1.ClassificationPolicyStatus, window time.
 	}
 	st.Advice.ModelledWriteReduction, st.Advice.ExpectedWriteReduction = decimal(res.Modelled), decimal(res.Expected)
 	st.Recommendations = res.Recommendations
-	msg := fmt.Sprintf("%s from %s; modelled α %s as the nodes run now, %s with them", countActions(res.Recommendations), span,
+	msg := fmt.Sprintf("%s from %s; modelled α_cache %s as the nodes run now, %s with them", countActions(res.Recommendations), span,
 		decimal(res.Modelled), decimal(res.Expected))
 	if res.MeasuredOK {
-		msg += "; measured α " + decimal(res.Measured)
+		msg += "; measured α_cache " + decimal(res.Measured)
 	}
 	return cond(true, ReasonAdvised, msg)
 }

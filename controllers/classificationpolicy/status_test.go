@@ -188,8 +188,8 @@ func TestAdvisedStatus(t *testing.T) {
 	wantCond(t, st, prismv1.ConditionAdvised, metav1.ConditionTrue, ReasonAdvised,
 		"5 recommendations (1 Pin, 1 Demote, 3 Keep) from the window 2026-07-01T10:00:00Z–2026-07-01T10:10:00Z over 1 cache on 1 node",
 		"skipped b//dev/disk/by-id/nvme-A: its write counters went down",
-		"modelled α 0.00 as the nodes run now, 0.65 with them", // (40 − 4)/55
-		"measured α 0.09", // 1 − 50/55
+		"modelled α_cache 0.00 as the nodes run now, 0.65 with them", // (40 − 4)/55
+		"measured α_cache 0.09", // 1 − 50/55
 		"applying them is up to you (spec.advisor.apply: Never)")
 	a := st.Advice
 	if a == nil || a.Caches != 1 || a.Nodes != 1 || a.SkippedCaches != 1 || a.WrittenBytes != 55*gib || a.SpecGeneration != 2 || a.Applied ||

@@ -32,17 +32,17 @@ func (d *demo) startCaches(ctx context.Context) error {
 			}
 		}
 	})
-	// α and β reach the StorageNodes with the agents' next sync (every 10 s).
+	// α_cache and β reach the StorageNodes with the agents' next sync (every 10 s).
 	if err := waitFor(ctx, 45*time.Second, func() bool {
 		pending = d.cachesWithoutAlpha(ctx)
 		return len(pending) == 0
 	}); err != nil {
-		return fmt.Errorf("waiting for α of the caches (logs in %s): %s: %w", d.dir, strings.Join(pending, "; "), err)
+		return fmt.Errorf("waiting for α_cache of the caches (logs in %s): %s: %w", d.dir, strings.Join(pending, "; "), err)
 	}
 	return nil
 }
 
-// cachesWithoutAlpha lists the running caches whose status has no α yet.
+// cachesWithoutAlpha lists the running caches whose status has no α_cache yet.
 func (d *demo) cachesWithoutAlpha(ctx context.Context) []string {
 	list := &prismv1.StorageNodeList{}
 	if err := d.env.Client.List(ctx, list); err != nil {

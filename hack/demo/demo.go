@@ -19,11 +19,7 @@ import (
 	"github.com/prism-storage/prism/internal/testenv"
 )
 
-// Fixed addresses, so that the printed hints stay valid.
 const (
-	promAddr       = "127.0.0.1:19090"
-	pageAddr       = "127.0.0.1:18082"
-	firstAgentPort = 19464
 	scrapeInterval = 2 * time.Second
 	healthPeriod   = 2 * time.Second
 )
@@ -41,6 +37,8 @@ type demo struct {
 	hosts      map[string]emulatedHost // casadm emulator state by node; nil without caches
 	drives     []*simulatedDrive       // the simulated workload's drives
 	promURL    string                  // "" without Prometheus
+	promAddr   string                  // where Prometheus listens (a free port picked at start)
+	pageAddr   string                  // where the endurance page listens
 	policy     string
 
 	bg     context.Context    // the demo's own goroutines run until it ends
@@ -84,6 +82,12 @@ func (d *demo) setUp(ctx context.Context) error {
 		return err
 	}
 	say("Simulating %d nodes from fixtures (the devices are not real; their model strings, sizes, identify data and log pages come from real drives):", len(d.nodes))
+	// Free ports, picked now: Prometheus, the endurance page, one per agent.
+	addrs, err := freeAddrs(2 + len(d.nodes))
+	if err != nil {
+		return err
+	}
+	d.promAddr, d.pageAddr = addrs[0], addrs[1]
 	d.agents = map[string]string{}
 	for i, n := range d.nodes {
 		say("  %-22s %s", n.Name, n.Description)
@@ -91,7 +95,7 @@ func (d *demo) setUp(ctx context.Context) error {
 		if err := d.env.Client.Create(ctx, node); err != nil {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
-		d.agents[n.Name] = fmt.Sprintf("127.0.0.1:%d", firstAgentPort+i)
+		d.agents[n.Name] = addrs[2+i]
 	}
 	if err := d.setUpCaches(ctx, repo); err != nil {
 		return err
@@ -107,7 +111,7 @@ func (d *demo) setUpCaches(ctx context.Context, repo string) error {
 		why = "--loops=false"
 	}
 	if why != "" {
-		say("(no caches and no partitioning: %s. As root with losetup, partx, wipefs, blkid and sfdisk, the fast devices are loop devices the agents partition, and caches run on the casadm emulator.)", why)
+		say("(no caches and no partitioning: %s. As root with losetup, partx, wipefs, blkid and sfdisk (sudo hack/install-deps.sh demo installs them), the fast devices are loop devices the agents partition, and caches run on the casadm emulator.)", why)
 		return nil
 	}
 	var err error
@@ -150,13 +154,13 @@ func (d *demo) startProcesses(ctx context.Context) error {
 		tsdb := filepath.Join(d.dir, "prometheus")
 		_ = os.RemoveAll(tsdb)
 		if err := d.spawn(pctx, "", "prometheus", prom, nil, "--config.file="+cfgFile, "--storage.tsdb.path="+tsdb,
-			"--web.listen-address="+promAddr); err != nil {
+			"--web.listen-address="+d.promAddr); err != nil {
 			return err
 		}
-		d.promURL = "http://" + promAddr
-		operatorArgs = append(operatorArgs, "--prometheus-url="+d.promURL, "--endurance-page-address="+pageAddr)
+		d.promURL = "http://" + d.promAddr
+		operatorArgs = append(operatorArgs, "--prometheus-url="+d.promURL, "--endurance-page-address="+d.pageAddr)
 	} else {
-		say("(prometheus is not installed: no endurance page; `apt-get install prometheus` adds it)")
+		say("(prometheus is not installed: no endurance page; `sudo hack/install-deps.sh demo` adds it)")
 	}
 	if err := d.spawn(pctx, d.kubeconfig, "operator", filepath.Join(d.bin, "prism-manager"), nil, operatorArgs...); err != nil {
 		return err

@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -36,18 +35,35 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "prism-demo"), "where the demo keeps its kubeconfig, host roots and logs")
+	flag.StringVar(&o.dir, "dir", "", "where the demo keeps its kubeconfig, host roots and logs (default: a new directory per run under $TMPDIR)")
 	flag.StringVar(&o.bin, "bin", "bin", "directory with prism-manager, prism-agent and kubectl-prism")
 	flag.BoolVar(&o.once, "once", false, "exit once the policy is reconciled (and the checks ran) instead of running until interrupted")
 	flag.BoolVar(&o.useLoops, "loops", true, "as root, back the fast devices with loop devices the agents partition, and run caches on the casadm emulator; false keeps them files")
 	flag.BoolVar(&o.checkPanels, "check-panels", false, "run every query of every generated dashboard against the demo's Prometheus and fail naming each one without data")
 	flag.Parse()
+	if o.dir == "" {
+		// One directory per run: two demos on a machine must not share host roots or logs.
+		dir, err := os.MkdirTemp("", "prism-demo-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+		o.dir = dir
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	d := &demo{options: o}
 	err := d.run(ctx)
-	d.stop()
+	interrupted := ctx.Err() != nil
 	stop()
-	if err != nil {
+	if interrupted {
+		say("\nStopping: the agents, the operator, Prometheus and the control plane...")
+	}
+	d.stop()
+	switch {
+	case interrupted:
+		// Ctrl-C is how a user ends the demo: a clean stop is a success, whatever step ran.
+		say("Stopped. Logs stay in %s.", d.dir)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -60,7 +76,7 @@ func (d *demo) run(ctx context.Context) error {
 			return fmt.Errorf("--check-panels needs the caches, so root with losetup, partx, wipefs, blkid and sfdisk and --loops (%s): the cache panels would have no data", cmpOr(why, "--loops=false"))
 		}
 		if _, err := exec.LookPath("prometheus"); err != nil {
-			return fmt.Errorf("--check-panels needs Prometheus (apt-get install prometheus)")
+			return fmt.Errorf("--check-panels needs Prometheus (sudo hack/install-deps.sh demo installs it)")
 		}
 	}
 	began := time.Now()

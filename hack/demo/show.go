@@ -129,7 +129,7 @@ func showNode(w io.Writer, sn prismv1.StorageNode, classes map[int32]string) {
 			fmt.Fprintf(w, "    core %d %s -> %s (%s)\n", core.CoreID, core.Device, dash(core.ExportedObject), core.State)
 		}
 		if c.WriteReduction != "" {
-			fmt.Fprintf(w, "    α = %s (written to the exported objects %s, to QLC %s)\n", c.WriteReduction,
+			fmt.Fprintf(w, "    α_cache = %s (cache write reduction: written to the exported objects %s, to QLC %s)\n", c.WriteReduction,
 				mib(c.ExportedWrittenBytes), mib(c.CoreWrittenBytes))
 		}
 		var beta []string
@@ -143,7 +143,7 @@ func showNode(w io.Writer, sn prismv1.StorageNode, classes map[int32]string) {
 		}
 	}
 	if sn.Status.CacheWriteReduction != "" {
-		fmt.Fprintf(w, "  node α (all caches) = %s\n", sn.Status.CacheWriteReduction)
+		fmt.Fprintf(w, "  node α_cache (all caches) = %s\n", sn.Status.CacheWriteReduction)
 	}
 }
 
@@ -189,21 +189,32 @@ func (d *demo) showMetrics(ctx context.Context) error {
 	return nil
 }
 
-// hints says how to explore the running demo.
+// hints says how to explore the running demo, as lines a user can paste as they are.
 func (d *demo) hints() {
 	say("")
-	say("The control plane, operator and agents keep running. Try:")
+	say("The control plane, operator and agents keep running. In another terminal, paste:")
 	say("  export KUBECONFIG=%s", d.kubeconfig)
-	if kubectl := filepath.Join(d.env.AssetsDir(), "kubectl"); exists(kubectl) {
-		say("  %s get storagenodes,hybridstoragepolicies,classificationpolicies", kubectl)
+	// kubectl finds plugins on PATH: bin/ has kubectl-prism, the assets dir the demo's kubectl.
+	path := d.bin
+	if exists(filepath.Join(d.env.AssetsDir(), "kubectl")) {
+		path += ":" + d.env.AssetsDir()
 	}
-	say("  %s selection", filepath.Join(d.bin, "kubectl-prism"))
-	say("  %s inventory --host-root %s", filepath.Join(d.bin, "prism-agent"), d.roots[d.nodes[0].Name])
+	say("  export PATH=%s:$PATH", path)
+	say("  kubectl get storagenodes,hybridstoragepolicies,classificationpolicies")
+	say("  kubectl prism devices")
+	say("  kubectl prism selection")
+	n := d.nodes[0].Name
+	say("  prism-agent inventory --host-root %s --identify-dir %s", d.roots[n], filepath.Join(d.roots[n], "identify"))
 	if h, ok := d.hosts[showcaseNode]; ok {
 		say("  CASADM_EMULATOR_STATE=%s %s -L   # the casadm EMULATOR's view of %s", h.state, h.casadm, showcaseNode)
 	}
 	if d.promURL != "" {
-		say("  Endurance page (Prometheus scraping the agents): http://%s", pageAddr)
+		say("  Endurance page (Prometheus scraping the agents): http://%s   Prometheus: %s", d.pageAddr, d.promURL)
 	}
+	var agents []string
+	for _, node := range d.nodes {
+		agents = append(agents, d.agents[node.Name])
+	}
+	say("  Agents' metrics: http://<addr>/metrics for %s", strings.Join(agents, ", "))
 	say("Logs: %s/*.log. Press Ctrl-C to stop.", d.dir)
 }

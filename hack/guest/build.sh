@@ -19,8 +19,8 @@
 #   PRISM_GUEST_EXTRA_PACKAGES  more Debian packages for the root (e.g. "build-essential
 #                               linux-headers-6.1.0-56-amd64")
 #   PRISM_GUEST_CACHE           cache root (default ~/.cache/prism/guest)
-# Needs root (debootstrap, chroot) and apt-get; installs qemu-system-x86, qemu-utils,
-# debootstrap and cpio itself.
+# Needs root (debootstrap, chroot) and apt-get; installs what it runs on this host itself
+# (hack/install-deps.sh guest: qemu-system-x86, qemu-utils, debootstrap, cpio, kmod).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 log() { echo "guest-build: $*" >&2; }
@@ -30,11 +30,11 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 3
 fi
 
-# The root's packages. Debian 12 has no ceph-volume package: ceph-osd ships ceph-volume.
-root_pkgs=(lvm2 nvme-cli gdisk fdisk udev kmod iproute2 procps util-linux coreutils
-  ceph-osd ceph-mon ceph-common python3 less)
+# The root's packages (hack/packages.txt, group guest-root). Debian 12 has no ceph-volume
+# package: ceph-osd ships ceph-volume.
+mapfile -t root_pkgs < <("$here/../install-deps.sh" --list guest-root)
+((${#root_pkgs[@]})) || { log "hack/packages.txt lists no guest-root packages"; exit 1; }
 read -r -a extra <<<"${PRISM_GUEST_EXTRA_PACKAGES:-}"
-host_pkgs=(qemu-system-x86 qemu-utils debootstrap cpio)
 
 export DEBIAN_FRONTEND=noninteractive
 updated=""
@@ -45,15 +45,8 @@ apt_update() {
     updated=1
   fi
 }
-missing=()
-for p in "${host_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  apt_update
-  log "installing ${missing[*]} on this host"
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# This host's tools for the build and the boot, depmod included (exits 1 on apt failures).
+"$here/../install-deps.sh" guest
 
 # The kernel: whatever linux-image-amd64 depends on now (linux-image-6.1.0-NN-amd64).
 kernel_pkg() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }

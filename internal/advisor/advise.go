@@ -89,7 +89,7 @@ func aggregate(in Input) (stats map[int32]classStats, size, written int64) {
 	return stats, size, written
 }
 
-// measured is α over the window from the cache-level counters.
+// measured is α_cache over the window from the cache-level counters.
 func measured(caches []CacheWindow) (float64, bool) {
 	var exported, core int64
 	for _, c := range caches {

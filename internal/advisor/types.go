@@ -120,7 +120,7 @@ type Result struct {
 	Refusal string
 	// Written is Σ W over every class and cache in the window.
 	Written int64
-	// Measured is α from the caches' own counters; MeasuredOK is false when no cache reported
+	// Measured is α_cache from the caches' own counters; MeasuredOK is false when no cache reported
 	// writes to its exported objects.
 	Measured   float64
 	MeasuredOK bool

@@ -29,7 +29,7 @@ const (
 // Runner.ReconcileNode is the real one.
 type CacheFunc func(ctx context.Context, plan *prismv1.NodePlan, devices []prismv1.Device, partitions []prismv1.PartitionStatus, mode prismv1.PolicyMode) cache.NodeResult
 
-// withCaches records one cache pass in the status: the caches, the node's α and the Cached
+// withCaches records one cache pass in the status: the caches, the node's α_cache and the Cached
 // condition. A plan without a cache clears them. Pure.
 func withCaches(st prismv1.StorageNodeStatus, res cache.NodeResult, planned bool, generation int64, mode prismv1.PolicyMode) prismv1.StorageNodeStatus {
 	st = *st.DeepCopy()

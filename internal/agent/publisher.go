@@ -50,6 +50,9 @@ type Publisher struct {
 	// Cache realises spec.plan.cache after the partitions and reports the caches; nil leaves
 	// caches alone (status.caches is then never written).
 	Cache CacheFunc
+	// CollectErrors describes the wear counters the last poll could not read ("" when all
+	// were); nil when the agent reads none (no metrics), and then there is no condition.
+	CollectErrors func() string
 	// PlanPoll is how often Run reads its StorageNode's generation to notice a new plan or
 	// mode (a generation its last sync did not see); 0 turns the poll off.
 	//
@@ -156,6 +159,9 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	if invErr == nil && p.Provision != nil {
 		// A failed inventory proves nothing about the devices: provision only from a good one.
 		next, created = p.provision(ctx, sn, rep, next)
+	}
+	if p.CollectErrors != nil {
+		next = withWearCounters(next, p.CollectErrors())
 	}
 	defer p.record(ctx, sn, transitions(sn.Status, next, created))
 	sortLists(&next)

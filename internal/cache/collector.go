@@ -97,7 +97,7 @@ var (
 	descFailed      = prometheus.NewDesc("prism_cache_failed", "1 when the cache is not running normally (failed, incomplete, cache device errors) or a core is inactive; else 0.", cacheLabels, nil)
 	descExported    = prometheus.NewDesc("prism_cache_exported_written_bytes_total", "Bytes written to the cache's exported objects (what the OSDs wrote), since the cache started.", cacheLabels, nil)
 	descCoreWrites  = prometheus.NewDesc("prism_cache_qlc_written_bytes_total", "Bytes the cache wrote to its cores (QLC): written through, passed through and cleaned back, since the cache started.", cacheLabels, nil)
-	descAlpha       = prometheus.NewDesc("prism_cache_write_reduction_ratio", "α = 1 − QLC writes ÷ exported-object writes since the cache started: the share of the OSDs' writes the cache kept off QLC (dirty data not yet written back counts as kept).", cacheLabels, nil)
+	descAlpha       = prometheus.NewDesc("prism_cache_write_reduction_ratio", "α_cache = 1 − QLC writes ÷ exported-object writes since the cache started: the share of the OSDs' writes the cache kept off QLC (dirty data not yet written back counts as kept).", cacheLabels, nil)
 	descClassOcc    = prometheus.NewDesc("prism_cache_class_occupancy_bytes", "Cache space the IO class holds.", classLabels, nil)
 	descClassDirty  = prometheus.NewDesc("prism_cache_class_dirty_bytes", "The IO class's data not yet written to the cores.", classLabels, nil)
 	descClassHits   = prometheus.NewDesc("prism_cache_class_hits_total", "Requests of the IO class served from the cache, by direction.", append(classLabels, "dir"), nil)

@@ -21,7 +21,7 @@ const blockBytes = 4096
 type NodeResult struct {
 	// Caches is one status per fast device whose plan has a cache partition.
 	Caches []prismv1.CacheStatus
-	// WriteReduction is α over every cache of the node ("" before any write).
+	// WriteReduction is α_cache over every cache of the node ("" before any write).
 	WriteReduction string
 	// Changed is true when a step ran on the host.
 	Changed bool
@@ -209,8 +209,8 @@ func StatusOf(f prismv1.FastDevicePlan, res Result, dryRun bool) prismv1.CacheSt
 }
 
 // WithStats adds casadm's statistics (Stats' records) to the cache statuses: per cache the
-// exported-object and core writes and α, per IO class occupancy, dirty data, writes and β.
-// It returns the node's α over every cache ("" before any write). Pure.
+// exported-object and core writes and α_cache, per IO class occupancy, dirty data, writes and β.
+// It returns the node's α_cache over every cache ("" before any write). Pure.
 func WithStats(caches []prismv1.CacheStatus, stats []casadm.Stats) string {
 	byID := map[int][]casadm.Stats{}
 	id := 0

@@ -1,7 +1,7 @@
 // Package dashboards builds Prism's Grafana dashboards as code with the Grafana
 // Foundation SDK: a cluster overview (per-node endurance table, wear-out
 // timeline, top-N soonest wear-outs), a node page (per device wear, WAF, DWPD,
-// writes, temperature, spare; α; Open CAS cache per IO class; Ceph BlueFS) and
+// writes, temperature, spare; α_tier; Open CAS cache per IO class; Ceph BlueFS) and
 // a device page (one device's history and forecast).
 //
 // Every query uses only the metrics of docs/metrics.md (the node agent's

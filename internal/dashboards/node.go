@@ -5,7 +5,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
-// Node is the page of one node: its devices, α, its Open CAS cache per IO class
+// Node is the page of one node: its devices, α_tier, its Open CAS cache per IO class
 // and the BlueFS usage of its OSDs.
 func Node() (dashboard.Dashboard, error) {
 	const m = `node="$node", device=~"$device"` // device panels
@@ -41,7 +41,7 @@ func Node() (dashboard.Dashboard, error) {
 	})
 
 	b := newBoard(UIDNode, "Prism / Endurance node",
-		"One node's drives: wear, WAF, DWPD, writes, temperature and spare per device; α over time; Open CAS cache per IO class.").
+		"One node's drives: wear, WAF, DWPD, writes, temperature and spare per device; α_tier over time; Open CAS cache per IO class.").
 		WithVariable(datasourceVar()).
 		WithVariable(labelVar("node", "Node", "", false)).
 		WithVariable(labelVar("device", "Device", `{node="$node"}`, true)).
@@ -67,10 +67,10 @@ func Node() (dashboard.Dashboard, error) {
 			rangeQ("A", d(`max by (device) (prism_device_available_spare_ratio{})`), "{{device}} spare"),
 			rangeQ("B", d(`max by (device) (prism_device_available_spare_threshold_ratio{})`), "{{device}} threshold")).
 			OverrideByQuery("B", []dashboard.DynamicConfigValue{{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []any{10.0, 10.0}}}})).
-		WithRow(row("Tiering (α)")).
-		WithPanel(series("α — share of host writes kept off QLC",
+		WithRow(row("Tiering (α_tier)")).
+		WithPanel(series("α_tier — share of host writes kept off QLC",
 			"1 − QLC host writes ÷ (QLC + fast-tier host writes) over the agent's lifetime window.", "percentunit", 12, 8,
-			rangeQ("A", nd(`max by (node) (prism_node_qlc_write_reduction_ratio{})`), "α {{node}}")).
+			rangeQ("A", nd(`max by (node) (prism_node_qlc_write_reduction_ratio{})`), "α_tier {{node}}")).
 			Min(0).Max(1)).
 		WithPanel(series("Host writes by tier", "Host bytes written per second, summed per tier.", "Bps", 12, 8,
 			rangeQ("A", nd(`sum by (tier) (rate(prism_device_host_written_bytes_total{}[$__rate_interval]) * on (node, device) group_left (tier) prism_device_info{})`), "{{tier}}")).

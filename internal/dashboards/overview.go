@@ -20,7 +20,7 @@ func Overview() (dashboard.Dashboard, error) {
 		"One row per node, soonest projected wear-out first. The worst device is the one with the earliest "+
 			"projected wear-out date (prism_device_wearout_timestamp_seconds: the earlier of the percentage-used "+
 			"and rated-writes projections). DWPD columns belong to the device that spent the largest share of its "+
-			"rated DWPD; WAF is the highest lifetime media ÷ host ratio on the node; α is the share of host writes "+
+			"rated DWPD; WAF is the highest lifetime media ÷ host ratio on the node; α_tier is the share of host writes "+
 			"the fast tier kept off QLC. Nodes without a projection (no wear yet, insufficient data, beyond 100 years) have no date.",
 		24, 12, []string{"instance", "job", "stable_path"}, "Wear-out date", false,
 		column{ref: "A", name: "Wear-out date", unit: "dateTimeAsIso",
@@ -37,7 +37,7 @@ func Overview() (dashboard.Dashboard, error) {
 			expr: q(`max by (node) (prism_device_dwpd_lifetime{} / prism_device_rated_dwpd{})`)},
 		column{ref: "G", name: "WAF (max)", unit: "none",
 			expr: q(`max by (node) (prism_device_write_amplification_ratio{})`)},
-		column{ref: "H", name: "α (writes kept off QLC)", unit: "percentunit",
+		column{ref: "H", name: "α_tier (writes kept off QLC)", unit: "percentunit",
 			expr: q(`max by (node) (prism_node_qlc_write_reduction_ratio{})`)},
 	).
 		OverrideByName("node", []dashboard.DynamicConfigValue{nodeLink}).
@@ -69,7 +69,7 @@ func Overview() (dashboard.Dashboard, error) {
 	).OverrideByName("node", []dashboard.DynamicConfigValue{nodeLink})
 
 	b := newBoard(UIDOverview, "Prism / Endurance overview",
-		"Per-node SSD endurance across the cluster: which drive wears out first, when, and why (WAF, DWPD spent vs rated, α).").
+		"Per-node SSD endurance across the cluster: which drive wears out first, when, and why (WAF, DWPD spent vs rated, α_tier).").
 		WithVariable(datasourceVar()).
 		WithVariable(labelVar("node", "Node", "", true)).
 		WithVariable(topnVar()).
@@ -100,7 +100,7 @@ func Overview() (dashboard.Dashboard, error) {
 			rangeQ("A", q(`topk($topn, max by (node) (prism_device_percentage_used_ratio{}))`), "{{node}}"))).
 		WithPanel(soonest).
 		WithPanel(mostWorn).
-		WithRow(row("Why: write amplification, DWPD, α")).
+		WithRow(row("Why: write amplification, DWPD, α_tier")).
 		WithPanel(series("WAF — $topn highest devices",
 			"Lifetime write amplification (media ÷ host bytes written) of the $topn devices with the highest WAF. "+
 				"Absent for drives that do not publish media writes.",
@@ -110,17 +110,17 @@ func Overview() (dashboard.Dashboard, error) {
 			"Lifetime drive writes per power-on day divided by the rated DWPD. Above 100 % the drive is written faster than its rating allows for the warranty period.",
 			"percentunit", 8, 9,
 			rangeQ("A", q(`topk($topn, max by (node, device) (prism_device_dwpd_lifetime{} / prism_device_rated_dwpd{}))`), "{{node}} {{device}}"))).
-		WithPanel(series("α — $topn least protected nodes",
-			"Share of host writes the fast tier kept off QLC (1 − QLC host writes ÷ all host writes) for the $topn nodes with the lowest α.",
+		WithPanel(series("α_tier — $topn least protected nodes",
+			"Share of host writes the fast tier kept off QLC (1 − QLC host writes ÷ all host writes) for the $topn nodes with the lowest α_tier.",
 			"percentunit", 8, 9,
 			rangeQ("A", q(`bottomk($topn, max by (node) (prism_node_qlc_write_reduction_ratio{}))`), "{{node}}"))).
 		WithPanel(series("Host writes by tier",
-			"Bytes per second the hosts write, summed per tier (prism_device_info's tier label): what α is made of.",
+			"Bytes per second the hosts write, summed per tier (prism_device_info's tier label): what α_tier is made of.",
 			"Bps", 12, 8,
 			rangeQ("A", q(`sum by (tier) (rate(prism_device_host_written_bytes_total{}[$__rate_interval]) * on (node, device) group_left (tier) prism_device_info{})`), "{{tier}}"))).
 		WithPanel(series("BlueFS spillover to the slow device — $topn OSDs",
 			"Bytes of BlueStore DB (BlueFS) that spilled from the fast DB partition to the slow (QLC) device, per OSD on the selected nodes. "+
-				"Spillover puts metadata writes on QLC and lowers α. Joined to nodes through ceph_disk_occupation's instance label.",
+				"Spillover puts metadata writes on QLC and lowers α_tier. Joined to nodes through ceph_disk_occupation's instance label.",
 			"bytes", 12, 8,
 			rangeQ("A", `topk($topn, max by (ceph_daemon) (ceph_bluefs_slow_used_bytes) * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance=~"$node"}))`, "{{ceph_daemon}}")))
 	return finish(b.Build())

@@ -22,7 +22,7 @@ type deviceState struct {
 	device   prismv1.Device
 	reading  health.Reading
 	report   *endurance.Report
-	baseline uint64 // host bytes at the first reading this agent saw (for α)
+	baseline uint64 // host bytes at the first reading this agent saw (for α_tier)
 	// projected: report is Project(the device's series, rating); it stays valid until the
 	// series gains a sample or the rating changes.
 	projected bool
@@ -41,10 +41,12 @@ type Exporter struct {
 
 	mu      sync.Mutex
 	history *History
-	file    *historyFile            // nil: in memory only
-	fileErr error                   // why file is nil with a StateFile
-	devices map[string]*deviceState // by device name
-	errors  map[string]float64      // collect errors per source
+	file    *historyFile                 // nil: in memory only
+	fileErr error                        // why file is nil with a StateFile
+	devices map[string]*deviceState      // by device name
+	errors  map[string]float64           // collect errors per source
+	failing map[string]map[string]string // the last poll's failures: device -> source -> message
+	fresh   []CollectFailure             // failures that started since NewFailures last ran
 	descs   map[string]*prometheus.Desc
 	// inventoried is when the node's last inventory succeeded (zero before the first).
 	inventoried time.Time
@@ -75,6 +77,7 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 		loadErr = e.load()
 	}
 	seen := map[string]bool{}
+	failing := map[string]map[string]string{}
 	var added []entry
 	for i, r := range readings {
 		d := devices[i]
@@ -85,8 +88,12 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 			e.devices[d.Name] = st
 		}
 		st.device, st.reading = d, r
-		for src := range r.Errors {
+		for src, msg := range r.Errors {
 			e.errors[src]++
+			if failing[d.Name] == nil {
+				failing[d.Name] = map[string]string{}
+			}
+			failing[d.Name][src] = msg
 		}
 		s, ok := r.Sample()
 		if !ok || d.StablePath == "" {
@@ -104,6 +111,7 @@ func (e *Exporter) Poll(ctx context.Context, devices []prismv1.Device) error {
 			delete(e.devices, name) // the device went away: stop exporting it
 		}
 	}
+	e.trackFailures(failing)
 	return errors.Join(loadErr, e.save(added))
 }
 
@@ -182,7 +190,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if fast+capacity > 0 {
-		m.gauge("prism_node_qlc_write_reduction_ratio", "Share of host writes kept off QLC since the agent started: fast-tier writes / (fast-tier + QLC writes).", nil, nil, fast/(fast+capacity))
+		m.gauge("prism_node_qlc_write_reduction_ratio", "α_tier: share of host writes kept off QLC since the agent started: fast-tier writes / (fast-tier + QLC writes).", nil, nil, fast/(fast+capacity))
 	}
 	if !e.inventoried.IsZero() {
 		m.gauge("prism_node_inventory_timestamp_seconds", "When the agent last inventoried the node's devices, Unix seconds.", nil, nil, float64(e.inventoried.UnixMilli())/1000)

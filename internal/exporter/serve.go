@@ -66,6 +66,11 @@ func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, 
 				if err := e.Poll(ctx, d); err != nil {
 					log.Error(err, "Saving the wear history")
 				}
+				// Once when a source starts failing, not at every poll: the status's
+				// WearCountersRead condition and the error counter say it goes on.
+				for _, f := range e.NewFailures() {
+					log.Info("Wear counters not read", "device", f.Device, "source", f.Source, "error", f.Message)
+				}
 			}
 			for _, x := range extra {
 				if err := x.Poll(ctx); err != nil {

@@ -107,7 +107,7 @@ func TestLayoutIsReadByTheRealTools(t *testing.T) {
 				}
 			}
 		} else {
-			t.Log("sfdisk not installed: skipping its check (hack/install-test-deps.sh installs it)")
+			t.Log("sfdisk not installed: skipping its check (hack/install-deps.sh test installs it)")
 		}
 		if _, err := exec.LookPath("sgdisk"); err == nil {
 			out, err := exec.Command("sgdisk", "--verify", path).CombinedOutput()

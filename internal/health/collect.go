@@ -178,7 +178,7 @@ func (c Collector) ata(ctx context.Context, r *Reading, name string) {
 }
 
 // sysfs falls back to the block layer's sectors-written counter (field 7 of stat), which
-// counts since boot only: good for rates and α, not for lifetime wear.
+// counts since boot only: good for rates and α_tier, not for lifetime wear.
 func (c Collector) sysfs(r *Reading, name string) {
 	data, err := os.ReadFile(filepath.Join(c.Host.Root, "sys", "block", name, "stat"))
 	if err != nil {

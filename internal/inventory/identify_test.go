@@ -103,3 +103,19 @@ func TestIdentifyFailureIsAWarningNotAnIneligibility(t *testing.T) {
 		t.Fatalf("identify is optional; the device must stay eligible: %+v", rep.Devices[0].Eligibility)
 	}
 }
+
+// A host root without /dev/nvmeN (a fixture tree) is said once, as a debug fact, not as one
+// warning per drive.
+func TestNoCharDeviceIsOneDebugLineNotWarnings(t *testing.T) {
+	root := p5316Node(t)
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: root}, Identifier: nvme.DeviceIdentifier{Root: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Fatalf("warnings = %q, want none", rep.Warnings)
+	}
+	if len(rep.Debug) != 1 || !strings.Contains(rep.Debug[0], "nvme0") || !strings.Contains(rep.Debug[0], filepath.Join(root, "dev")) {
+		t.Fatalf("debug = %q, want one line naming nvme0 and %s/dev", rep.Debug, root)
+	}
+}

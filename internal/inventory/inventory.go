@@ -5,6 +5,7 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -46,6 +47,9 @@ type Report struct {
 	Devices []prismv1.Device
 	// Warnings are problems that do not make a device ineligible (Identify unavailable...).
 	Warnings []string
+	// Debug are facts for a debug log, each said once per inventory: a host without NVMe
+	// character devices (a fixture tree, a container without /dev) is no per-drive problem.
+	Debug []string
 }
 
 // Take inventories every whole disk of the host, in BlockDevices order. It reads the
@@ -69,10 +73,18 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 		sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
 	}
 	var rep Report
+	var noCharDevice []string
 	for i, disk := range disks {
-		d, warnings := describe(ctx, opts, disk, byID[disk.Name], sigs[i])
+		d, warnings, missing := describe(ctx, opts, disk, byID[disk.Name], sigs[i])
 		rep.Devices = append(rep.Devices, d)
 		rep.Warnings = append(rep.Warnings, warnings...)
+		if missing {
+			noCharDevice = append(noCharDevice, disk.NVMeController)
+		}
+	}
+	if len(noCharDevice) > 0 {
+		rep.Debug = append(rep.Debug, fmt.Sprintf("no NVMe Identify for %s: no controller character device under %s (models and serials from sysfs; no NPWG)",
+			strings.Join(noCharDevice, ", "), filepath.Join(opts.Host.Root, "dev")))
 	}
 	return rep, nil
 }
@@ -123,14 +135,13 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []s
 	return out
 }
 
-func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (prismv1.Device, []string) {
+func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (d prismv1.Device, warnings []string, noCharDevice bool) {
 	problems := append([]string(nil), disk.Problems...)
-	var warnings []string
 	udev, err := opts.Host.Udev(disk.Major, disk.Minor)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	d := prismv1.Device{
+	d = prismv1.Device{
 		Name:                   disk.Name,
 		Path:                   "/dev/" + disk.Name,
 		Model:                  model(disk, udev.Properties),
@@ -150,7 +161,9 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
 
 	if disk.NVMeController != "" && opts.Identifier != nil {
-		warnings = append(warnings, identify(ctx, opts.Identifier, disk, &d)...)
+		w, err := identify(ctx, opts.Identifier, disk, &d)
+		warnings = append(warnings, w...)
+		noCharDevice = errors.Is(err, nvme.ErrNoCharDevice)
 	}
 
 	if sigs.err != nil {
@@ -177,17 +190,22 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		d.Vendor = firstOf(udev.Properties["ID_VENDOR"], strings.TrimSpace(disk.Vendor))
 	}
 	d.Eligibility = Evaluate(&d, problems)
-	return d, warnings
+	return d, warnings, noCharDevice
 }
 
 // identify reads NVMe Identify data: the model strings as the drive reports them and
 // NPWG, the preferred write granularity that reveals a QLC drive's indirection unit.
-func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d *prismv1.Device) []string {
+// A controller without a character device is no warning: its error is returned for Take to
+// say once.
+func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d *prismv1.Device) ([]string, error) {
 	var warnings []string
 	raw, err := id.Controller(ctx, disk.NVMeController)
+	if errors.Is(err, nvme.ErrNoCharDevice) {
+		return nil, err
+	}
 	if err != nil {
 		// One warning per device: without the controller page the namespace page will not come either.
-		return []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}
+		return []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil
 	}
 	if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
@@ -197,21 +215,21 @@ func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d
 		d.Firmware = firstOf(d.Firmware, ctrl.Firmware)
 	}
 	if disk.NSID == 0 {
-		return warnings
+		return warnings, nil
 	}
 	raw, err = id.Namespace(ctx, disk.NVMeController, disk.NSID)
 	if err != nil {
-		return append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err))
+		return append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err)), nil
 	}
 	ns, err := nvme.ParseIdentifyNamespace(raw)
 	if err != nil {
-		return append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
+		return append(warnings, fmt.Sprintf("%s: %v", disk.Name, err)), nil
 	}
 	if npwg, ok := ns.PreferredWriteGranularity(); ok && npwg > uint64(ns.LBASize()) {
 		d.InternalWriteUnitBytes = int64(npwg)
 		d.InternalWriteUnitSource = "nvme-npwg"
 	}
-	return warnings
+	return warnings, nil
 }
 
 func ratedEndurance(e drivedb.Entry) *prismv1.RatedEndurance {

@@ -16,6 +16,9 @@ var (
 	ErrPermission = errors.New("permission denied (identify needs root or CAP_SYS_ADMIN)")
 	// ErrUnsupportedOS is returned by the non-Linux stubs.
 	ErrUnsupportedOS = errors.New("NVMe admin passthrough is not supported")
+	// ErrNoCharDevice means the host root has no /dev/nvmeN for the controller (a fixture
+	// tree, a container without the host's /dev): a fact about the host, not the drive.
+	ErrNoCharDevice = errors.New("no controller character device")
 )
 
 // Identifier returns raw Identify pages for a controller such as "nvme0".
@@ -34,6 +37,9 @@ func (d DeviceIdentifier) Controller(ctx context.Context, ctrl string) ([]byte, 
 	p, err := d.path(ctrl)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("nvme: %w: %w", ErrNoCharDevice, err)
 	}
 	return IdentifyController(ctx, p)
 }

@@ -44,6 +44,9 @@ func TestDeviceIdentifierNotNVMe(t *testing.T) {
 	if _, err := d.Controller(context.Background(), "nvme1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: %v, want not-exist", err)
 	}
+	if _, err := d.Controller(context.Background(), "nvme1"); !errors.Is(err, ErrNoCharDevice) {
+		t.Errorf("missing: %v, want ErrNoCharDevice", err)
+	}
 	// /dev/null is a real character device that does not speak NVMe: ENOTTY.
 	if _, err := IdentifyController(context.Background(), "/dev/null"); !errors.Is(err, ErrNotNVMe) {
 		t.Errorf("/dev/null: %v, want ErrNotNVMe", err)

@@ -43,7 +43,7 @@ type fakeHost struct {
 func newFakeHost(t *testing.T) *fakeHost {
 	for _, tool := range []string{"wipefs", "blkid", "sfdisk"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s (util-linux, fdisk) is not installed: run hack/install-test-deps.sh", tool)
+			t.Skipf("%s (util-linux, fdisk) is not installed: run hack/install-deps.sh test", tool)
 		}
 	}
 	h := &fakeHost{t: t, root: t.TempDir(), name: "nvme0n1", kernel: map[int]gpt.Partition{}, fail: map[string]error{}}

@@ -1,6 +1,6 @@
 // Package webui serves Prism's own endurance page: a per-node table sorted by
 // soonest wear-out (worst device, wear, wear-out date, DWPD spent vs rated,
-// WAF, α) with paging, and a wear-over-time chart drawn with uPlot, for
+// WAF, α_tier) with paging, and a wear-over-time chart drawn with uPlot, for
 // clusters without Grafana. The page's JavaScript queries Prometheus through
 // /api/query, a narrow proxy that only forwards instant and range queries
 // (GET /api/v1/query and /api/v1/query_range) to the one configured Prometheus.

@@ -50,7 +50,7 @@ func setup(t *testing.T) *bench {
 	}
 	for _, tool := range []string{"strace", "losetup", "partx", "wipefs", "blkid", "sfdisk", "mkfs.ext4"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (hack/install-test-deps.sh installs it): %v", tool, err)
+			t.Skipf("%s is not installed (hack/install-deps.sh test installs it): %v", tool, err)
 		}
 	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {

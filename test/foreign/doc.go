@@ -23,8 +23,8 @@
 // sparse loop takes about 40 s here). TestDigestSeesEveryWrite checks that shortcut against
 // a full read.
 //
-// Cases whose tool is missing skip and name the Debian package (hack/install-test-deps.sh
-// installs them all); cases the kernel cannot do (no md, no device-mapper, no driver for a
+// Cases whose tool is missing skip and name the Debian package (hack/packages.txt lists them
+// all, hack/install-deps.sh test installs them); cases the kernel cannot do (no md, no device-mapper, no driver for a
 // file system and no FUSE alternative) skip and say so. Run it as root:
 //
 //	go test ./test/foreign/ -count=1 -v

@@ -25,7 +25,7 @@ func mk(argv ...string) cmd { return cmd{argv: argv} }
 // format is one row of the table: something a device can carry that Prism did not write.
 type format struct {
 	name string
-	// pkg is the Debian package that provides the tools of make (hack/install-test-deps.sh).
+	// pkg is the Debian package that provides the tools of make (hack/packages.txt).
 	pkg  string
 	make []cmd
 	// fill writes the content itself, for content no tool makes (leftovers, noise).

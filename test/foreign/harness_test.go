@@ -106,7 +106,7 @@ func (e *env) tool(t *testing.T, name, pkg string) string {
 	if pkg == "" {
 		pkg = basePackage[name]
 	}
-	t.Skipf("%s is missing: install the Debian package %s (hack/install-test-deps.sh lists it)", name, pkg)
+	t.Skipf("%s is missing: install the Debian package %s (hack/packages.txt lists it)", name, pkg)
 	return ""
 }
 

@@ -1,0 +1,145 @@
+package depscan
+
+import (
+	"bufio"
+	"bytes"
+	"go/ast"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Found is a command and every place that runs it.
+type Found struct {
+	Command string
+	Where   []string // file:line, relative to the repository
+	Guest   bool     // run inside the QEMU test guest (from the guest root's packages)
+}
+
+// GuestScripts run inside the test guest, from the packages of hack/packages.txt's guest-root
+// group and Debian's required ones (debootstrap's minbase), not from this machine's.
+var GuestScripts = map[string]bool{"hack/guest/init": true, "hack/guest/nvmet-loop.sh": true, "test/guest/rook-path.sh": true}
+
+// Collect scans the repository at root: every shell script (by .sh name or #! line), the
+// Makefile and every Go package, tests included.
+func Collect(root string) ([]Found, error) {
+	byKey := map[string]*Found{}
+	add := func(rel string, uses []Use) {
+		guest := GuestScripts[rel]
+		for _, u := range uses {
+			key := u.Command
+			if guest {
+				key += "\x00guest"
+			}
+			f := byKey[key]
+			if f == nil {
+				f = &Found{Command: u.Command, Guest: guest}
+				byKey[key] = f
+			}
+			file := rel
+			if u.File != "" {
+				file, _ = filepath.Rel(root, u.File)
+			}
+			f.Where = append(f.Where, file+":"+strconv.Itoa(u.Line))
+		}
+	}
+	goDirs := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == ".git" || rel == "bin" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case strings.HasSuffix(path, ".go"):
+			goDirs[filepath.Dir(path)] = append(goDirs[filepath.Dir(path)], path)
+		case rel == "Makefile":
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			add(rel, MakefileCommands(string(src)))
+		case d.Type().IsRegular():
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if isShellScript(path, src) {
+				add(rel, ShellCommands(string(src)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Two passes over Go: constants of every package first, for names like cache.Casadm.
+	type pkg struct {
+		dir   string
+		fset  *token.FileSet
+		files []*ast.File
+	}
+	var pkgs []pkg
+	imported := map[string]string{}
+	for dir, paths := range goDirs {
+		fset, files, err := ParseGoDir(paths)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range GoConstants(files) {
+			imported[k] = v
+		}
+		pkgs = append(pkgs, pkg{dir, fset, files})
+	}
+	for _, p := range pkgs {
+		add("", GoCommands(p.fset, p.files, imported))
+	}
+	var out []Found
+	for _, f := range byKey {
+		sort.Strings(f.Where)
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Command != out[j].Command {
+			return out[i].Command < out[j].Command
+		}
+		return !out[i].Guest
+	})
+	return out, nil
+}
+
+func isShellScript(path string, src []byte) bool {
+	if strings.HasSuffix(path, ".sh") {
+		return true
+	}
+	first, _, _ := bytes.Cut(src, []byte("\n"))
+	return bytes.HasPrefix(first, []byte("#!")) && (bytes.HasSuffix(first, []byte("sh")) || bytes.Contains(first, []byte("bash")))
+}
+
+// ReadColumns reads a whitespace-separated text file, skipping blank lines and # comments.
+func ReadColumns(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows [][]string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rows = append(rows, strings.Fields(line))
+	}
+	return rows, sc.Err()
+}
