@@ -25,7 +25,7 @@ type candidate struct {
 
 // findCandidates lists the nodes matching the policy's selector and their StorageNodes.
 func (r *Reconciler) findCandidates(ctx context.Context, s *scope) error {
-	selector, err := metav1.LabelSelectorAsSelector(&s.policy.Spec.NodeSelector)
+	selector, err := metav1.LabelSelectorAsSelector(s.policy.Spec.NodeSelector.LabelSelector())
 	if err != nil {
 		return fmt.Errorf("spec.nodeSelector: %w", err)
 	}
