@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -53,4 +54,27 @@ func ClassificationPolicy(spec *prismv1.ClassificationPolicySpec) field.ErrorLis
 		}
 	}
 	return errs
+}
+
+// Check is what a Prism object must pass to be acted on: Validate (the API server's verdict)
+// and, when that accepts it, the operator's semantic checks. obj is defaulted in place.
+func (v *Validator) Check(obj map[string]any) field.ErrorList {
+	if errs := v.Validate(obj); len(errs) > 0 {
+		return errs
+	}
+	switch obj["kind"] {
+	case "HybridStoragePolicy":
+		p := &prismv1.HybridStoragePolicy{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, p); err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		return HybridStoragePolicy(&p.Spec)
+	case "ClassificationPolicy":
+		p := &prismv1.ClassificationPolicy{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, p); err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		return ClassificationPolicy(&p.Spec)
+	}
+	return nil
 }

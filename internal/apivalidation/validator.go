@@ -11,7 +11,10 @@ package apivalidation
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"io/fs"
 	"sort"
 	"strings"
@@ -27,6 +30,7 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metavalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
@@ -129,6 +133,9 @@ func (v *Validator) Kinds() []string {
 // present, is validated with the rest, as if written by the agent through the status
 // subresource. obj is defaulted in place.
 func (v *Validator) Validate(obj map[string]any) field.ErrorList {
+	if err := normalize(obj); err != nil {
+		return field.ErrorList{field.Invalid(nil, nil, err.Error())}
+	}
 	u := &unstructured.Unstructured{Object: obj}
 	k, ok := v.kinds[u.GetKind()]
 	if !ok {
@@ -163,6 +170,9 @@ func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 // ValidateUpdate validates an update of old to obj (both as the API server holds them, with
 // status): the transition rules (self == oldSelf) run, as they do on a real update.
 func (v *Validator) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	if err := errors.Join(normalize(obj), normalize(old)); err != nil {
+		return field.ErrorList{field.Invalid(nil, nil, err.Error())}
+	}
 	u := &unstructured.Unstructured{Object: obj}
 	k, ok := v.kinds[u.GetKind()]
 	if !ok {
@@ -175,6 +185,36 @@ func (v *Validator) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	}
 	celErrs, _ := k.cel.Validate(context.Background(), nil, k.structural, obj, old, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
+}
+
+// normalize gives obj the types the API server's JSON decoder gives a request body: whole
+// numbers are int64 (YAML and encoding/json decode them as float64), so that the schema and
+// the CEL rules see what they see on the server.
+func normalize(obj map[string]any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	clear(obj)
+	maps.Copy(obj, m)
+	return nil
+}
+
+// Decode reads one YAML or JSON document as the API server would receive it.
+func Decode(data []byte) (map[string]any, error) {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(j, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // blocking reports whether the API server would skip the CEL rules (customresource's

@@ -116,7 +116,7 @@ func basicInvalidCases() []invalidCase {
 		}, []string{"spec.cache.lineSizeKiB", "supported values"}},
 		{"classification without cache", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "None", "classificationPolicyName": "ceph"}
-		}, []string{"spec.cache", "classificationPolicyName needs a cache"}},
+		}, []string{"spec.cache.classificationPolicyName", "classificationPolicyName needs a cache"}},
 		{"alru parameters with acp cleaning", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "cleaning": map[string]any{"policy": "Acp", "alru": map[string]any{"wakeUpSeconds": 5}}}
 		}, []string{"spec.cache.cleaning", "alru parameters need policy Alru"}},
@@ -141,7 +141,7 @@ func basicInvalidCases() []invalidCase {
 		{"class 0 renamed", validClasses, func(m map[string]any) { class(m, 0)["name"] = "default" }, []string{"spec.classes[0]", "class 0 must be named unclassified"}},
 		{"class id above 32", validClasses, func(m map[string]any) { class(m, 1)["id"] = 33 }, []string{"spec.classes[1].id", "less than or equal to 32"}},
 		{"duplicate class id", validClasses, func(m map[string]any) { class(m, 1)["id"] = 0 }, []string{"spec.classes[1]", "Duplicate value"}},
-		{"duplicate class name", validClasses, func(m map[string]any) { class(m, 1)["name"] = "unclassified" }, []string{"spec", "class names must be unique"}},
+		{"duplicate class name", validClasses, func(m map[string]any) { class(m, 1)["name"] = "unclassified" }, []string{"spec.classes", "class names must be unique"}},
 		{"pinned and priority", validClasses, func(m map[string]any) { class(m, 1)["evictionPriority"] = 3 }, []string{"spec.classes[1]", "exactly one of evictionPriority or pinned"}},
 		{"priority above 255", validClasses, func(m map[string]any) {
 			delete(class(m, 1), "pinned")
