@@ -14,8 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"io/fs"
+	"maps"
 	"sort"
 	"strings"
 
