@@ -148,7 +148,7 @@ func (v *Validator) Validate(obj map[string]any) field.ErrorList {
 	if unknown := structuralpruning.PruneWithOptions(obj, k.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(unknown) > 0 {
 		var errs field.ErrorList
 		for _, p := range unknown {
-			errs = append(errs, &field.Error{Type: field.ErrorTypeNotSupported, Field: p, BadValue: nil, Detail: "unknown field"})
+			errs = append(errs, &field.Error{Type: field.ErrorTypeForbidden, Field: p, Detail: fmt.Sprintf("unknown field %q", p)})
 		}
 		return errs
 	}
