@@ -2,6 +2,7 @@ package apivalidation
 
 import (
 	"fmt"
+	"math"
 	"io/fs"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/config/crd"
+	"github.com/prism-storage/prism/internal/ioclass"
 )
 
 // schemaAt walks a generated CRD's schema: "spec.db.size", "[]" for list items, "{}" for map values.
@@ -82,6 +84,19 @@ func TestCRDLimitsAreTheGoConstants(t *testing.T) {
 		if r := rules(schemaAt(t, hsp, "spec."+sel+".size")); !strings.Contains(r, fmt.Sprintf("quantity('%s')) <= 0", prismv1.MaxDeviceSize)) {
 			t.Errorf("spec.%s.size rules do not bound the size by %s:\n%s", sel, prismv1.MaxDeviceSize, r)
 		}
+	}
+	// IO class numbers: what the compiler and casadm take (internal/ioclass's limits).
+	cond := rules(schemaAt(t, "prism.storage.io_classificationpolicies.yaml", "spec.classes.[].allOf.[].anyOf.[]"))
+	for _, want := range []string{
+		fmt.Sprintf("int(self.value) <= %d", ioclass.MaxCoreID), fmt.Sprintf("int(self.value) <= %d", ioclass.MaxClassID),
+		fmt.Sprintf("self.value <= '%d'", uint64(math.MaxUint64)),
+	} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("IO condition rules do not hold %q", want)
+		}
+	}
+	if id := schemaAt(t, "prism.storage.io_classificationpolicies.yaml", "spec.classes.[].id"); *id.Maximum != ioclass.MaxClassID {
+		t.Errorf("class id maximum %v, want ioclass.MaxClassID", *id.Maximum)
 	}
 	// Every device path a spec names has the one pattern.
 	for _, at := range []struct{ file, path string }{
