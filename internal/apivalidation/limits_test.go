@@ -2,8 +2,8 @@ package apivalidation
 
 import (
 	"fmt"
-	"math"
 	"io/fs"
+	"math"
 	"strings"
 	"testing"
 
