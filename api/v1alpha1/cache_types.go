@@ -155,7 +155,11 @@ type CacheSettings struct {
 }
 
 // NodeCachePlan is the cache every fast device of the node runs on its cache partition, in
-// front of the capacity devices whose DB slots it holds.
+// front of the capacity devices whose DB slots it holds. It is absent when the cache is off.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'None'",message="a cache plan with mode None: leave plan.cache out instead",fieldPath=".mode"
+// +kubebuilder:validation:XValidation:rule="!has(self.cleaning) || self.mode in ['WriteBack', 'WriteOnly']",messageExpression="'cleaning applies only to WriteBack and WriteOnly caches, not to ' + self.mode",fieldPath=".cleaning"
+// +kubebuilder:validation:XValidation:rule="!has(self.dirtyData) || self.dirtyData == 'Preserve' || self.mode in ['WriteBack', 'WriteOnly']",messageExpression="'dirtyData AllowLoss applies only to WriteBack and WriteOnly caches, not to ' + self.mode",fieldPath=".dirtyData"
+// +kubebuilder:validation:XValidation:rule="self.lineSizeKiB == oldSelf.lineSizeKiB",messageExpression="'lineSizeKiB is fixed at %d while the caches run: the plan drops its cache first'.format([oldSelf.lineSizeKiB])",fieldPath=".lineSizeKiB"
 type NodeCachePlan struct {
 	// mode is the cache mode.
 	// +required
@@ -169,6 +173,7 @@ type NodeCachePlan struct {
 	// classificationPolicyName is the ClassificationPolicy the IO classes come from.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClassificationPolicyName string `json:"classificationPolicyName,omitempty"`
 	// ioClassCSV is that policy compiled to Open CAS's IO class file (casadm -C -C -f); empty
 	// leaves the caches' classes as they are.

@@ -44,9 +44,9 @@ const (
 // IOCondition is one test on an IO request.
 // +kubebuilder:validation:XValidation:rule="self.type in ['Direct', 'Metadata'] ? !has(self.value) : has(self.value)",message="Direct and Metadata take no value; every other condition type needs a value"
 // +kubebuilder:validation:XValidation:rule="!has(self.comparison) || self.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass']",message="comparison applies only to numeric conditions (RequestSize, LBA, CoreID, WriteLifeHint, PID, FileSize, FileOffset, IOClass)"
-// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass']) || self.value.matches('^[0-9]{1,20}$')",message="value must be a non-negative decimal integer for numeric conditions"
-// +kubebuilder:validation:XValidation:rule="self.type != 'CoreID' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 4095",message="CoreID value must be within 0-4095"
-// +kubebuilder:validation:XValidation:rule="self.type != 'IOClass' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || int(self.value) <= 32",message="IOClass value must be a class id within 0-32"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['RequestSize', 'LBA', 'CoreID', 'WriteLifeHint', 'PID', 'FileSize', 'FileOffset', 'IOClass']) || (self.value.matches('^[0-9]{1,20}$') && (self.value.size() < 20 || self.value <= '18446744073709551615'))",messageExpression="self.type + ' value must be a decimal integer within 0 to 18446744073709551615 (2^64-1): ' + self.value"
+// +kubebuilder:validation:XValidation:rule="self.type != 'CoreID' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || (self.value.matches('^0*[0-9]{1,4}$') && int(self.value) <= 4095)",messageExpression="'CoreID value must be within 0-4095: ' + self.value"
+// +kubebuilder:validation:XValidation:rule="self.type != 'IOClass' || !has(self.value) || !self.value.matches('^[0-9]{1,20}$') || (self.value.matches('^0*[0-9]{1,2}$') && int(self.value) <= 32)",messageExpression="'IOClass value must be a class id within 0-32: ' + self.value"
 // +kubebuilder:validation:XValidation:rule="self.type != 'IODirection' || !has(self.value) || self.value in ['read', 'write']",message="IODirection value must be read or write"
 // +kubebuilder:validation:XValidation:rule="!has(self.value) || !(self.type in ['ProcessName', 'Directory', 'Extension', 'FileNamePrefix']) || (self.value.matches('^[ -~]+$') && !self.value.matches('[&|,\"]'))",message="string values must be printable ASCII without &, |, comma or double quote (the Open CAS rule syntax cannot express them)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ProcessName' || !has(self.value) || self.value.size() <= 15",message="ProcessName matches the kernel task name, which is at most 15 characters"
@@ -95,6 +95,7 @@ type IOClass struct {
 	// allOf are terms that must all match (Open CAS `&`); each term matches when any of its conditions does.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
 	AllOf []MatchTerm `json:"allOf,omitempty"`
 	// done stops classification when this class matches; without it a later (higher id) matching class wins.
@@ -116,7 +117,7 @@ type IOClass struct {
 }
 
 // ClassificationPolicySpec lists the IO classes a cache loads.
-// +kubebuilder:validation:XValidation:rule="self.classes.all(a, self.classes.exists_one(b, b.name == a.name))",message="class names must be unique"
+// +kubebuilder:validation:XValidation:rule="self.classes.all(a, self.classes.exists_one(b, b.name == a.name))",messageExpression="'classes[%d].name %s is used by another class: class names must be unique'.format([self.classes.transformList(i, a, !self.classes.exists_one(b, b.name == a.name), i)[1], self.classes.filter(a, !self.classes.exists_one(b, b.name == a.name))[0].name])",fieldPath=".classes"
 type ClassificationPolicySpec struct {
 	// classes are the IO classes, at most 33 (ids 0-32 in released Open CAS).
 	// +required

@@ -17,34 +17,42 @@ const (
 )
 
 // DeviceSelector picks devices for one tier, in the spirit of cephadm's drive groups.
-// All set filters must match. paths cannot be combined with the other filters.
+// All set filters must match. paths cannot be combined with the other filters. A list that
+// is given must not be empty: an empty list would read as "no filter" to the planner.
 // +kubebuilder:validation:XValidation:rule="!has(self.paths) || (!has(self.tiers) && !has(self.models) && !has(self.vendors) && !has(self.size) && !has(self.rotational))",message="paths selects devices explicitly and cannot be combined with tiers, models, vendors, size or rotational"
 type DeviceSelector struct {
 	// tiers limits selection to devices the agent put in these tiers.
 	// Defaults to [Fast] for fastDevices and [Capacity] for capacityDevices when no other filter is set.
 	// +optional
 	// +listType=set
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=3
 	Tiers []Tier `json:"tiers,omitempty"`
 	// models are glob patterns (*, ?) matched case-insensitively against the device model.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.matches('[\\\\[\\\\]\\\\\\\\]'))",messageExpression="'models[%d] %s is not a supported glob pattern: only * and ? are wildcards; [, ] and backslash are not allowed'.format([self.transformList(i, p, p.matches('[\\\\[\\\\]\\\\\\\\]'), i)[0], self.filter(p, p.matches('[\\\\[\\\\]\\\\\\\\]'))[0]])"
 	Models []string `json:"models,omitempty"`
 	// vendors are glob patterns matched case-insensitively against the device vendor.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.matches('[\\\\[\\\\]\\\\\\\\]'))",messageExpression="'vendors[%d] %s is not a supported glob pattern: only * and ? are wildcards; [, ] and backslash are not allowed'.format([self.transformList(i, p, p.matches('[\\\\[\\\\]\\\\\\\\]'), i)[0], self.filter(p, p.matches('[\\\\[\\\\]\\\\\\\\]'))[0]])"
 	Vendors []string `json:"vendors,omitempty"`
 	// size is a range LOW:HIGH of Kubernetes quantities ("1Ti:", ":500Gi", "3T:8T"); a single quantity means exactly that size.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[^:]*(:[^:]*)?$') && self != ':' && self.split(':').all(p, p == '' || isQuantity(p))",message="size must be LOW:HIGH, LOW:, :HIGH or one size, each a quantity such as 500Gi or 4T"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^[^:]+:[^:]+$') || !self.split(':').all(p, isQuantity(p)) || quantity(self.split(':')[0]).compareTo(quantity(self.split(':')[1])) <= 0",message="size range LOW:HIGH must have LOW <= HIGH"
+	// +kubebuilder:validation:XValidation:rule="!self.split(':').all(p, p == '' || isQuantity(p)) || self.split(':').all(p, p == '' || (quantity(p).compareTo(quantity('0')) >= 0 && quantity(p).compareTo(quantity('1Ei')) <= 0))",messageExpression="'size bounds must be between 0 and 1Ei: ' + self"
+	// +kubebuilder:validation:XValidation:rule="!self.split(':').all(p, p == '' || isQuantity(p)) || self.endsWith(':') || quantity(self.split(':')[self.split(':').size() - 1]).compareTo(quantity('0')) > 0",messageExpression="(self.contains(':') ? 'HIGH' : 'a single size') + ' must be above 0 (0 would mean no bound): ' + self"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[^:]+:[^:]+$') || !self.split(':').all(p, isQuantity(p)) || quantity(self.split(':')[0]).compareTo(quantity(self.split(':')[1])) <= 0",messageExpression="'size range LOW:HIGH must have LOW <= HIGH: ' + self"
 	Size string `json:"size,omitempty"`
 	// rotational limits selection to spinning (true) or solid-state (false) devices.
 	// +optional
@@ -52,8 +60,9 @@ type DeviceSelector struct {
 	// paths selects exactly these devices by stable path (/dev/disk/by-id/...).
 	// +optional
 	// +listType=set
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	// +kubebuilder:validation:items:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	// +kubebuilder:validation:items:MaxLength=512
 	Paths []string `json:"paths,omitempty"`
 	// limit caps how many devices are selected per node (in stable-path order).
@@ -68,7 +77,7 @@ type DeviceSelector struct {
 type DBSizing struct {
 	// size is an absolute slot size (e.g. 60Gi).
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity('1Gi')) >= 0",message="size must be at least 1Gi"
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? quantity(self).compareTo(quantity('2Gi')) >= 0 && quantity(self).compareTo(quantity('64Ti')) <= 0 : self >= 2147483648 && self <= 70368744177664",messageExpression="'size must be between 2Gi and 64Ti: %s'.format([self])"
 	Size *resource.Quantity `json:"size,omitempty"`
 	// percentOfData sizes the slot as a percentage of the data device (Ceph advises 1 to 4).
 	// Used when size is not set; defaults to 2.
@@ -129,7 +138,12 @@ const (
 )
 
 // CacheSpec configures the block cache that the rest of each fast device provides to the capacity devices.
-// +kubebuilder:validation:XValidation:rule="self.mode != 'None' || !has(self.classificationPolicyName)",message="classificationPolicyName needs a cache: set mode to something other than None"
+// Settings that mean nothing for the chosen mode are refused rather than ignored.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'None' || !has(self.classificationPolicyName)",message="classificationPolicyName needs a cache: set mode to something other than None",fieldPath=".classificationPolicyName"
+// +kubebuilder:validation:XValidation:rule="!has(self.cleaning) || self.mode in ['WriteBack', 'WriteOnly']",messageExpression="'cleaning applies only to WriteBack and WriteOnly caches (the only modes that hold dirty data), not to ' + self.mode",fieldPath=".cleaning"
+// +kubebuilder:validation:XValidation:rule="!has(self.dirtyData) || self.dirtyData == 'Preserve' || self.mode in ['WriteBack', 'WriteOnly']",messageExpression="'dirtyData AllowLoss applies only to WriteBack and WriteOnly caches (the only modes that hold dirty data), not to ' + self.mode",fieldPath=".dirtyData"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'None' || (!has(self.promotion) && !has(self.sequentialCutoff))",message="promotion and sequentialCutoff need a cache: set mode to something other than None"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'None' || oldSelf.mode == 'None' || self.lineSizeKiB == oldSelf.lineSizeKiB",messageExpression="'lineSizeKiB is fixed at %d while caches run: set mode None first (the caches are flushed and stopped), then change it'.format([oldSelf.lineSizeKiB])",fieldPath=".lineSizeKiB"
 type CacheSpec struct {
 	// mode is the cache mode; None leaves the rest of the fast device unused.
 	// +optional
@@ -143,6 +157,7 @@ type CacheSpec struct {
 	// classificationPolicyName names the ClassificationPolicy whose IO classes the cache loads.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ClassificationPolicyName string `json:"classificationPolicyName,omitempty"`
 	// The cleaning, promotion, sequential cut-off and dirty-data settings.
 	CacheSettings `json:",inline"`
@@ -160,6 +175,7 @@ type ObjectRef struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
 
@@ -169,22 +185,24 @@ type WipeGrant struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Node string `json:"node"`
 	// path is the device's stable path.
 	// +required
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	Path string `json:"path"`
 }
 
 // HybridStoragePolicySpec is the cluster-wide intent: which nodes and devices pair fast and capacity tiers.
+// +kubebuilder:validation:XValidation:rule="!has(self.fastDevices) || !has(self.fastDevices.paths) || !has(self.capacityDevices) || !has(self.capacityDevices.paths) || !self.capacityDevices.paths.exists(p, p in self.fastDevices.paths)",messageExpression="'capacityDevices.paths[%d] %s is also in fastDevices.paths: a device belongs to one tier'.format([self.capacityDevices.paths.transformList(i, p, p in self.fastDevices.paths, i)[0], self.capacityDevices.paths.filter(p, p in self.fastDevices.paths)[0]])",fieldPath=".capacityDevices.paths"
 type HybridStoragePolicySpec struct {
 	// mode is Apply to provision, or DryRun to only compute and publish the plan.
 	// +required
 	Mode PolicyMode `json:"mode"`
 	// nodeSelector selects Kubernetes nodes by label; {} selects every node that has a StorageNode.
 	// +required
-	NodeSelector metav1.LabelSelector `json:"nodeSelector"`
+	NodeSelector NodeSelector `json:"nodeSelector"`
 	// fastDevices picks the fast tier on each node.
 	// +optional
 	FastDevices DeviceSelector `json:"fastDevices,omitempty"`
@@ -200,8 +218,11 @@ type HybridStoragePolicySpec struct {
 	// osd tunes the OSDs created on the capacity devices.
 	// +optional
 	OSD OSDSettings `json:"osd,omitempty"`
-	// cephCluster is the Rook CephCluster whose storage section Prism manages.
+	// cephCluster is the Rook CephCluster whose storage section Prism manages. It cannot
+	// change: Prism's entries would stay in the old cluster. Delete the policy (its entries
+	// are removed) and create one for the other cluster.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cephCluster cannot change: delete the policy (Prism removes its entries from the CephCluster) and create one for the other cluster"
 	CephCluster ObjectRef `json:"cephCluster"`
 	// allowWipe lists devices holding data that Prism may wipe. Every other non-empty device is left alone.
 	// +optional

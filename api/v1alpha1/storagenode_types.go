@@ -5,10 +5,12 @@ import (
 )
 
 // StorageNodeSpec is the desired plan for one node, written only by the operator.
+// +kubebuilder:validation:XValidation:rule="!has(self.plan) || (has(self.policyName) && has(self.mode))",message="a plan needs the policyName and mode of the policy that wrote it",fieldPath=".plan"
 type StorageNodeSpec struct {
 	// policyName is the HybridStoragePolicy that manages this node; empty when none does.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	PolicyName string `json:"policyName,omitempty"`
 	// mode is the managing policy's mode: the agent changes the host only in Apply.
 	// +optional
@@ -20,18 +22,21 @@ type StorageNodeSpec struct {
 
 // NodePlan is the per-node layout: GPT partitions on each fast device, one BlueStore DB slot
 // per capacity device (plus spares) and the rest as cache.
+// +kubebuilder:validation:XValidation:rule="!has(self.fastDevices) || self.fastDevices.all(i, f, !has(f.cacheID) || self.fastDevices.all(j, g, j == i || !has(g.cacheID) || g.cacheID != f.cacheID))",messageExpression="'fastDevices[%d].cacheID is used by another fast device of the node'.format([self.fastDevices.transformList(i, f, has(f.cacheID) && self.fastDevices.exists(j, g, j != i && has(g.cacheID) && g.cacheID == f.cacheID), i)[0]])",fieldPath=".fastDevices"
+// +kubebuilder:validation:XValidation:rule="!has(self.fastDevices) || !has(oldSelf.fastDevices) || self.fastDevices.all(f, !oldSelf.fastDevices.exists(o, o.stablePath == f.stablePath && has(o.slots) && o.slotSizeBytes != f.slotSizeBytes))",messageExpression="'fastDevices[%d].slotSizeBytes cannot change once the device has slots: its partitions exist, and re-creating them means re-creating the OSDs (docs/runbooks/replace-fast-device.md)'.format([self.fastDevices.transformList(i, f, oldSelf.fastDevices.exists(o, o.stablePath == f.stablePath && has(o.slots) && o.slotSizeBytes != f.slotSizeBytes), i)[0]])",fieldPath=".fastDevices"
 type NodePlan struct {
 	// fastDevices lists each fast device and the partitions it carries.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:XValidation:rule="self.all(i, f, i == 0 || self[i-1].stablePath < f.stablePath)",message="fast devices must be sorted by stablePath, each once"
+	// +kubebuilder:validation:XValidation:rule="self.all(i, f, i == 0 || self[i-1].stablePath < f.stablePath)",messageExpression="'fastDevices[%d]: fast devices must be sorted by stablePath, each once'.format([self.transformList(i, f, i > 0 && self[i-1].stablePath >= f.stablePath, i)[0]])"
 	FastDevices []FastDevicePlan `json:"fastDevices,omitempty"`
 	// allowWipe lists the stable paths of devices on this node the policy allows Prism to wipe.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=512
 	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	AllowWipe []string `json:"allowWipe,omitempty"`
 	// cache is the cache each fast device runs on its cache partition; absent when the policy's
 	// cache mode is None (a running cache is then flushed and stopped).
@@ -39,22 +44,30 @@ type NodePlan struct {
 	Cache *NodeCachePlan `json:"cache,omitempty"`
 }
 
-// FastDevicePlan is the GPT layout of one fast device.
+// FastDevicePlan is the GPT layout of one fast device: slot i is partition i+1 at
+// 1 MiB + i x slotSizeBytes, and the cache partition follows the last slot.
+// +kubebuilder:validation:XValidation:rule="!has(self.slots) || self.slots.all(s, s.partition.sizeBytes == self.slotSizeBytes)",messageExpression="'slots[%d].partition.sizeBytes must equal slotSizeBytes (%d)'.format([self.slots.transformList(i, s, s.partition.sizeBytes != self.slotSizeBytes, i)[0], self.slotSizeBytes])",fieldPath=".slots"
+// +kubebuilder:validation:XValidation:rule="!has(self.slots) || self.slots.all(s, s.partition.startBytes == 1048576 + s.index * self.slotSizeBytes)",messageExpression="'slots[%d].partition.startBytes must be 1 MiB + index x slotSizeBytes: slots never overlap and never move'.format([self.slots.transformList(i, s, s.partition.startBytes != 1048576 + s.index * self.slotSizeBytes, i)[0]])",fieldPath=".slots"
+// +kubebuilder:validation:XValidation:rule="!has(self.slots) || self.slots.all(s, !has(s.dataDevice) || s.dataDevice != self.stablePath)",message="a slot's dataDevice cannot be the fast device itself",fieldPath=".slots"
+// +kubebuilder:validation:XValidation:rule="!has(self.cache) || !has(self.slots) || self.slots.all(s, s.partition.startBytes + s.partition.sizeBytes <= self.cache.startBytes && s.partition.number < self.cache.number)",message="the cache partition must follow the last slot, with a higher partition number",fieldPath=".cache"
+// +kubebuilder:validation:XValidation:rule="!has(self.cache) || self.cache.label == 'prism-cache'",message="the cache partition's label must be prism-cache",fieldPath=".cache.label"
 type FastDevicePlan struct {
 	// stablePath is the fast device's /dev/disk/by-id path.
 	// +required
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[^/]+$`
+	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	StablePath string `json:"stablePath"`
 	// slotSizeBytes is the size of every DB slot on this device; fixed once slots exist.
 	// +required
-	// +kubebuilder:validation:Minimum=1073741824
+	// +kubebuilder:validation:Minimum=2147483648
+	// +kubebuilder:validation:Maximum=70368744177664
+	// +kubebuilder:validation:MultipleOf=1048576
 	SlotSizeBytes int64 `json:"slotSizeBytes"`
 	// slots are the DB slots, by index; slot i is partition i+1 at a fixed offset.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=127
-	// +kubebuilder:validation:XValidation:rule="self.all(i, s, i == 0 || self[i-1].index < s.index)",message="slots must be sorted by index, each once"
+	// +kubebuilder:validation:XValidation:rule="self.all(i, s, i == 0 || self[i-1].index < s.index)",messageExpression="'slots[%d]: slots must be sorted by index, each once'.format([self.transformList(i, s, i > 0 && self[i-1].index >= s.index, i)[0]])"
 	Slots []DBSlot `json:"slots,omitempty"`
 	// cache is the partition after the last slot, used as the Open CAS cache; absent when the cache is off.
 	// +optional
@@ -78,17 +91,23 @@ type PlannedPartition struct {
 	// +kubebuilder:validation:MaxLength=36
 	// +kubebuilder:validation:Pattern=`^prism-[a-z0-9-]+$`
 	Label string `json:"label"`
-	// startBytes is the partition's offset on the device (1 MiB aligned).
-	// +required
-	// +kubebuilder:validation:Minimum=0
-	StartBytes int64 `json:"startBytes"`
-	// sizeBytes is the partition's size.
+	// startBytes is the partition's offset on the device, after the GPT's first MiB and
+	// aligned to a MiB.
 	// +required
 	// +kubebuilder:validation:Minimum=1048576
+	// +kubebuilder:validation:Maximum=1152921504606846976
+	// +kubebuilder:validation:MultipleOf=1048576
+	StartBytes int64 `json:"startBytes"`
+	// sizeBytes is the partition's size, a whole number of MiB.
+	// +required
+	// +kubebuilder:validation:Minimum=1048576
+	// +kubebuilder:validation:Maximum=1152921504606846976
+	// +kubebuilder:validation:MultipleOf=1048576
 	SizeBytes int64 `json:"sizeBytes"`
 }
 
 // DBSlot is a partition that holds one OSD's BlueStore DB (and its WAL, co-located).
+// +kubebuilder:validation:XValidation:rule="self.partition.number == self.index + 1 && self.partition.label == (self.index < 10 ? 'prism-db-0%d' : 'prism-db-%d').format([self.index])",messageExpression="'slot %d must be partition %d labelled %s'.format([self.index, self.index + 1, (self.index < 10 ? 'prism-db-0%d' : 'prism-db-%d').format([self.index])])",fieldPath=".partition"
 type DBSlot struct {
 	// index is the slot number on the fast device, from 0.
 	// +required
@@ -101,6 +120,7 @@ type DBSlot struct {
 	// dataDevice is the stable path of the capacity device whose DB the slot holds; empty for a spare slot.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	DataDevice string `json:"dataDevice,omitempty"`
 }
 

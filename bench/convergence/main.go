@@ -182,7 +182,7 @@ func run(nodes int) error {
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: prismv1.HybridStoragePolicySpec{
 			Mode:         prismv1.ModeApply,
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"bench": "true"}},
+			NodeSelector: prismv1.NodeSelector{MatchLabels: map[string]prismv1.LabelValue{"bench": "true"}},
 			CephCluster:  prismv1.ObjectRef{Namespace: "rook-ceph", Name: "rook-ceph"},
 			DB:           prismv1.DBSizing{Size: resource.NewQuantity(60<<30, resource.BinarySI), SpareSlots: 1},
 		},

@@ -7,8 +7,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"sigs.k8s.io/yaml"
-
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
@@ -80,16 +78,9 @@ func readClassification(path string) (*prismv1.ClassificationPolicy, error) {
 	if path == "" {
 		return ioclass.DefaultCephOSD(), nil
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	p := &prismv1.ClassificationPolicy{}
-	if err := yaml.UnmarshalStrict(data, p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if p.Kind != "ClassificationPolicy" {
-		return nil, fmt.Errorf("%s: kind is %q, want ClassificationPolicy", path, p.Kind)
+	if err := readObject(path, "ClassificationPolicy", p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -63,3 +63,25 @@ spec:
 		t.Errorf("a bad --io must name the key: %v", err)
 	}
 }
+
+func TestIOClassRefusesWhatTheAPIServerRefuses(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(policy, []byte(`apiVersion: prism.storage.io/v1alpha1
+kind: ClassificationPolicy
+metadata: {name: p}
+spec:
+  classes:
+  - {id: 0, name: unclassified, evictionPriority: 22, allocation: "1"}
+  - id: 1
+    name: big-lba
+    allOf: [{anyOf: [{type: LBA, comparison: Ge, value: "18446744073709551616"}]}]
+    evictionPriority: 5
+    allocation: "1"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runIOClass([]string{"--policy", policy}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "spec.classes[1].allOf[0].anyOf[0]: Invalid value") || !strings.Contains(err.Error(), "2^64-1") {
+		t.Fatalf("a value above 2^64-1 must be refused naming the condition: %v", err)
+	}
+}

@@ -10,9 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/apivalidation"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
@@ -32,6 +36,8 @@ func runPlan(args []string, out io.Writer) error {
 	fs.Var(&inventories, "inventory", "a node's `prism-agent inventory -o json` output (repeat per node)")
 	policyFile := fs.String("policy", "", "a HybridStoragePolicy manifest")
 	output := fs.String("o", "yaml", "yaml, json, or cephadm (OSD service specs)")
+	var nodeLabels stringList
+	fs.Var(&nodeLabels, "node-labels", "NODE:key=value,key=value: a node's labels, matched against spec.nodeSelector (repeat per node; default: the inventory's labels)")
 	classesFile := fs.String("classes", "", "the ClassificationPolicy manifest the policy's spec.cache.classificationPolicyName names (default: Prism's built-in ceph-osd policy when that is the name)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,11 +49,27 @@ func runPlan(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	given, err := parseNodeLabels(nodeLabels)
+	if err != nil {
+		return err
+	}
+	// The operator plans only the nodes the selector matches; so does the plugin.
+	selector, err := metav1.LabelSelectorAsSelector(policy.Spec.NodeSelector.LabelSelector())
+	if err != nil {
+		return fmt.Errorf("%s: spec.nodeSelector: %w", *policyFile, err)
+	}
 	var nodes []plan.NodeInventory
 	for _, f := range inventories {
-		n, err := readInventory(f)
+		n, nodeLabels, err := readInventory(f)
 		if err != nil {
 			return err
+		}
+		if l, ok := given[n.Node]; ok {
+			nodeLabels = l
+		}
+		if !selector.Matches(labels.Set(nodeLabels)) {
+			fmt.Fprintf(os.Stderr, "node %s: not selected by spec.nodeSelector (%s); its labels: %v (give them with --node-labels %s:key=value,...)\n", n.Node, selector, nodeLabels, n.Node)
+			continue
 		}
 		nodes = append(nodes, n)
 	}
@@ -89,47 +111,80 @@ func writeYAML(out io.Writer, v any) error {
 	return err
 }
 
-// readPolicy decodes a policy strictly, so a misspelt field is an error, not ignored.
+// readPolicy reads a policy and validates it as the API server does (the generated CRD's
+// schema and CEL rules, run in process) and then as the operator does: what kubectl apply
+// refuses, the plugin refuses with the same field paths. The policy gets the API server's
+// defaults.
 func readPolicy(path string) (*prismv1.HybridStoragePolicy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	p := &prismv1.HybridStoragePolicy{}
-	if err := yaml.UnmarshalStrict(data, p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if p.Kind != "HybridStoragePolicy" {
-		return nil, fmt.Errorf("%s: kind is %q, want HybridStoragePolicy", path, p.Kind)
-	}
-	if _, err := plan.ParseSizeRange(p.Spec.CapacityDevices.Size); err != nil {
-		return nil, fmt.Errorf("%s: spec.capacityDevices.size: %w", path, err)
-	}
-	if _, err := plan.ParseSizeRange(p.Spec.FastDevices.Size); err != nil {
-		return nil, fmt.Errorf("%s: spec.fastDevices.size: %w", path, err)
-	}
-	return p, nil
+	return p, readObject(path, "HybridStoragePolicy", p)
 }
 
-func readInventory(path string) (plan.NodeInventory, error) {
+// readObject decodes one manifest of kind into out after apivalidation accepted it.
+func readObject(path, kind string, out any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return plan.NodeInventory{}, err
+		return err
+	}
+	obj, err := apivalidation.Decode(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if obj["kind"] != kind {
+		return fmt.Errorf("%s: kind is %q, want %s", path, obj["kind"], kind)
+	}
+	v, err := apivalidation.New()
+	if err != nil {
+		return err
+	}
+	if errs := v.Check(obj); len(errs) > 0 {
+		var msgs []string
+		for _, e := range errs {
+			if e.Detail != apivalidation.NotCheckedDetail {
+				msgs = append(msgs, "  "+e.Error())
+			}
+		}
+		return fmt.Errorf("%s: the API server would refuse this %s:\n%s", path, kind, strings.Join(msgs, "\n"))
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out)
+}
+
+// parseNodeLabels reads --node-labels NODE:key=value,key=value flags.
+func parseNodeLabels(flags []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for _, f := range flags {
+		node, list, ok := strings.Cut(f, ":")
+		if !ok || node == "" {
+			return nil, fmt.Errorf("--node-labels %q: want NODE:key=value,key=value", f)
+		}
+		set, err := labels.ConvertSelectorToLabelsMap(list)
+		if err != nil {
+			return nil, fmt.Errorf("--node-labels %q: %w", f, err)
+		}
+		out[node] = set
+	}
+	return out, nil
+}
+
+func readInventory(path string) (plan.NodeInventory, map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return plan.NodeInventory{}, nil, err
 	}
 	var doc inventory.Document
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		return plan.NodeInventory{}, fmt.Errorf("%s: not a prism-agent inventory JSON document: %w", path, err)
+		return plan.NodeInventory{}, nil, fmt.Errorf("%s: not a prism-agent inventory JSON document: %w", path, err)
 	}
 	if doc.Kind != "Inventory" {
-		return plan.NodeInventory{}, fmt.Errorf("%s: kind is %q, want Inventory", path, doc.Kind)
+		return plan.NodeInventory{}, nil, fmt.Errorf("%s: kind is %q, want Inventory", path, doc.Kind)
 	}
 	node := doc.Node
 	if node == "" {
 		node = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
-	return plan.NodeInventory{Node: node, Devices: doc.Devices}, nil
+	return plan.NodeInventory{Node: node, Devices: doc.Devices}, doc.Labels, nil
 }
 
 // classesFor reads the ClassificationPolicy a policy's cache names: from file, or Prism's

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,9 @@ func inventoryFiles(t *testing.T) []string {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := inventory.NewDocument(n.Name, root, time.Now(), rep).WriteJSON(&buf); err != nil {
+		doc := inventory.NewDocument(n.Name, root, time.Now(), rep)
+		doc.Labels = n.Labels // what the sample policy's nodeSelector matches
+		if err := doc.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
 		}
 		f := filepath.Join(t.TempDir(), n.Name+".json")
@@ -154,7 +157,7 @@ func TestPlanOfflineRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := runPlan([]string{"--policy", bad, "--inventory", files[0]}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), `unknown field "dbSizing"`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.dbSizing"`) {
 		t.Fatalf("a misspelt field must be named: %v", err)
 	}
 	notInventory := filepath.Join(t.TempDir(), "x.json")
@@ -224,5 +227,72 @@ func TestPlanOfflineWithCache(t *testing.T) {
 	missing := run(withCache("not-given"))
 	if len(missing.Problems) != 1 || !strings.Contains(missing.Problems[0], `spec.cache.classificationPolicyName: ClassificationPolicy "not-given" not found`) {
 		t.Errorf("problems with a missing ClassificationPolicy: %v", missing.Problems)
+	}
+}
+
+// TestPlanOfflineRefusesWhatTheAPIServerRefuses: the plugin validates with the CRD's schema
+// and CEL rules, naming the field as the API server does (test/envtest's parity test holds
+// every suite case to the same verdict).
+func TestPlanOfflineRefusesWhatTheAPIServerRefuses(t *testing.T) {
+	files := inventoryFiles(t)
+	data, err := os.ReadFile(filepath.Join(repo, "config/samples/hybridstoragepolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"mode: Apply", "mode: apply", `spec.mode: Unsupported value: "apply"`},
+		{"size: 60Gi", "size: 1Gi", "spec.db.size: Invalid value: \"1Gi\": size must be between 2Gi and 64Ti: 1Gi"},
+		{`size: "1T:"`, `size: "-1T:"`, "spec.capacityDevices.size: Invalid value"},
+		{"prism.storage.io/role: storage", "prism.storage.io/role: fast disks", "spec.nodeSelector.matchLabels.prism.storage.io/role"},
+		{"name: qlc-behind-optane\n", "", "metadata.name: Required value"},
+		{"    name: rook-ceph", "    name: Rook Ceph", "spec.cephCluster.name: Invalid value"},
+	} {
+		f := filepath.Join(t.TempDir(), "policy.yaml")
+		doc := strings.Replace(string(data), tc.from, tc.to, 1)
+		if doc == string(data) {
+			t.Fatalf("%q is not in the sample", tc.from)
+		}
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := runPlan([]string{"--policy", f, "--inventory", files[0]}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s -> %s: %v, want %q", tc.from, tc.to, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "not checked") {
+			t.Errorf("the message carries the API server's note on unchecked rules: %v", err)
+		}
+	}
+}
+
+// TestPlanOfflineHonoursTheNodeSelector: only nodes whose labels (from the inventory or
+// --node-labels) match spec.nodeSelector are planned, as the operator plans them.
+func TestPlanOfflineHonoursTheNodeSelector(t *testing.T) {
+	files := inventoryFiles(t)
+	nodes := func(extra ...string) []string {
+		var out bytes.Buffer
+		if err := runPlan(append(planArgs(files, "json"), extra...), &out); err != nil {
+			t.Fatal(err)
+		}
+		var result plan.ClusterPlan
+		if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, n := range result.Nodes {
+			names = append(names, n.Node)
+		}
+		return names
+	}
+	all := nodes()
+	if len(all) < 2 {
+		t.Fatalf("the sample selects %v; the test needs two labelled fixture nodes", all)
+	}
+	fewer := nodes("--node-labels", all[0]+":prism.storage.io/role=compute")
+	if len(fewer) != len(all)-1 || slices.Contains(fewer, all[0]) {
+		t.Errorf("relabelled %s away from the selector: planned %v", all[0], fewer)
+	}
+	if err := runPlan(append(planArgs(files, "json"), "--node-labels", "no-colon"), &bytes.Buffer{}); err == nil {
+		t.Error("a malformed --node-labels must be refused")
 	}
 }

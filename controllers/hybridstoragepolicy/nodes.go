@@ -45,7 +45,7 @@ func nodeSelector(ls *metav1.LabelSelector) (labels.Selector, error) {
 // brings it back). Either way nothing after this phase runs: no node is released and no Rook
 // entry withdrawn on a failed observation.
 func (r *Reconciler) findCandidates(ctx context.Context, s *scope) (ctrl.Result, error) {
-	selector, err := nodeSelector(&s.policy.Spec.NodeSelector)
+	selector, err := nodeSelector(s.policy.Spec.NodeSelector.LabelSelector())
 	if err != nil {
 		s.invalidSelector = err.Error()
 		return ctrl.Result{}, reconcile.TerminalError(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -100,10 +101,10 @@ func validation(s apiextv1.JSONSchemaProps) string {
 		parts = append(parts, "default "+string(s.Default.Raw))
 	}
 	if s.Minimum != nil {
-		parts = append(parts, fmt.Sprintf("min %g", *s.Minimum))
+		parts = append(parts, "min "+num(*s.Minimum))
 	}
 	if s.Maximum != nil {
-		parts = append(parts, fmt.Sprintf("max %g", *s.Maximum))
+		parts = append(parts, "max "+num(*s.Maximum))
 	}
 	if s.MinLength != nil {
 		parts = append(parts, fmt.Sprintf("min length %d", *s.MinLength))
@@ -117,14 +118,39 @@ func validation(s apiextv1.JSONSchemaProps) string {
 	if s.MaxItems != nil {
 		parts = append(parts, fmt.Sprintf("max items %d", *s.MaxItems))
 	}
+	if s.MultipleOf != nil {
+		parts = append(parts, "multiple of "+num(*s.MultipleOf))
+	}
+	if s.MaxProperties != nil {
+		parts = append(parts, fmt.Sprintf("max properties %d", *s.MaxProperties))
+	}
 	if s.Pattern != "" {
 		parts = append(parts, "pattern `"+s.Pattern+"`")
 	}
 	for _, r := range s.XValidations {
-		parts = append(parts, "rule: "+r.Message)
+		parts = append(parts, rule(r))
 	}
 	return strings.Join(parts, "; ")
 }
+
+// rule states a CEL rule: its message, or the expression when the message is computed
+// (messageExpression), marked when it applies only to updates (oldSelf) or reports another field.
+func rule(r apiextv1.ValidationRule) string {
+	text := r.Message
+	if text == "" {
+		text = "`" + r.Rule + "`"
+	}
+	if strings.Contains(r.Rule, "oldSelf") {
+		text = "on update: " + text
+	}
+	if r.FieldPath != "" {
+		text += " (reported at `" + r.FieldPath + "`)"
+	}
+	return "rule: " + text
+}
+
+// num writes a bound as an integer when it is one (2147483648, not 2.147483648e+09).
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func cell(s string) string {
 	return strings.ReplaceAll(oneLine(s), "|", `\|`)

@@ -13,13 +13,16 @@ import (
 
 // Document is the JSON that `prism-agent inventory -o json` prints (docs/inventory.md).
 type Document struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Node       string           `json:"node,omitempty"`
-	HostRoot   string           `json:"hostRoot"`
-	TakenAt    time.Time        `json:"takenAt"`
-	Devices    []prismv1.Device `json:"devices"`
-	Warnings   []string         `json:"warnings,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Node       string `json:"node,omitempty"`
+	// Labels are the node's Kubernetes labels, when known: kubectl prism plan matches a
+	// policy's spec.nodeSelector against them (the agent does not write them).
+	Labels   map[string]string `json:"labels,omitempty"`
+	HostRoot string            `json:"hostRoot"`
+	TakenAt  time.Time         `json:"takenAt"`
+	Devices  []prismv1.Device  `json:"devices"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // NewDocument wraps a report for printing.

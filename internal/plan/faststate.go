@@ -94,6 +94,10 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 		out.Problems = append(out.Problems, fmt.Sprintf("%s: DB slots of %d MiB are below the %d MiB minimum", f.path, f.slotSize/MiB, MinSlotBytes/MiB))
 		return prismv1.FastDevicePlan{}, false
 	}
+	if f.slotSize > MaxSlotBytes {
+		out.Problems = append(out.Problems, fmt.Sprintf("%s: DB slots of %d MiB are above the %d MiB maximum", f.path, f.slotSize/MiB, MaxSlotBytes/MiB))
+		return prismv1.FastDevicePlan{}, false
+	}
 	usable := (f.sizeBytes/MiB)*MiB - MiB // the backup GPT lives in the last MiB
 	end := MiB + int64(len(f.slots))*f.slotSize
 	if end > usable {

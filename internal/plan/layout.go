@@ -13,12 +13,13 @@ import (
 // Partitioning constants. GPT keeps its primary table in the first MiB and its backup in the
 // last; every partition starts and ends on a MiB boundary (good for every flash page size).
 const (
-	MiB = int64(1) << 20
+	MiB = prismv1.MiB
 	GiB = int64(1) << 30
-	// MinSlotBytes is the smallest DB slot Prism creates: RocksDB's write-ahead log alone
-	// preallocates up to 4 x 256 MiB memtables' worth (Ceph's bluestore_rocksdb_options), and a
-	// WAL that does not fit lands on the slow device.
-	MinSlotBytes = 2 * GiB
+	// MinSlotBytes is the smallest DB slot Prism creates (the CRD's minimum of spec.db.size and
+	// slotSizeBytes; see prismv1.MinDBSlotBytes for why).
+	MinSlotBytes = prismv1.MinDBSlotBytes
+	// MaxSlotBytes is the largest DB slot Prism creates (the CRD's maximum).
+	MaxSlotBytes = prismv1.MaxDBSlotBytes
 	// MinCacheBytes is the smallest cache partition worth creating.
 	MinCacheBytes = 1 * GiB
 	// DefaultPercentOfData is the slot size when the policy gives none: Ceph's guidance is 1-4 %
@@ -121,7 +122,8 @@ func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, si
 	for _, c := range capacity {
 		largest = max(largest, sizes[c])
 	}
-	return alignUp(largest * pct / 100)
+	// largest/100*pct + the remainder's share: largest*pct would overflow int64 above 92 PB.
+	return alignUp(largest/100*pct + largest%100*pct/100)
 }
 
 // slotsPerFast spreads the capacity devices evenly, adds the spares and applies the blast-radius cap.
@@ -176,7 +178,14 @@ func leastLoaded(devs []*fastState, limit int32) *fastState {
 	return best
 }
 
-func alignUp(n int64) int64 { return (n + MiB - 1) / MiB * MiB }
+// alignUp rounds n up to a MiB; sizes above MaxSlotBytes are returned as they are (the
+// planner refuses them), so the sum cannot overflow.
+func alignUp(n int64) int64 {
+	if n > MaxSlotBytes {
+		return n
+	}
+	return (n + MiB - 1) / MiB * MiB
+}
 
 func slotLabel(i int) string {
 	if i < len(slotLabels) {

@@ -208,3 +208,23 @@ func TestPlanLayoutRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanLayoutNeverOverflows: sizes near int64's limit (a policy the API server refuses, or
+// a device reporting an absurd size) give a problem naming the limit, never a negative size.
+func TestPlanLayoutNeverOverflows(t *testing.T) {
+	huge := resource.MustParse("8Ei")
+	for name, tc := range map[string]struct {
+		capSize int64
+		spec    *prismv1.HybridStoragePolicySpec
+	}{
+		"2 % of a 200 PB device": {200e15, &prismv1.HybridStoragePolicySpec{}},
+		"50 % of a 9 EB device":  {9e18, &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{PercentOfData: pct(50)}}},
+		"an 8Ei db.size":         {p5316, &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: &huge}}},
+	} {
+		devs, sel := node(1, optane375, 1, tc.capSize)
+		l := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: tc.spec})
+		if len(l.Problems) != 1 || !strings.Contains(l.Problems[0], "above the 67108864 MiB maximum") || strings.Contains(l.Problems[0], " -") {
+			t.Errorf("%s: problems %q", name, l.Problems)
+		}
+	}
+}

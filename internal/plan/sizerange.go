@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
 // SizeRange is an inclusive byte range; zero bounds are open.
@@ -20,6 +22,9 @@ func ParseSizeRange(s string) (SizeRange, error) {
 	lowStr, highStr, isRange := strings.Cut(s, ":")
 	if !isRange {
 		v, err := quantity(s)
+		if err == nil && v == 0 {
+			err = fmt.Errorf("size %q: a single size must be above 0 (0 would mean no bound)", s)
+		}
 		return SizeRange{Low: v, High: v}, err
 	}
 	var r SizeRange
@@ -37,16 +42,26 @@ func ParseSizeRange(s string) (SizeRange, error) {
 	if lowStr == "" && highStr == "" {
 		return r, fmt.Errorf("size %q: give LOW, HIGH or both", s)
 	}
+	if highStr != "" && r.High == 0 {
+		return r, fmt.Errorf("size %q: HIGH must be above 0 (0 would mean no bound)", s)
+	}
 	if r.High != 0 && r.Low > r.High {
 		return r, fmt.Errorf("size %q: LOW is above HIGH", s)
 	}
 	return r, nil
 }
 
+// maxBound is the largest bound a size range may name (the CRD's limit): sizes of up to it
+// never overflow int64.
+var maxBound = resource.MustParse(prismv1.MaxDeviceSize)
+
 func quantity(s string) (int64, error) {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
 		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	if q.Sign() < 0 || q.Cmp(maxBound) > 0 {
+		return 0, fmt.Errorf("size %q: must be between 0 and %s", s, prismv1.MaxDeviceSize)
 	}
 	return q.Value(), nil
 }

@@ -17,6 +17,14 @@ func TestParseSizeRange(t *testing.T) {
 		{"8T:3T", 0, 0, true},
 		{"big:", 0, 0, true},
 		{"1T:2T:3T", 0, 0, true},
+		// Bounds the CRD refuses: negative, above 1Ei (int64 would overflow), 0 as HIGH or alone.
+		{"-1Ti:", 0, 0, true},
+		{":-5", 0, 0, true},
+		{"100Ei:", 0, 0, true},
+		{":1Ei", 0, 1 << 60, false},
+		{"0", 0, 0, true},
+		{"1T:0", 0, 0, true},
+		{"0:1T", 0, 1e12, false},
 	} {
 		r, err := ParseSizeRange(tc.in)
 		if (err != nil) != tc.err {
@@ -41,6 +49,9 @@ func FuzzParseSizeRange(f *testing.F) {
 		r, err := ParseSizeRange(s)
 		if err == nil && r.High != 0 && r.Low > r.High {
 			t.Fatalf("%q accepted with low %d above high %d", s, r.Low, r.High)
+		}
+		if err == nil && (r.Low < 0 || r.High < 0) {
+			t.Fatalf("%q accepted with a negative bound: %+v", s, r)
 		}
 	})
 }

@@ -102,6 +102,7 @@ func TestClassificationPolicyWarnsAboutFilesystemConditions(t *testing.T) {
 func cacheNode(t *testing.T, policy, csv string) *prismv1.StorageNode {
 	t.Helper()
 	sn := &prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Name: unique("cache-node")}}
+	sn.Spec.PolicyName, sn.Spec.Mode = "cache-policy", prismv1.ModeApply // a plan comes with its policy (CRD rule)
 	sn.Spec.Plan = &prismv1.NodePlan{
 		FastDevices: []prismv1.FastDevicePlan{{StablePath: "/dev/disk/by-id/nvme-OPTANE", SlotSizeBytes: 60 * gib, CacheID: 1,
 			Cache: &prismv1.PlannedPartition{Number: 4, Label: "prism-cache", StartBytes: 180 * gib, SizeBytes: 100 * gib}}},

@@ -221,9 +221,10 @@ func TestNoFaultReleasesANodeOrWithdrawsARookEntry(t *testing.T) {
 	}
 }
 
-// TestUnusableNodeSelectorReleasesNothing: a selector the API server stores but no selector
-// can be built from (operator In without values) stops the reconcile before any release,
-// with a condition naming the field.
+// TestUnusableNodeSelectorReleasesNothing: a selector no selector can be built from (operator
+// In without values) is refused by the API server, naming the field, and the policy that was
+// stored keeps its nodes and Rook entries through a reconcile. (The operator's own check of
+// such a selector, for objects stored before the CRD refused them, is nodeSelector's unit test.)
 func TestUnusableNodeSelectorReleasesNothing(t *testing.T) {
 	ctx := context.Background()
 	clusters, policies, claimed := claimedFixture(t)
@@ -231,31 +232,17 @@ func TestUnusableNodeSelectorReleasesNothing(t *testing.T) {
 	baseline := clusterState(t, clusters, claimed, names...)
 
 	p := getPolicy(t, policies[0].Name)
-	p.Spec.NodeSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "prism.storage.io/role", Operator: metav1.LabelSelectorOpIn}}
-	if err := env.Client.Update(ctx, p); err != nil {
-		if apierrors.IsInvalid(err) {
-			t.Skipf("the API server now refuses the selector itself: %v", err)
-		}
-		t.Fatal(err)
+	p.Spec.NodeSelector.MatchExpressions = []prismv1.NodeSelectorRequirement{{Key: "prism.storage.io/role", Operator: metav1.LabelSelectorOpIn}}
+	err := env.Client.Update(ctx, p)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.nodeSelector.matchExpressions[0]") {
+		t.Fatalf("update with operator In and no values: %v, want Invalid naming spec.nodeSelector.matchExpressions[0]", err)
 	}
 	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t)}
-	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
-	if err == nil || !strings.Contains(err.Error(), "spec.nodeSelector.matchExpressions[0].values") {
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: p.Name}}); err != nil {
 		t.Fatalf("reconcile: %v", err)
 	}
 	if got := clusterState(t, clusters, claimed, names...); got != baseline {
-		t.Fatalf("an unusable selector released nodes or withdrew Rook entries:\nbefore %s\nafter %s", baseline, got)
-	}
-	p = getPolicy(t, p.Name)
-	for _, typ := range []string{prismv1.ConditionReady, prismv1.ConditionNodesSelected} {
-		c := meta.FindStatusCondition(p.Status.Conditions, typ)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != hybridstoragepolicy.ReasonInvalidNodeSelector ||
-			!strings.Contains(c.Message, "spec.nodeSelector.matchExpressions[0].values: Required value") || c.ObservedGeneration != p.Generation {
-			t.Errorf("%s = %+v", typ, c)
-		}
-	}
-	if p.Status.SelectedNodes == 0 {
-		t.Error("the status says no node is selected")
+		t.Fatalf("released nodes or withdrew Rook entries:\nbefore %s\nafter %s", baseline, got)
 	}
 }
 

@@ -19,7 +19,7 @@ func newPolicy(testLabel string, mode prismv1.PolicyMode) *prismv1.HybridStorage
 		ObjectMeta: metav1.ObjectMeta{Name: unique("policy")},
 		Spec: prismv1.HybridStoragePolicySpec{
 			Mode:         mode,
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"prism-test": testLabel, "prism.storage.io/role": "storage"}},
+			NodeSelector: prismv1.NodeSelector{MatchLabels: map[string]prismv1.LabelValue{"prism-test": prismv1.LabelValue(testLabel), "prism.storage.io/role": "storage"}},
 			CephCluster:  prismv1.ObjectRef{Namespace: "rook-ceph", Name: "rook-ceph"},
 			// 60 GiB slots: what fits 3-4 QLC drives on one Optane (2 % of 15 TB would not).
 			DB: prismv1.DBSizing{Size: resource.NewQuantity(60<<30, resource.BinarySI)},

@@ -66,7 +66,7 @@ func TestPlanSurvivesWhatItPutOnTheDevices(t *testing.T) {
 
 	// Another policy, for the same devices on another node, has no plan to keep: refused.
 	other := newPolicy(unique("fresh"), prismv1.ModeDryRun)
-	other.Spec.NodeSelector.MatchLabels = map[string]string{"prism-test": label}
+	other.Spec.NodeSelector.MatchLabels = map[string]prismv1.LabelValue{"prism-test": prismv1.LabelValue(label)}
 	if err := env.Client.Delete(ctx, policy); err != nil {
 		t.Fatal(err)
 	}

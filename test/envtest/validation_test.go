@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -61,7 +62,7 @@ spec:
       slotSizeBytes: 4294967296
       slots:
       - {index: 0, partition: {number: 1, label: prism-db-00, startBytes: 1048576, sizeBytes: 4294967296}, dataDevice: /dev/disk/by-id/nvme-QLC1}
-      - {index: 1, partition: {number: 2, label: prism-db-01, startBytes: 4295999488, sizeBytes: 4294967296}}
+      - {index: 1, partition: {number: 2, label: prism-db-01, startBytes: 4296015872, sizeBytes: 4294967296}}
 `
 
 func TestValidObjectsAreAccepted(t *testing.T) {
@@ -74,13 +75,19 @@ func TestValidObjectsAreAccepted(t *testing.T) {
 	}
 }
 
-func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
-	cases := []struct {
-		name string
-		base string
-		edit func(m map[string]any)
-		want []string // substrings of the API server's message: the field path and why
-	}{
+// invalidCase breaks one field of a valid object. want[0] is the field path the API server
+// must name, the rest are substrings of its message (why).
+type invalidCase struct {
+	name string
+	base string
+	edit func(m map[string]any)
+	want []string
+}
+
+// basicInvalidCases are the first cases of each kind; the enlarged suites are in
+// invalid_cases_test.go.
+func basicInvalidCases() []invalidCase {
+	return []invalidCase{
 		{"policy without mode", validPolicy, func(m map[string]any) { delete(spec(m), "mode") }, []string{"spec.mode", "Required"}},
 		{"policy with unknown mode", validPolicy, func(m map[string]any) { spec(m)["mode"] = "Yolo" }, []string{"spec.mode", `"Apply", "DryRun"`}},
 		{"policy without cephCluster", validPolicy, func(m map[string]any) { delete(spec(m), "cephCluster") }, []string{"spec.cephCluster", "Required"}},
@@ -102,14 +109,14 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 		{"db size and percent together", validPolicy, func(m map[string]any) {
 			spec(m)["db"] = map[string]any{"size": "60Gi", "percentOfData": 2}
 		}, []string{"spec.db", "either size or percentOfData"}},
-		{"db size below 1Gi", validPolicy, func(m map[string]any) { spec(m)["db"] = map[string]any{"size": "100Mi"} }, []string{"spec.db.size", "at least 1Gi"}},
+		{"db size below 1Gi", validPolicy, func(m map[string]any) { spec(m)["db"] = map[string]any{"size": "100Mi"} }, []string{"spec.db.size", "size must be between 2Gi and 64Ti: 100Mi"}},
 		{"db percent above 50", validPolicy, func(m map[string]any) { spec(m)["db"] = map[string]any{"percentOfData": 80} }, []string{"spec.db.percentOfData", "less than or equal to 50"}},
 		{"cache line size not a power of two", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "lineSizeKiB": 12}
 		}, []string{"spec.cache.lineSizeKiB", "supported values"}},
 		{"classification without cache", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "None", "classificationPolicyName": "ceph"}
-		}, []string{"spec.cache", "classificationPolicyName needs a cache"}},
+		}, []string{"spec.cache.classificationPolicyName", "classificationPolicyName needs a cache"}},
 		{"alru parameters with acp cleaning", validPolicy, func(m map[string]any) {
 			spec(m)["cache"] = map[string]any{"mode": "WriteBack", "cleaning": map[string]any{"policy": "Acp", "alru": map[string]any{"wakeUpSeconds": 5}}}
 		}, []string{"spec.cache.cleaning", "alru parameters need policy Alru"}},
@@ -134,7 +141,7 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 		{"class 0 renamed", validClasses, func(m map[string]any) { class(m, 0)["name"] = "default" }, []string{"spec.classes[0]", "class 0 must be named unclassified"}},
 		{"class id above 32", validClasses, func(m map[string]any) { class(m, 1)["id"] = 33 }, []string{"spec.classes[1].id", "less than or equal to 32"}},
 		{"duplicate class id", validClasses, func(m map[string]any) { class(m, 1)["id"] = 0 }, []string{"spec.classes[1]", "Duplicate value"}},
-		{"duplicate class name", validClasses, func(m map[string]any) { class(m, 1)["name"] = "unclassified" }, []string{"spec", "class names must be unique"}},
+		{"duplicate class name", validClasses, func(m map[string]any) { class(m, 1)["name"] = "unclassified" }, []string{"spec.classes", "class names must be unique"}},
 		{"pinned and priority", validClasses, func(m map[string]any) { class(m, 1)["evictionPriority"] = 3 }, []string{"spec.classes[1]", "exactly one of evictionPriority or pinned"}},
 		{"priority above 255", validClasses, func(m map[string]any) {
 			delete(class(m, 1), "pinned")
@@ -143,7 +150,7 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 		{"allocation with five characters", validClasses, func(m map[string]any) { class(m, 1)["allocation"] = "0.125" }, []string{"spec.classes[1].allocation", "may not be more than 4"}},
 		{"allocation above 1", validClasses, func(m map[string]any) { class(m, 1)["allocation"] = "1.5" }, []string{"spec.classes[1].allocation", "should match"}},
 		{"class without rule", validClasses, func(m map[string]any) { delete(class(m, 1), "allOf") }, []string{"spec.classes[1]", "every other class needs allOf"}},
-		{"numeric value not a number", validClasses, func(m map[string]any) { condition(m, 1, 0)["value"] = "4k" }, []string{"spec.classes[1].allOf[0].anyOf[0]", "non-negative decimal integer"}},
+		{"numeric value not a number", validClasses, func(m map[string]any) { condition(m, 1, 0)["value"] = "4k" }, []string{"spec.classes[1].allOf[0].anyOf[0]", "decimal integer within 0 to 18446744073709551615"}},
 		{"direction sideways", validClasses, func(m map[string]any) { condition(m, 1, 1)["value"] = "sideways" }, []string{"spec.classes[1].allOf[1].anyOf[0]", "read or write"}},
 		{"comparison on a string", validClasses, func(m map[string]any) {
 			c := condition(m, 1, 1)
@@ -197,6 +204,16 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 			m["status"].(map[string]any)["caches"] = []any{c, c}
 		}, []string{"status.caches", "caches must be sorted by fastDevice, each once"}},
 	}
+}
+
+func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
+	runInvalid(t, basicInvalidCases())
+}
+
+// runInvalid creates each case's object and requires the API server to refuse it, naming the
+// field and saying why.
+func runInvalid(t *testing.T, cases []invalidCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := parse(t, tc.base, tc.edit)
@@ -212,9 +229,6 @@ func TestInvalidObjectsAreRejectedNamingTheField(t *testing.T) {
 			}
 		})
 	}
-	if len(cases) < 15 {
-		t.Fatalf("only %d invalid cases", len(cases))
-	}
 }
 
 // create creates obj; status goes through the status subresource, as the agent writes it
@@ -223,7 +237,7 @@ func create(obj *unstructured.Unstructured) error {
 	ctx := context.Background()
 	status, hasStatus := obj.Object["status"]
 	delete(obj.Object, "status")
-	if err := env.Client.Create(ctx, obj); err != nil {
+	if err := env.Client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
 		return err
 	}
 	if !hasStatus {
