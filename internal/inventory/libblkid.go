@@ -65,7 +65,11 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 // mergeLibblkid adds to d what libblkid found that Prism's detector did not (same name and
 // offset), within the API's limit on the list.
 func mergeLibblkid(d *prismv1.Device, found []blkid.Signature) {
+	gpt := slices.ContainsFunc(d.Signatures, func(o prismv1.DeviceSignature) bool { return o.Name == "gpt" })
 	for _, s := range found {
+		if s.Type == "PMBR" && gpt {
+			continue // a GPT's protective MBR: part of the GPT already listed, as blkid -p reports it
+		}
 		dup := slices.ContainsFunc(d.Signatures, func(o prismv1.DeviceSignature) bool { return o.Name == s.Type && o.OffsetBytes == s.Offset })
 		if dup || len(d.Signatures) >= maxSignatures {
 			continue

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
@@ -151,7 +152,7 @@ func TestInventoryRealLoopDevices(t *testing.T) {
 
 	before := snapshot(t, loops, want)
 
-	opts := inventory.Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true}
+	opts := inventory.Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true, Probe: hostexec.Local{}} // as the agent and its CLI take it
 	rep1, err := inventory.Take(ctx, opts)
 	if err != nil {
 		t.Fatalf("inventory.Take: %v", err)
