@@ -224,7 +224,7 @@ type HybridStoragePolicySpec struct {
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cephCluster cannot change: delete the policy (Prism removes its entries from the CephCluster) and create one for the other cluster"
 	CephCluster ObjectRef `json:"cephCluster"`
-	// allowWipe lists devices holding data that Prism may wipe. Every other non-empty device is left alone.
+	// allowWipe lists fast devices holding data that Prism may wipe before it partitions them. It does not cover capacity devices, which Prism hands to Rook as they are (clear those yourself). Every other non-empty device is left alone.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024

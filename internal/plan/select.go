@@ -28,8 +28,11 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 
 	taken := make(map[string]bool, len(devices))
 	overLimit := make(map[string]string)
+	// A wipe grant covers fast devices only: the agent wipes a fast device before it writes
+	// its table, but hands capacity devices to Rook as they are (decision 0020).
+	asCapacity := overrides{planned: wipe.planned}
 	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, overLimit)
-	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, wipe, taken, overLimit)
+	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, overLimit)
 	// Reasons are built only for the devices finally left out: most devices of a large node
 	// fail one selector and pass the other, and their reason would be thrown away.
 	for _, d := range ordered {
@@ -37,7 +40,10 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 			continue
 		}
 		fast := whyNot(d, &spec.FastDevices, prismv1.TierFast, wipe)
-		capacity := whyNot(d, &spec.CapacityDevices, prismv1.TierCapacity, wipe)
+		capacity := whyNot(d, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity)
+		if wipe.wipe[d.StablePath] && strings.Contains(capacity, "not eligible") {
+			capacity += " (allowWipe does not cover capacity devices: Prism wipes only the fast devices it partitions; clear this one yourself, e.g. ceph-volume lvm zap --destroy, and it is selected)"
+		}
 		if r, ok := overLimit[d.Name]; ok {
 			capacity = r
 		}

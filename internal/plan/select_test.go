@@ -65,12 +65,12 @@ func TestSelectNode(t *testing.T) {
 			rejected: map[string]string{"b": "NoSignatures", "e": "tier Other", "f": "NoHolders"},
 		},
 		{
-			name: "wipe grant overrides data filters but never holders",
+			name: "wipe grant overrides data filters but never holders, and never on a capacity device",
 			spec: prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{
 				{Node: "n1", Path: "/dev/disk/by-id/nvme-b"}, {Node: "n1", Path: "/dev/disk/by-id/nvme-f"},
 			}},
-			fast: "a", capacity: "b,c,d",
-			rejected: map[string]string{"f": "in use by dm-0"},
+			fast: "a", capacity: "c,d",
+			rejected: map[string]string{"b": "allowWipe does not cover capacity devices", "f": "in use by dm-0"},
 		},
 		{
 			name: "wipe grant for another node does not apply",
@@ -219,5 +219,15 @@ func TestSelectNodeKeepsThePlannedDevices(t *testing.T) {
 	granted := &prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{{Node: "n", Path: devs[0].StablePath}, {Node: "n", Path: devs[1].StablePath}}}
 	if g := SelectNode("n", devs, granted, nil); chosen(g.Fast) != "a" || len(g.Capacity) != 0 {
 		t.Errorf("a wipe grant overrides partitions and signatures, never holders: fast %q capacity %q", chosen(g.Fast), chosen(g.Capacity))
+	}
+	// A grant on a capacity device holding data does not select it (decision 0020), and says so.
+	c := devs[2]
+	c.Holders = nil
+	c.Eligibility = prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{{Filter: prismv1.FilterNoSignatures, Message: "holds data: xfs"}}}
+	onlyC := []prismv1.Device{devs[0], c}
+	onlyC[0].Eligibility = prismv1.Eligibility{Eligible: true}
+	g := SelectNode("n", onlyC, &prismv1.HybridStoragePolicySpec{AllowWipe: []prismv1.WipeGrant{{Node: "n", Path: c.StablePath}}}, nil)
+	if len(g.Capacity) != 0 || len(g.Rejected) != 1 || !strings.Contains(g.Rejected[0].Reason, "allowWipe does not cover capacity devices") {
+		t.Errorf("granted capacity device: capacity %q rejected %+v", chosen(g.Capacity), g.Rejected)
 	}
 }

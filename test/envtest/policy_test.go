@@ -102,7 +102,9 @@ func TestPolicySelectsFastAndCapacityDevicesPerNode(t *testing.T) {
 	}
 }
 
-func TestWipeGrantLetsPolicyUseLeftoverDevice(t *testing.T) {
+// A wipe grant covers fast devices only (decision 0020): the QLC drive with an old BlueStore
+// label stays rejected, and the rejection says why and what to do.
+func TestWipeGrantDoesNotCoverCapacityDevices(t *testing.T) {
 	ctx := context.Background()
 	label := unique("wipe")
 	nodes := startNodes(t, env.Client, label)
@@ -115,15 +117,20 @@ func TestWipeGrantLetsPolicyUseLeftoverDevice(t *testing.T) {
 	}
 	p := reconcile(t, policy.Name)
 	sel := selectionOf(p, a.name)
-	if sel == nil || names(sel.Capacity) != "nvme1n1,nvme2n1,nvme3n1,nvme4n1" {
-		t.Fatalf("with a wipe grant nvme4n1 should be selected: %+v", sel)
+	if sel == nil || names(sel.Capacity) != "nvme1n1,nvme2n1,nvme3n1" {
+		t.Fatalf("a wipe grant must not select the capacity drive nvme4n1: %+v", sel)
 	}
-	// The grant names one node: the same path elsewhere would stay protected, and the boot
-	// disk (partitions, not granted) stays rejected.
+	found := false
 	for _, r := range sel.Rejected {
 		if r.Name == "nvme4n1" {
-			t.Errorf("nvme4n1 still rejected: %s", r.Reason)
+			found = strings.Contains(r.Reason, "NoSignatures") && strings.Contains(r.Reason, "allowWipe does not cover capacity devices")
+			if !found {
+				t.Errorf("nvme4n1 rejected with %q", r.Reason)
+			}
 		}
+	}
+	if !found {
+		t.Errorf("nvme4n1 is not among the rejected devices: %+v", sel.Rejected)
 	}
 }
 
