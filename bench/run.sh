@@ -315,6 +315,6 @@ if have go; then
 	echo "CPU profile of 200 in-process inventories (cumulative, top 30):"
 	go tool pprof -top -cum -nodecount=30 "$tmp/inventoryprof" "$tmp/cpu.pprof" 2>/dev/null | sed -n '/flat%/,$p' || true
 	echo
-	echo "Go benchmarks (go test -bench . -benchmem -run '^\$' ./internal/signature/ ./internal/inventory/):"
-	go test -bench . -benchmem -run '^$' ./internal/signature/ ./internal/inventory/ | grep -E '^(Benchmark|cpu:)' || true
+	echo "Go benchmarks (go test -bench . -benchmem -run '^\$' ./internal/host/signature/ ./internal/inventory/):"
+	go test -bench . -benchmem -run '^$' ./internal/host/signature/ ./internal/inventory/ | grep -E '^(Benchmark|cpu:)' || true
 fi

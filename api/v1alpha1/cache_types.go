@@ -207,7 +207,7 @@ const (
 // +kubebuilder:validation:Enum=Ready;Pending;CacheFailed;Inactive;Refused;Removing
 type CoreState string
 
-// Core states (internal/cache's).
+// Core states (internal/node/opencas's).
 const (
 	CoreReady   CoreState = "Ready"
 	CorePending CoreState = "Pending"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -33,7 +34,7 @@ func main() {
 		os.Exit(1)
 	}
 	if *once {
-		if err := inventory.NewDocument("", *root, time.Now(), rep).WriteJSON(os.Stdout); err != nil {
+		if err := inventorydoc.New("", *root, time.Now(), rep.Devices, rep.Warnings).WriteJSON(os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "inventoryprof:", err)
 			os.Exit(1)
 		}

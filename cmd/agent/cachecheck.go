@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 // runCacheCheck parses every casadm output the agent relies on with Prism's parsers, on a
@@ -32,16 +32,16 @@ func runCacheCheck(args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	exec := hostExec(*hostTools)
-	results := cache.CheckNode(ctx, exec, *hostRoot)
+	results := opencas.CheckNode(ctx, exec, *hostRoot)
 	if *policyFile != "" {
 		csv, err := compilePolicyFile(*policyFile)
-		res := cache.CheckResult{What: "compile " + *policyFile, OK: err == nil, Detail: "compiled"}
+		res := opencas.CheckResult{What: "compile " + *policyFile, OK: err == nil, Detail: "compiled"}
 		if err != nil {
 			res.Detail = err.Error()
 		}
 		results = append(results, res)
 		if err == nil && *loadInto > 0 {
-			results = append(results, cache.CheckLoad(ctx, exec, *loadInto, csv)...)
+			results = append(results, opencas.CheckLoad(ctx, exec, *loadInto, csv)...)
 		}
 	} else if *loadInto > 0 {
 		return fmt.Errorf("--load-into-cache needs --policy")

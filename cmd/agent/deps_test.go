@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The agent talks to Kubernetes through internal/agentclient only: controller-runtime's client,
+// The agent talks to Kubernetes through internal/node/agentclient only: controller-runtime's client,
 // client-go's full scheme and discovery, and the built-in API types cost it most of its
 // resident memory (docs/decisions/0014-agent-narrow-client.md). A new import of any of them
 // would bring them back without a failing build, so this test lists what the binary links.
@@ -23,8 +23,8 @@ func TestAgentLinksOnlyItsNarrowClient(t *testing.T) {
 	for _, p := range strings.Fields(string(out)) {
 		deps[p] = true
 	}
-	if !deps["github.com/prism-storage/prism/internal/agentclient"] || !deps["k8s.io/client-go/rest"] {
-		t.Fatalf("the agent does not link internal/agentclient and client-go's rest: is this list the agent's?")
+	if !deps["github.com/prism-storage/prism/internal/node/agentclient"] || !deps["k8s.io/client-go/rest"] {
+		t.Fatalf("the agent does not link internal/node/agentclient and client-go's rest: is this list the agent's?")
 	}
 	for _, p := range []string{
 		"sigs.k8s.io/controller-runtime/pkg/client",

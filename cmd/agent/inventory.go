@@ -8,9 +8,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/prism-storage/prism/internal/health"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
+	"github.com/prism-storage/prism/internal/node/health"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"
@@ -70,7 +71,7 @@ func runInventory(args []string, out io.Writer) error {
 			fmt.Fprintln(os.Stderr, "debug:", line)
 		}
 	}
-	doc := inventory.NewDocument(*node, host.hostRoot, time.Now(), rep)
+	doc := inventorydoc.New(*node, host.hostRoot, time.Now(), rep.Devices, rep.Warnings)
 	if *output == "json" {
 		return doc.WriteJSON(out)
 	}

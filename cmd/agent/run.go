@@ -15,13 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
-	"github.com/prism-storage/prism/internal/agent"
-	"github.com/prism-storage/prism/internal/agentclient"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/exporter"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
-	"github.com/prism-storage/prism/internal/provision"
+	"github.com/prism-storage/prism/internal/node/agent"
+	"github.com/prism-storage/prism/internal/node/agentclient"
+	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/internal/node/opencas"
+	"github.com/prism-storage/prism/internal/node/provision"
 )
 
 func runAgent(args []string) error {
@@ -88,7 +88,7 @@ func runAgent(args []string) error {
 		p.Provision = runner.Reconcile
 		p.PlanPoll = *planPoll
 		if *manageCache {
-			caches := cache.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot}
+			caches := opencas.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot}
 			p.Cache = caches.ReconcileNode
 		}
 	}
@@ -96,7 +96,7 @@ func runAgent(args []string) error {
 		go func() {
 			var extra []exporter.Polled
 			if *doProvision && *manageCache {
-				extra = append(extra, &cache.Collector{Node: *nodeName, Exec: hostExec(*hostTools)})
+				extra = append(extra, &opencas.Collector{Node: *nodeName, Exec: hostExec(*hostTools)})
 			}
 			if err := exporter.Serve(ctx, *metricsAddr, *healthPeriod, endurance, latest, extra...); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")

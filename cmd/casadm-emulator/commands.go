@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/host/casadm"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
 // Golden tests: every file of the reference's outputs/ (copied to testdata/) is either

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
 // guestDir holds outputs of the real v26.03.2 module (testdata/guest-v26.03.2/README.md).

@@ -30,7 +30,7 @@ import (
 )
 
 // Version rows of -V: obviously not a real module or CLI, yet parseable as
-// a release (year.month.patch.build.suffix) by internal/casadm.
+// a release (year.month.patch.build.suffix) by internal/host/casadm.
 const (
 	emulatorModuleVersion = "26.06.0.0000.emulator"
 	emulatorCLIVersion    = "26.06.0.0000.emulator"

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
 // classStats reads -P -i 1 -d N -o csv.

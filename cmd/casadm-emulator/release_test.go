@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/casadm"
+	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
 // realLifecycle is the agent's first cache pass on the real v26.03.2 module

@@ -17,7 +17,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/apivalidation"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
 )
@@ -171,7 +171,7 @@ func readInventory(path string) (plan.NodeInventory, map[string]string, error) {
 	if err != nil {
 		return plan.NodeInventory{}, nil, err
 	}
-	var doc inventory.Document
+	var doc inventorydoc.Document
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {

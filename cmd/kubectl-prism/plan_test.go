@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/plan"
 	"github.com/prism-storage/prism/internal/sysfs"
@@ -39,7 +42,7 @@ func inventoryFiles(t *testing.T) []string {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		doc := inventory.NewDocument(n.Name, root, time.Now(), rep)
+		doc := inventorydoc.New(n.Name, root, time.Now(), rep.Devices, rep.Warnings)
 		doc.Labels = n.Labels // what the sample policy's nodeSelector matches
 		if err := doc.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
@@ -82,7 +85,7 @@ func TestPlanOfflineJSON(t *testing.T) {
 		for _, f := range n.Plan.FastDevices {
 			for _, s := range f.Slots {
 				if s.DataDevice != "" {
-					planned[s.DataDevice+" "+plan.PartitionPath(f.StablePath, s.Partition.Number)] = true
+					planned[s.DataDevice+" "+prismv1.PartitionPath(f.StablePath, s.Partition.Number)] = true
 				}
 			}
 		}

@@ -86,7 +86,7 @@ func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
 	for _, f := range p.FastDevices {
 		for _, s := range f.Slots {
 			if s.DataDevice != "" {
-				slot[s.DataDevice] = plan.PartitionPath(f.StablePath, s.Partition.Number)
+				slot[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
 			}
 		}
 	}

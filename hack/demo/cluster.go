@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 // prometheusConfig writes a scrape configuration for the agents, job prism-agent.

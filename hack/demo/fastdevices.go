@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // loopDevice is a simulated node's fast device backed by a real loop device: the agent

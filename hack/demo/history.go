@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/endurance"
-	"github.com/prism-storage/prism/internal/exporter"
+	"github.com/prism-storage/prism/internal/node/exporter"
 )
 
 // The simulated nodes' agents start with a wear history of SIMULATED PAST SAMPLES: a real

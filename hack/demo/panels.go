@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/dashboards"
-	"github.com/prism-storage/prism/internal/panelcheck"
+	"github.com/prism-storage/prism/test/support/panelcheck"
 )
 
 // noDataFromSimulatedNodes are the dashboard queries that cannot have data in the demo, keyed

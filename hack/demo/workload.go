@@ -12,8 +12,8 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/fsutil"
-	"github.com/prism-storage/prism/internal/health"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/health"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"

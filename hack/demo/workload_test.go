@@ -9,9 +9,9 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/endurance"
-	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/health"
+	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/internal/node/health"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/smart"
 	"github.com/prism-storage/prism/internal/sysfs"

@@ -66,15 +66,15 @@ func TestGuardSeesTheKnownCommands(t *testing.T) {
 	}
 	for cmd, file := range map[string]string{
 		"depmod":           "hack/guest/build.sh",      // a shell script
-		"partx":            "internal/gpt/",            // an Argv builder
-		"sgdisk":           "internal/gpt/",            // an Argv builder returning a multi-line literal
-		"casadm":           "internal/cache/",          // a constant in an argv
-		"nsenter":          "internal/hostexec/",       // append([]string{...}, argv...)
-		"smartctl":         "internal/health/",         // Executor.Run
+		"partx":            "internal/host/gpt/",       // an Argv builder
+		"sgdisk":           "internal/host/gpt/",       // an Argv builder returning a multi-line literal
+		"casadm":           "internal/node/opencas/",   // a constant in an argv
+		"nsenter":          "internal/host/hostexec/",  // append([]string{...}, argv...)
+		"smartctl":         "internal/node/health/",    // Executor.Run
 		"losetup":          "hack/demo/",               // argv := []string{...}
 		"sfdisk":           "hack/demo/fastdevices.go", // loopTools
 		"promtool":         "test/alerts/",             // exec.LookPath
-		"mkfs.btrfs":       "internal/signature/",      // a tool -> package table
+		"mkfs.btrfs":       "internal/host/signature/", // a tool -> package table
 		"git":              "Makefile",                 // $(shell ...)
 		"/usr/bin/python3": "cmd/kubectl-prism/",       // a local assigned once
 		"npm":              "test/browser/",            // a {bin, pkg} table

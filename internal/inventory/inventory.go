@@ -15,11 +15,11 @@ import (
 	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/blkid"
 	"github.com/prism-storage/prism/internal/drivedb"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/blkid"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/signature"
 	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/signature"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 

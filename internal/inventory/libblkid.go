@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/blkid"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/blkid"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 

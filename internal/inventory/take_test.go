@@ -9,8 +9,8 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/internal/host/signature"
 	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/signature"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/advisor"
@@ -75,18 +74,4 @@ func assignCacheIDs(devs []prismv1.FastDevicePlan, prev *prismv1.NodePlan) {
 		devs[i].CacheID = next
 		used[next] = true
 	}
-}
-
-// CacheCores are the capacity devices a fast device's cache fronts: the data devices of its
-// slots, in slot order (so core ids follow slot indexes as devices are added).
-func CacheCores(f prismv1.FastDevicePlan) []string {
-	var cores []string
-	slots := slices.Clone(f.Slots)
-	slices.SortFunc(slots, func(a, b prismv1.DBSlot) int { return int(a.Index - b.Index) })
-	for _, s := range slots {
-		if s.DataDevice != "" {
-			cores = append(cores, s.DataDevice)
-		}
-	}
-	return cores
 }

@@ -120,7 +120,7 @@ func TestCacheCoresFollowSlotOrder(t *testing.T) {
 	f := prismv1.FastDevicePlan{Slots: []prismv1.DBSlot{
 		{Index: 2, DataDevice: "/dev/disk/by-id/c"}, {Index: 0, DataDevice: "/dev/disk/by-id/a"}, {Index: 1}, {Index: 3, DataDevice: "/dev/disk/by-id/b"},
 	}}
-	got := strings.Join(CacheCores(f), " ")
+	got := strings.Join(f.CacheCores(), " ")
 	if want := "/dev/disk/by-id/a /dev/disk/by-id/c /dev/disk/by-id/b"; got != want {
 		t.Errorf("cores %q, want %q", got, want)
 	}

@@ -26,11 +26,6 @@ type RookDevice struct {
 	Config map[string]string `json:"config,omitempty"`
 }
 
-// PartitionPath is the udev by-id link of partition number on a device named by its by-id path.
-func PartitionPath(stablePath string, number int32) string {
-	return stablePath + "-part" + strconv.Itoa(int(number))
-}
-
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
 // sorted by node and data device so that the same plans always give the same object.
 // Nodes with a cache are left out: their OSDs are PVC-backed (OnClaims, DeviceSet).
@@ -59,7 +54,7 @@ func rookNode(name string, p prismv1.NodePlan, deviceClass string) (RookNode, bo
 				continue
 			}
 			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: map[string]string{
-				"metadataDevice": PartitionPath(f.StablePath, s.Partition.Number),
+				"metadataDevice": prismv1.PartitionPath(f.StablePath, s.Partition.Number),
 			}})
 			sizes = append(sizes, size)
 		}

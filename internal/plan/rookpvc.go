@@ -100,7 +100,7 @@ func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) 
 			}
 			osd := ClaimOSD{
 				Node: node, DataDevice: s.DataDevice, DataPath: s.DataDevice, DataSizeBytes: sizes[s.DataDevice],
-				FastDevice: f.StablePath, Slot: PartitionPath(f.StablePath, s.Partition.Number), SlotSizeBytes: f.SlotSizeBytes,
+				FastDevice: f.StablePath, Slot: prismv1.PartitionPath(f.StablePath, s.Partition.Number), SlotSizeBytes: f.SlotSizeBytes,
 			}
 			var reason string
 			if BehindCache(f) {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 )
 
 // Nodes prints one line per StorageNode: device counts per tier, the claiming policy and
@@ -42,7 +42,7 @@ func Devices(w io.Writer, nodes []prismv1.StorageNode) error {
 	fmt.Fprintln(tw, "NODE\tDEVICE\tMODEL\tSIZE\tTIER\tWHY\tELIGIBLE")
 	for _, n := range nodes {
 		for _, d := range n.Status.Devices {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), inventory.HumanBytes(d.SizeBytes),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes),
 				d.Tier, d.TierReason, eligibility(d.Eligibility))
 		}
 	}
@@ -67,10 +67,10 @@ func Selection(w io.Writer, policies []prismv1.HybridStoragePolicy) error {
 				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t%s\n", n.Node, n.Message)
 			}
 			for _, d := range n.Fast {
-				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventory.HumanBytes(d.SizeBytes))
+				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventorydoc.HumanBytes(d.SizeBytes))
 			}
 			for _, d := range n.Capacity {
-				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventory.HumanBytes(d.SizeBytes))
+				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventorydoc.HumanBytes(d.SizeBytes))
 			}
 			for _, d := range n.Rejected {
 				fmt.Fprintf(tw, "  %s\tnot used\t%s\t-\t-\t%s\n", n.Node, d.Name, d.Reason)

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/dashboards"
-	"github.com/prism-storage/prism/internal/panelcheck"
 	"github.com/prism-storage/prism/internal/webui"
+	"github.com/prism-storage/prism/test/support/panelcheck"
 )
 
 // playwrightVersion is the npm playwright-core the test drives Chromium with.

@@ -17,10 +17,10 @@ import (
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/casadm"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/casadm"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 const (
@@ -210,27 +210,27 @@ func policyCSV(t *testing.T) string {
 	return cfg.CSV()
 }
 
-func desired(t *testing.T) cache.Desired {
-	return cache.Desired{
+func desired(t *testing.T) opencas.Desired {
+	return opencas.Desired{
 		CacheID: 1, Partition: part, PartitionScanned: true, Mode: prismv1.CacheWriteBack, LineSizeKiB: 4,
 		Cores: []string{q1, q2}, IOClassCSV: policyCSV(t),
-		Params: cache.Params{
-			CleaningPolicy: "alru", Alru: &cache.AlruParams{WakeUpSeconds: cache.Ptr(5), StaleBufferSeconds: cache.Ptr(30)},
-			PromotionPolicy: "nhit", Nhit: &cache.NhitParams{Threshold: cache.Ptr(5), TriggerPercent: cache.Ptr(70)},
-			SeqCutoff: &cache.SeqCutoff{Policy: "never", ThresholdKiB: 4096},
+		Params: opencas.Params{
+			CleaningPolicy: "alru", Alru: &opencas.AlruParams{WakeUpSeconds: opencas.Ptr(5), StaleBufferSeconds: opencas.Ptr(30)},
+			PromotionPolicy: "nhit", Nhit: &opencas.NhitParams{Threshold: opencas.Ptr(5), TriggerPercent: opencas.Ptr(70)},
+			SeqCutoff: &opencas.SeqCutoff{Policy: "never", ThresholdKiB: 4096},
 		},
 	}
 }
 
-func (h *host) reconcile(d cache.Desired, exec hostexec.Executor) cache.Result {
+func (h *host) reconcile(d opencas.Desired, exec hostexec.Executor) opencas.Result {
 	h.t.Helper()
 	if exec == nil {
 		exec = hostexec.Local{}
 	}
-	return cache.Reconcile(context.Background(), exec, h.root, d)
+	return opencas.Reconcile(context.Background(), exec, h.root, d)
 }
 
-func mustOK(t *testing.T, res cache.Result) {
+func mustOK(t *testing.T, res opencas.Result) {
 	t.Helper()
 	if res.Err != nil || len(res.Refusals) > 0 {
 		t.Fatalf("reconcile: err %v, refusals %v", res.Err, res.Refusals)
@@ -238,7 +238,7 @@ func mustOK(t *testing.T, res cache.Result) {
 }
 
 // fingerprint is the node as the emulator and the host root hold it: everything a
-// reconcile sets, read independently of internal/cache.
+// reconcile sets, read independently of internal/node/opencas.
 func (h *host) fingerprint() string {
 	h.t.Helper()
 	var b strings.Builder
@@ -253,7 +253,7 @@ func (h *host) fingerprint() string {
 	for _, core := range []string{"1", "2"} {
 		b.WriteString(h.casadm("-G", "-n", "seq-cutoff", "-i", "1", "-j", core, "-o", "csv"))
 	}
-	for _, f := range []string{cache.ConfPath, cache.IOClassFilePath(1)} {
+	for _, f := range []string{opencas.ConfPath, opencas.IOClassFilePath(1)} {
 		data, err := os.ReadFile(filepath.Join(h.root, f))
 		if err != nil {
 			h.t.Fatal(err)
@@ -315,11 +315,11 @@ func testBarePartition(t *testing.T) {
 		t.Errorf("cache conf %+v", *s.Cache)
 	}
 
-	conf, err := os.ReadFile(filepath.Join(h.root, cache.ConfPath))
+	conf, err := os.ReadFile(filepath.Join(h.root, opencas.ConfPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cache.ParseConf(string(conf))
+	c, err := opencas.ParseConf(string(conf))
 	if err != nil {
 		t.Fatalf("opencas.conf does not parse as opencas.py reads it: %v\n%s", err, conf)
 	}
@@ -377,7 +377,7 @@ func testResumeAfterCrash(t *testing.T) {
 	for limit := 1; limit < n; limit++ {
 		t.Run(fmt.Sprintf("after_%d_steps", limit), func(t *testing.T) {
 			h := newHost(t)
-			first := cache.Runner{Exec: hostexec.Local{}, HostRoot: h.root, StepLimit: limit}.Reconcile(context.Background(), desired(t))
+			first := opencas.Runner{Exec: hostexec.Local{}, HostRoot: h.root, StepLimit: limit}.Reconcile(context.Background(), desired(t))
 			if first.Err != nil || !first.Stopped || len(first.Ran) != limit {
 				t.Fatalf("crash run: err %v stopped %v ran %d", first.Err, first.Stopped, len(first.Ran))
 			}
@@ -429,7 +429,7 @@ func testLeaveWriteBackFlushesFirst(t *testing.T) {
 	if lost := h.dump().LostDirtyBytes; lost != 0 {
 		t.Errorf("%d dirty bytes lost", lost)
 	}
-	if !strings.Contains(string(mustRead(t, h.root, cache.ConfPath)), "\t"+part+"\twt\t") {
+	if !strings.Contains(string(mustRead(t, h.root, opencas.ConfPath)), "\t"+part+"\twt\t") {
 		t.Error("opencas.conf keeps the old mode")
 	}
 }
@@ -533,14 +533,14 @@ func testCacheFailure(t *testing.T) {
 	if m := rec.mutating(); len(m) > 0 {
 		t.Errorf("ran %v on a failed cache", m)
 	}
-	if len(res.Conditions) != 1 || res.Conditions[0].Type != cache.ConditionCacheFailed {
+	if len(res.Conditions) != 1 || res.Conditions[0].Type != opencas.ConditionCacheFailed {
 		t.Errorf("conditions %+v", res.Conditions)
 	}
 	if len(res.Cores) != 2 {
 		t.Fatalf("cores %+v", res.Cores)
 	}
 	for _, c := range res.Cores {
-		if c.State != cache.CoreCacheFailed || !strings.Contains(c.Message, "20 dirty") || !strings.Contains(c.Message, "Not running") {
+		if c.State != opencas.CoreCacheFailed || !strings.Contains(c.Message, "20 dirty") || !strings.Contains(c.Message, "Not running") {
 			t.Errorf("core %+v", c)
 		}
 	}
@@ -610,17 +610,17 @@ func testAlphaBeta(t *testing.T) {
 	h.io(1, "size=4096,dir=write,lba=0", 100, "--stride", "0")
 	h.io(2, "size=4096,dir=write,lba=0", 50)
 
-	stats, err := cache.Stats(context.Background(), hostexec.Local{})
+	stats, err := opencas.Stats(context.Background(), hostexec.Local{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Exported writes 2560 + 150; QLC writes 2560 (write-back keeps class 2 in the cache).
-	alpha, ok := cache.Alpha(stats)
+	alpha, ok := opencas.Alpha(stats)
 	if want := 1 - 2560.0/2710.0; !ok || math.Abs(alpha-want) > 1e-12 {
 		t.Errorf("alpha %v, want %v", alpha, want)
 	}
-	beta := map[int]cache.ClassBeta{}
-	for _, b := range cache.Beta(stats) {
+	beta := map[int]opencas.ClassBeta{}
+	for _, b := range opencas.Beta(stats) {
 		beta[b.ClassID] = b
 	}
 	if b := beta[2]; !b.Defined || b.Writes != 150 || b.Occupancy != 51 || math.Abs(b.Beta-150.0/51.0) > 1e-12 {
@@ -631,15 +631,15 @@ func testAlphaBeta(t *testing.T) {
 	}
 	// A flush writes the 51 dirty blocks back: they reach the QLC devices now.
 	h.casadm("-F", "-i", "1")
-	stats, err = cache.Stats(context.Background(), hostexec.Local{})
+	stats, err = opencas.Stats(context.Background(), hostexec.Local{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alpha, _ = cache.Alpha(stats)
+	alpha, _ = opencas.Alpha(stats)
 	if want := 1 - 2611.0/2710.0; math.Abs(alpha-want) > 1e-12 {
 		t.Errorf("alpha after flush %v, want %v", alpha, want)
 	}
-	if a := cache.Absorbed(stats); a.ExportedWrites != 2710 || a.QLCWrites != 2611 {
+	if a := opencas.Absorbed(stats); a.ExportedWrites != 2710 || a.QLCWrites != 2611 {
 		t.Errorf("absorption %+v", a)
 	}
 }
@@ -663,7 +663,7 @@ func testModeNone(t *testing.T) {
 	if out := h.casadm("-L", "-o", "csv"); out != "No caches running\n" {
 		t.Errorf("after: %s", out)
 	}
-	c, err := cache.ParseConf(string(mustRead(t, h.root, cache.ConfPath)))
+	c, err := opencas.ParseConf(string(mustRead(t, h.root, opencas.ConfPath)))
 	if err != nil || len(c.Caches) != 0 || len(c.Cores) != 0 {
 		t.Errorf("conf keeps the cache: %+v %v", c, err)
 	}

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 // TestCheckNode runs the node check (prism-agent cache-check, hack/validate-opencas-node.sh)
@@ -20,7 +20,7 @@ func testCheckNode(t *testing.T) {
 	mustOK(t, h.reconcile(desired(t), nil))
 	before := h.fingerprint()
 	rec := &recorder{inner: hostexec.Local{}}
-	results := cache.CheckNode(context.Background(), rec, h.root)
+	results := opencas.CheckNode(context.Background(), rec, h.root)
 	if len(rec.mutating()) != 0 {
 		t.Fatalf("the check ran %q", rec.mutating())
 	}
@@ -52,7 +52,7 @@ func testCheckLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := cache.CheckLoad(context.Background(), hostexec.Local{}, 1, cfg.CSV())
+	results := opencas.CheckLoad(context.Background(), hostexec.Local{}, 1, cfg.CSV())
 	if len(results) != 3 || !results[0].OK || !results[1].OK || !results[2].OK || !strings.Contains(results[1].Detail, "read back as loaded") {
 		t.Fatalf("results: %+v", results)
 	}
@@ -61,7 +61,7 @@ func testCheckLoad(t *testing.T) {
 	}
 
 	bad := "IO class id,IO class name,Eviction priority,Allocation\n0,unclassified,22,1\n1,bogus:1&done,1,1\n"
-	results = cache.CheckLoad(context.Background(), hostexec.Local{}, 1, bad)
+	results = opencas.CheckLoad(context.Background(), hostexec.Local{}, 1, bad)
 	failed := 0
 	for _, r := range results {
 		if !r.OK {

@@ -1,4 +1,4 @@
-// Package cache holds the end-to-end tests of the cache lifecycle: internal/cache's
+// Package cache holds the end-to-end tests of the cache lifecycle: internal/node/opencas's
 // Reconcile, with the real host executor (hostexec.Local), runs "casadm" from PATH, which is
 // the casadm emulator (cmd/casadm-emulator) built into a temporary directory and linked
 // there under the name casadm. Each test keeps the emulator's state in its own temporary

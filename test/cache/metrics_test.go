@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 // gathered is every sample of a registry, by metric name, as "label=value,..." → value.
@@ -52,7 +52,7 @@ func testCacheMetrics(t *testing.T) {
 	h.io(1, "size=4096,dir=write", 64)
 	h.io(2, "size=1048576,dir=write", 4)
 
-	col := &cache.Collector{Node: "n1", Exec: hostexec.Local{}}
+	col := &opencas.Collector{Node: "n1", Exec: hostexec.Local{}}
 	if err := col.Poll(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/casadm"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/casadm"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 const fastDevice = "/dev/disk/by-id/nvme-INTEL_SSDPE21K375GA_PHKE0000000000AAAA"
@@ -65,7 +65,7 @@ func testNodeFromPlan(t *testing.T) {
 		{Name: "sdb", StablePath: q2, Signatures: []prismv1.DeviceSignature{{Kind: prismv1.SignatureCephBlueStore, Name: "ceph_bluestore"}}},
 	}
 	rec := &recorder{inner: hostexec.Local{}}
-	r := cache.Runner{Exec: rec, HostRoot: h.root}
+	r := opencas.Runner{Exec: rec, HostRoot: h.root}
 	ctx := context.Background()
 	p := nodePlan(t, prismv1.CacheWriteBack)
 
@@ -97,7 +97,7 @@ func testNodeFromPlan(t *testing.T) {
 	if got := h.casadm("-G", "-n", "cleaning", "-i", "1", "-o", "csv"); !strings.Contains(got, "acp") {
 		t.Errorf("cleaning: %s", got)
 	}
-	conf, err := os.ReadFile(filepath.Join(h.root, cache.ConfPath))
+	conf, err := os.ReadFile(filepath.Join(h.root, opencas.ConfPath))
 	if err != nil || !strings.Contains(string(conf), part) || strings.Contains(string(conf), q2) {
 		t.Errorf("opencas.conf (%v):\n%s", err, conf)
 	}
@@ -140,7 +140,7 @@ func testNodeFromPlan(t *testing.T) {
 	if d := h.dump(); len(d.Caches) != 0 || d.LostDirtyBytes != 0 {
 		t.Errorf("after the stop: %d caches, %d dirty bytes lost", len(d.Caches), d.LostDirtyBytes)
 	}
-	if conf, _ := os.ReadFile(filepath.Join(h.root, cache.ConfPath)); strings.Contains(string(conf), part) {
+	if conf, _ := os.ReadFile(filepath.Join(h.root, opencas.ConfPath)); strings.Contains(string(conf), part) {
 		t.Errorf("opencas.conf still names the partition:\n%s", conf)
 	}
 	if again := r.ReconcileNode(ctx, off, devices, partitions, prismv1.ModeApply); again.Changed || again.Caches[0].State != prismv1.CacheStopped {
@@ -166,7 +166,7 @@ func testNodeWaitsForPartition(t *testing.T) {
 	h := newHost(t)
 	h.zeroPartition()
 	rec := &recorder{inner: hostexec.Local{}}
-	r := cache.Runner{Exec: rec, HostRoot: h.root}
+	r := opencas.Runner{Exec: rec, HostRoot: h.root}
 	pending := []prismv1.PartitionStatus{{Device: fastDevice, Number: 3, Label: "prism-cache", State: prismv1.PartitionPending}}
 	res := r.ReconcileNode(context.Background(), nodePlan(t, prismv1.CacheWriteThrough), nil, pending, prismv1.ModeApply)
 	if len(rec.argv) != 0 || len(res.Caches) != 1 || res.Caches[0].State != prismv1.CachePending ||

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 // The real module's behaviour after a crash and with a failed cache device, recorded in the
@@ -25,7 +25,7 @@ import (
 func TestAgentAfterRealCrashAndFailure(t *testing.T) {
 	np, parts, root := realPlan(t)
 	// The files the agent wrote in the guest, as the restored host has them.
-	conf := filepath.Join(root, cache.ConfPath)
+	conf := filepath.Join(root, opencas.ConfPath)
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestAgentAfterRealCrashAndFailure(t *testing.T) {
 		{"7-reloaded-after-device-returned.jsonl", &np, prismv1.CacheRunning, prismv1.CoreReady, -1},
 	} {
 		replay := &replayer{t: t, file: pass.file, calls: readCalls(t, realDir+pass.file)}
-		res := cache.Runner{Exec: replay, HostRoot: root}.ReconcileNode(context.Background(), pass.plan, nil, parts, prismv1.ModeApply)
+		res := opencas.Runner{Exec: replay, HostRoot: root}.ReconcileNode(context.Background(), pass.plan, nil, parts, prismv1.ModeApply)
 		if res.Changed || len(res.Caches) != 1 || res.Caches[0].State != pass.want {
 			t.Errorf("%s: changed %v, %+v; want %s, unchanged", pass.file, res.Changed, res.Caches, pass.want)
 			continue
@@ -94,7 +94,7 @@ func TestRealFailedDeviceOnEmulator(t *testing.T) {
 	run := func(file string, plan *prismv1.NodePlan, want prismv1.CacheState) {
 		t.Helper()
 		rec := &transcriber{inner: hostexec.Local{}}
-		res := cache.Runner{Exec: rec, HostRoot: h.root}.ReconcileNode(ctx, plan, nil, parts, prismv1.ModeApply)
+		res := opencas.Runner{Exec: rec, HostRoot: h.root}.ReconcileNode(ctx, plan, nil, parts, prismv1.ModeApply)
 		if len(res.Caches) != 1 || res.Caches[0].State != want {
 			t.Errorf("%s: the emulator's pass ended with %+v, want %s", file, res.Caches, want)
 		}
@@ -201,14 +201,14 @@ func TestAgentResumesAfterRealCrashMidPass(t *testing.T) {
 			}
 		}
 		replay := &replayer{t: t, file: pass.file, calls: readCalls(t, realDir+pass.file)}
-		res := cache.Runner{Exec: replay, HostRoot: root, StepLimit: pass.limit}.ReconcileNode(context.Background(), &np, nil, parts, prismv1.ModeApply)
+		res := opencas.Runner{Exec: replay, HostRoot: root, StepLimit: pass.limit}.ReconcileNode(context.Background(), &np, nil, parts, prismv1.ModeApply)
 		if res.Changed != pass.changed || len(res.Caches) != 1 || res.Caches[0].State != pass.want {
 			t.Errorf("%s: changed %v, %+v; want %s, changed %v", pass.file, res.Changed, res.Caches, pass.want, pass.changed)
 		}
 		if len(replay.calls) != 0 {
 			t.Errorf("%s: the agent stopped before %d recorded calls, first %q", pass.file, len(replay.calls), replay.calls[0].Argv)
 		}
-		_, err := os.Stat(filepath.Join(root, cache.ConfPath))
+		_, err := os.Stat(filepath.Join(root, opencas.ConfPath))
 		if wrote := err == nil; wrote != (pass.limit == 0) {
 			t.Errorf("%s: opencas.conf written %v", pass.file, wrote)
 		}
@@ -217,7 +217,7 @@ func TestAgentResumesAfterRealCrashMidPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := os.ReadFile(filepath.Join(root, cache.ConfPath)); err != nil || string(got) != string(want) {
+	if got, err := os.ReadFile(filepath.Join(root, opencas.ConfPath)); err != nil || string(got) != string(want) {
 		t.Errorf("opencas.conf after the recovery (%v):\n%s\nwant (as in the guest, both runs)\n%s", err, got, want)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/opencas"
 )
 
 const realDir = "testdata/opencas-v26.03.2/"
@@ -67,7 +67,7 @@ func TestRealModuleLifecycleOnEmulator(t *testing.T) {
 			pass.before()
 		}
 		rec := &transcriber{inner: udevProbe{hostexec.Local{}}}
-		res := cache.Runner{Exec: rec, HostRoot: h.root}.ReconcileNode(ctx, pass.plan, nil, parts, prismv1.ModeApply)
+		res := opencas.Runner{Exec: rec, HostRoot: h.root}.ReconcileNode(ctx, pass.plan, nil, parts, prismv1.ModeApply)
 		if len(res.Caches) != 1 || res.Caches[0].State != pass.want {
 			t.Errorf("%s: the emulator's pass ended with %+v, want %s as on the real module", pass.file, res.Caches, pass.want)
 		}
@@ -221,7 +221,7 @@ func TestAgentOnRealModuleOutputs(t *testing.T) {
 	np, parts, root := realPlan(t)
 	off := np
 	off.Cache = nil
-	var last cache.NodeResult
+	var last opencas.NodeResult
 	for _, pass := range []struct {
 		file string
 		plan *prismv1.NodePlan
@@ -234,7 +234,7 @@ func TestAgentOnRealModuleOutputs(t *testing.T) {
 		{"4-cache-off-again.jsonl", &off, prismv1.CacheStopped},
 	} {
 		replay := &replayer{t: t, file: pass.file, calls: readCalls(t, realDir+pass.file)}
-		res := cache.Runner{Exec: replay, HostRoot: root}.ReconcileNode(context.Background(), pass.plan, nil, parts, prismv1.ModeApply)
+		res := opencas.Runner{Exec: replay, HostRoot: root}.ReconcileNode(context.Background(), pass.plan, nil, parts, prismv1.ModeApply)
 		if len(res.Caches) != 1 || res.Caches[0].State != pass.want {
 			t.Errorf("%s: %+v, want %s", pass.file, res.Caches, pass.want)
 		}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/plan"
 )
 
@@ -86,7 +86,7 @@ func TestRealCephLayout(t *testing.T) {
 		kernel[d.StablePath] = d.Path
 	}
 	for _, s := range fp.Slots {
-		kernel[plan.PartitionPath(fp.StablePath, s.Partition.Number)] = fast.partitionDev(s.Partition.Number)
+		kernel[prismv1.PartitionPath(fp.StablePath, s.Partition.Number)] = fast.partitionDev(s.Partition.Number)
 	}
 	rook := plan.RookNodes(map[string]prismv1.NodePlan{nodeName: layout.Plan}, deviceClass)
 	if len(rook) != 1 || len(rook[0].Devices) != numSlow {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // Per-command time limits.

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/dashboards"
-	"github.com/prism-storage/prism/internal/panelcheck"
 	"github.com/prism-storage/prism/test/alerts"
+	"github.com/prism-storage/prism/test/support/panelcheck"
 )
 
 // spilloverAlert is the chart's alert on BlueFS spill-over, evaluated here on real Ceph.

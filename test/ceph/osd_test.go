@@ -54,7 +54,7 @@ func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp pris
 			o.slot = s
 		}
 	}
-	if got, want := d.Config["databaseSizeMB"], strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != plan.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
+	if got, want := d.Config["databaseSizeMB"], strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != prismv1.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
 		t.Fatalf("Rook entry %+v does not match slot %+v", d, o.slot)
 	}
 	class := d.Config["deviceClass"]

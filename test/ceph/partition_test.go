@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
-	"github.com/prism-storage/prism/internal/provision"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/provision"
 )
 
 // partitioner names what partitionFast uses, for the log.
-const partitioner = "internal/provision.Reconcile (the node agent's partitioner), host root /, mode Apply"
+const partitioner = "internal/node/provision.Reconcile (the node agent's partitioner), host root /, mode Apply"
 
 // partitionFast creates the plan's partitions on the node's fast devices with the agent's
 // own partitioner, exactly as the agent does for a StorageNode in Apply mode; devices is

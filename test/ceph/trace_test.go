@@ -13,7 +13,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/ioclass/defaults"
 	"github.com/prism-storage/prism/internal/plan"
@@ -60,14 +60,14 @@ func TestCephOSDTrace(t *testing.T) {
 		t.Fatalf("partitioning %s: %v", fast.dev, err)
 	}
 	checkPartitions(e, fast, fp)
-	kernel := map[string]string{slowDev.stablePath: slowDev.dev, plan.PartitionPath(fp.StablePath, 1): fast.partitionDev(1)}
+	kernel := map[string]string{slowDev.stablePath: slowDev.dev, prismv1.PartitionPath(fp.StablePath, 1): fast.partitionDev(1)}
 
 	c := e.bootstrap()
 	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
 	// trace shows the OSD as Prism deploys it on QLC.
 	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
 	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: map[string]string{
-		"metadataDevice": plan.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
+		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
 	}}, kernel, fp)
 	c.waitOSDsUpIn([]*osd{o})
 	pool := c.createPool()

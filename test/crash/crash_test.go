@@ -21,6 +21,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/plan"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
@@ -168,7 +169,7 @@ func (b *bench) inputs(dev string, grant bool) (invFile, planFile string) {
 			t.Fatal(err)
 		}
 	}
-	write(invFile, inventory.Document{APIVersion: "prism.storage.io/v1alpha1", Kind: "Inventory", Node: "crash", HostRoot: "/", Devices: []prismv1.Device{*d}})
+	write(invFile, inventorydoc.Document{APIVersion: "prism.storage.io/v1alpha1", Kind: "Inventory", Node: "crash", HostRoot: "/", Devices: []prismv1.Device{*d}})
 	write(planFile, plan.ClusterPlan{Nodes: []plan.NodeResult{{Node: "crash", Plan: &l.Plan}}, RookStorageNodes: []plan.RookNode{}})
 	return invFile, planFile
 }

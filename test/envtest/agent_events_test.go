@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/agent"
-	"github.com/prism-storage/prism/internal/agentclient"
-	"github.com/prism-storage/prism/internal/provision"
+	"github.com/prism-storage/prism/internal/node/agent"
+	"github.com/prism-storage/prism/internal/node/agentclient"
+	"github.com/prism-storage/prism/internal/node/provision"
 )
 
 // The agent, with its own identity and RBAC (config/rbac/agent_role.yaml) and admission,
@@ -47,6 +47,7 @@ func TestAgentRecordsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	sn.Spec.Mode = prismv1.ModeApply
+	sn.Spec.PolicyName = "agent-events"
 	sn.Spec.Plan = &prismv1.NodePlan{}
 	if err := env.Client.Update(ctx, sn); err != nil {
 		t.Fatal(err)

@@ -11,13 +11,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prism-storage/prism/internal/agent"
-	"github.com/prism-storage/prism/internal/agentclient"
 	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/agent"
+	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/sysfs"
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 // simNode is a simulated node: a Node object with a unique name and a fixture host root.

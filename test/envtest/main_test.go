@@ -1,5 +1,5 @@
 // Package envtest runs Prism against a real kube-apiserver and etcd with Prism's and Rook's
-// real CRDs installed (internal/testenv; binaries from hack/envtest-bins.sh).
+// real CRDs installed (test/support/testenv; binaries from hack/envtest-bins.sh).
 package envtest
 
 import (
@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 var env *testenv.Env

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 const agentUser = "system:serviceaccount:prism-system:prism-agent"

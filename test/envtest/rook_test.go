@@ -15,7 +15,6 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
-	"github.com/prism-storage/prism/internal/plan"
 )
 
 // userCephCluster is what an admin applied: fields and a node entry Prism does not own.
@@ -89,7 +88,7 @@ func markProvisioned(t *testing.T, node string) {
 		for _, s := range f.Slots {
 			sn.Status.Partitions = append(sn.Status.Partitions, prismv1.PartitionStatus{
 				Device: f.StablePath, Number: s.Partition.Number, Label: s.Partition.Label,
-				Path: plan.PartitionPath(f.StablePath, s.Partition.Number), State: prismv1.PartitionReady,
+				Path: prismv1.PartitionPath(f.StablePath, s.Partition.Number), State: prismv1.PartitionReady,
 			})
 		}
 	}

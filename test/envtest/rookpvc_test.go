@@ -24,7 +24,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 const operatorUser = "system:serviceaccount:prism-system:prism-operator"

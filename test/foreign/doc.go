@@ -1,5 +1,5 @@
 // Package foreign holds a root-only test suite that puts foreign content on real loop
-// devices and runs the agent's real partitioner (internal/provision's Runner.Reconcile, with
+// devices and runs the agent's real partitioner (internal/node/provision's Runner.Reconcile, with
 // the host executor) on a plan that treats each device as a fast device, in Apply mode and
 // without a wipe grant. The rule it checks is the one of issue 19: no device with any
 // recognised signature, mount, holder or non-zero bytes where Prism would write is ever

@@ -27,10 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/provision"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/provision"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 

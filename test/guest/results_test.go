@@ -17,12 +17,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/plan"
 )
 
 // cephBlockDBType is the GPT type GUID of a Ceph block.db partition, written out here rather
-// than taken from internal/gpt so that the test checks the package instead of trusting it.
+// than taken from internal/host/gpt so that the test checks the package instead of trusting it.
 const cephBlockDBType = "30CD0809-C2B2-499C-8879-2D6B78529876"
 
 // results is what the guest script saved, every file a tool's own output.
@@ -30,7 +30,7 @@ type results struct {
 	dir string
 	// fabric maps a QEMU serial to the NVMe-oF block device the guest saw (nvmeXnY).
 	fabric, backing map[string]string
-	inv             inventory.Document
+	inv             inventorydoc.Document
 	plan            plan.ClusterPlan
 	nodePlan        prismv1.NodePlan
 	metadata        map[string]map[string]any // osd id -> `ceph osd metadata`
@@ -164,7 +164,7 @@ func (r *results) checkPlan(t *testing.T, policyYAML []byte) {
 		t.Fatalf("plan: Rook entries %+v", rook)
 	}
 	dev := rook[0].Devices[0]
-	slotPath := plan.PartitionPath(fp.StablePath, fp.Slots[0].Partition.Number)
+	slotPath := prismv1.PartitionPath(fp.StablePath, fp.Slots[0].Partition.Number)
 	if dev.Name != qlcA.StablePath || dev.Config["metadataDevice"] != slotPath {
 		t.Errorf("Rook entry %+v, want %s with metadataDevice %s", dev, qlcA.StablePath, slotPath)
 	}

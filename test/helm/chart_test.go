@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/prism-storage/prism/internal/testenv"
 	"github.com/prism-storage/prism/test/alerts"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 // minimalValues turns every optional part off and changes what users change most.

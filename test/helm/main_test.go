@@ -1,6 +1,6 @@
 // Package helm renders charts/prism with the Helm v3 Go library (helm.sh/helm/v3, pinned in
 // go.mod) and checks the result: lint, the values schema, the rendered objects, and a
-// server-side dry run of every object against a real kube-apiserver (internal/testenv) that
+// server-side dry run of every object against a real kube-apiserver (test/support/testenv) that
 // also serves the Prometheus Operator's CRDs (PodMonitor, PrometheusRule) from the
 // prometheus-operator module zip on the Go module proxy.
 package helm
@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 // promOperatorVersion pins github.com/prometheus-operator/prometheus-operator, whose module zip

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 const (

@@ -23,8 +23,9 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -390,7 +391,7 @@ func orNil[S ~[]E, E any](s S) S {
 }
 
 // runCLI builds prism-agent and runs `prism-agent inventory --include-loop --no-identify -o json`.
-func runCLI(ctx context.Context, t *testing.T) inventory.Document {
+func runCLI(ctx context.Context, t *testing.T) inventorydoc.Document {
 	t.Helper()
 	goTool, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
 	if err != nil {
@@ -401,7 +402,7 @@ func runCLI(ctx context.Context, t *testing.T) inventory.Document {
 	mustRun(ctx, t, goBuild, goTool, "build", "-buildvcs=false", "-o", bin, "github.com/prism-storage/prism/cmd/agent")
 	t.Logf("built prism-agent in %v", time.Since(start).Round(time.Millisecond))
 	out := mustRun(ctx, t, quick, bin, "inventory", "--include-loop", "--no-identify", "-o", "json")
-	var doc inventory.Document
+	var doc inventorydoc.Document
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {

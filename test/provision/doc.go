@@ -1,4 +1,4 @@
-// Package provision holds a root-only test that runs internal/provision's Reconcile with the
+// Package provision holds a root-only test that runs internal/node/provision's Reconcile with the
 // real host executor on real loop devices: it partitions an empty "fast" device as a plan
 // from internal/plan says, resumes after a crash at every step, proves a third run only
 // reads, refuses devices holding data (ext4, a foreign partition) without changing a byte,

@@ -27,10 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/provision"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/provision"
 	"github.com/prism-storage/prism/internal/sysfs"
 )
 
@@ -39,7 +39,7 @@ const (
 	gib = int64(1) << 30
 
 	// The type GUIDs the partitions must carry, written out here rather than taken from
-	// internal/gpt, so that the test checks the package instead of trusting it.
+	// internal/host/gpt, so that the test checks the package instead of trusting it.
 	cephBlockDB = "30cd0809-c2b2-499c-8879-2d6b78529876"
 	linuxFS     = "0fc63daf-8483-4772-8e79-3d69d8477de4"
 
@@ -306,13 +306,13 @@ func wantStates(t *testing.T, what string, got []prismv1.PartitionStatus, state 
 		if p.State != state || !strings.Contains(p.Message, msg) {
 			t.Fatalf("%s: partition %d is %s %q, want %s with %q", what, p.Number, p.State, p.Message, state, msg)
 		}
-		if p.Path != plan.PartitionPath(p.Device, p.Number) {
+		if p.Path != prismv1.PartitionPath(p.Device, p.Number) {
 			t.Errorf("%s: partition %d path %q", what, p.Number, p.Path)
 		}
 	}
 }
 
-// sfdiskTable is sfdisk --json decoded by the test itself, not by internal/gpt.
+// sfdiskTable is sfdisk --json decoded by the test itself, not by internal/host/gpt.
 type sfdiskTable struct {
 	PartitionTable struct {
 		Label      string `json:"label"`

@@ -8,7 +8,7 @@
 // exporter.Serve, the agent's own metrics loop (Exporter.Poll every -health-period, promhttp
 // on -listen with the exporter, the Go and the process collectors). It also sets up what
 // `run` sets up around that (zap logger, klog, the udev watch and, with -kube-client, a
-// client (internal/agentclient) that is never used: building one contacts no server), so that
+// client (internal/node/agentclient) that is never used: building one contacts no server), so that
 // the process links and initialises what the agent does. What it leaves out is the agent's
 // Kubernetes traffic: the StorageNode status patches and the plan poll (a GET every 10 s).
 //
@@ -36,12 +36,12 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/prism-storage/prism/internal/agent"
-	"github.com/prism-storage/prism/internal/agentclient"
-	"github.com/prism-storage/prism/internal/exporter"
 	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/health"
 	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/agent"
+	"github.com/prism-storage/prism/internal/node/agentclient"
+	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/internal/node/health"
 	"github.com/prism-storage/prism/internal/nvme"
 	"github.com/prism-storage/prism/internal/sysfs"
 )

@@ -1,6 +1,6 @@
 // Command realagent measures real `prism-agent run` processes, with their Kubernetes traffic,
 // which bench/footprint/run.sh leaves out: it starts a kube-apiserver and etcd with Prism's
-// CRDs (internal/testenv, binaries from hack/envtest-bins.sh), a Node object per agent, and
+// CRDs (test/support/testenv, binaries from hack/envtest-bins.sh), a Node object per agent, and
 // runs each given agent binary as the chart runs it (--cache=false, --state-dir, the default
 // periods and plan poll), on a fixture host root and a copy of a seeded wear history, all at
 // the same time. It then scrapes each one (gzip) every -interval and prints, per agent, the
@@ -35,7 +35,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/prism-storage/prism/internal/testenv"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 type agent struct {

@@ -27,11 +27,11 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/cache"
-	"github.com/prism-storage/prism/internal/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/inventorydoc"
+	"github.com/prism-storage/prism/internal/node/opencas"
+	"github.com/prism-storage/prism/internal/node/provision"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/provision"
 )
 
 // Output is what the command prints.
@@ -112,7 +112,7 @@ func run(o options) (Output, error) {
 	if o.mode != prismv1.ModeApply && o.mode != prismv1.ModeDryRun {
 		return Output{}, fmt.Errorf("--mode %q: want %s or %s", o.mode, prismv1.ModeApply, prismv1.ModeDryRun)
 	}
-	var doc inventory.Document
+	var doc inventorydoc.Document
 	if err := decodeFile(o.invFile, &doc); err != nil {
 		return Output{}, err
 	}
@@ -157,7 +157,7 @@ func run(o options) (Output, error) {
 	if o.cacheOff {
 		np.Cache = nil
 	}
-	res := cache.Runner{Exec: exec, HostRoot: o.hostRoot, StepLimit: o.cacheStepLimit}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
+	res := opencas.Runner{Exec: exec, HostRoot: o.hostRoot, StepLimit: o.cacheStepLimit}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
 	out.Changed = out.Changed || res.Changed
 	out.Caches, out.WriteReduction = res.Caches, res.WriteReduction
 	return out, nil

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/prism-storage/prism/internal/hostexec"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // Call is one command the agent ran, as the transcript (--record) keeps it: enough to replay

@@ -1,0 +1,93 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// LatestDevices remembers the last inventory so that the health poll reads the same devices.
+type LatestDevices struct {
+	mu      sync.Mutex
+	devices []prismv1.Device
+}
+
+// Set records the devices of an inventory.
+func (l *LatestDevices) Set(devices []prismv1.Device) {
+	l.mu.Lock()
+	l.devices = devices
+	l.mu.Unlock()
+}
+
+// Get returns the devices of the last inventory (nil before the first).
+func (l *LatestDevices) Get() []prismv1.Device {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.devices
+}
+
+// Polled is a collector with its own poll (the Open CAS statistics: internal/node/opencas.Collector).
+type Polled interface {
+	prometheus.Collector
+	Poll(ctx context.Context) error
+}
+
+// Serve polls the devices' wear counters every period (a runnable loop in the agent, since
+// SMART pages cannot be watched) and serves e, with the Go and process collectors, on addr
+// until ctx ends. Each of extra is polled on the same period and served too.
+func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, devices *LatestDevices, extra ...Polled) error {
+	log := logf.FromContext(ctx).WithName("metrics")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, x := range extra {
+		reg.MustRegister(x)
+	}
+	srv := &http.Server{Addr: addr, Handler: &gzipOnce{next: promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})}, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	go func() {
+		ticker := time.NewTicker(period)
+		defer ticker.Stop()
+		for {
+			if d := devices.Get(); d != nil {
+				if err := e.Poll(ctx, d); err != nil {
+					log.Error(err, "Saving the wear history")
+				}
+				// Once when a source starts failing, not at every poll: the status's
+				// WearCountersRead condition and the error counter say it goes on.
+				for _, f := range e.NewFailures() {
+					log.Info("Wear counters not read", "device", f.Device, "source", f.Source, "error", f.Message)
+				}
+			}
+			for _, x := range extra {
+				if err := x.Poll(ctx); err != nil {
+					// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
+					log.V(1).Info("Statistics not read", "error", err.Error())
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	log.Info("Serving metrics", "address", addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package provision
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/blkid"
+	"github.com/prism-storage/prism/internal/host/gpt"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/signature"
+)
+
+// observe reads everything Decide needs fresh from the device at path (the inventory's
+// record dev, under HostRoot): the GPT area, Prism's detector and libblkid's probes on the
+// whole device and on every planned partition's range, the kernel's partitions, holders,
+// read-only flag and mounts. stale lists the kernel partitions whose position differs from
+// the table's. Any read that fails fails the observation: a device that cannot be seen whole
+// is never written.
+func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan) (obs Observation, stale []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return obs, nil, err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return obs, nil, fmt.Errorf("size of %s: %w", path, err)
+	}
+	if !r.allowFiles && size != dev.SizeBytes {
+		return obs, nil, fmt.Errorf("%s is %d bytes now, %d in the inventory; waiting for the next inventory", path, size, dev.SizeBytes)
+	}
+	if ro, ok := r.sysfsFlag(dev.Name, "ro"); ok {
+		dev.ReadOnly = ro
+	}
+	if ss, ok := r.sysfsInt(dev.Name, "queue/logical_block_size"); ok {
+		dev.LogicalBlockSizeBytes = int32(ss)
+	}
+	if dev.LogicalBlockSizeBytes <= 0 {
+		return obs, nil, fmt.Errorf("%s: the logical sector size is unknown", path)
+	}
+	if obs.Disk, err = gpt.ReadDisk(f, size, int64(dev.LogicalBlockSizeBytes)); err != nil {
+		return obs, nil, fmt.Errorf("reading the partition table area of %s: %w", path, err)
+	}
+	sigs, err := signature.Detect(f, size)
+	if err != nil {
+		return obs, nil, fmt.Errorf("reading the signatures of %s (it cannot be proven empty): %w", path, err)
+	}
+	dev.Signatures = nil
+	for _, s := range sigs {
+		dev.Signatures = append(dev.Signatures, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
+	}
+	if obs.Probe, err = r.probeWhole(ctx, path); err != nil {
+		return obs, nil, err
+	}
+
+	// The kernel's view: partitions, holders, mounts.
+	kernel, kerr := r.kernelPartitions(dev.Name)
+	if kerr == nil {
+		dev.Partitions = nil
+		for _, n := range sortedKernel(kernel) {
+			if p, ok := obs.Disk.Table().Partition(n); ok && !kernel[n].matches(p) {
+				stale = append(stale, fmt.Sprintf("the kernel has %s at %s, size %s, but the table says %s, size %s", partitionName(dev.Name, n),
+					gpt.FormatBytes(kernel[n].start*512), gpt.FormatBytes(kernel[n].size*512), gpt.FormatBytes(p.StartBytes), gpt.FormatBytes(p.SizeBytes)))
+			}
+			dev.Partitions = append(dev.Partitions, partitionName(dev.Name, n))
+		}
+		if dev.Holders, err = r.holders(dev.Name); err != nil {
+			return obs, nil, err
+		}
+		obs.PartitionHolders = map[int][]string{}
+		for n := range kernel {
+			if obs.PartitionHolders[n], err = r.holders(dev.Name, partitionName(dev.Name, n)); err != nil {
+				return obs, nil, err
+			}
+		}
+	}
+	if obs.Mounts, err = r.mounts(f, dev.Name, kernel); err != nil {
+		return obs, nil, err
+	}
+
+	// What every planned partition's range holds.
+	obs.Content = map[int]Content{}
+	for _, w := range Wanted(fd) {
+		if w.StartBytes <= 0 || w.SizeBytes <= 0 || w.StartBytes > size-w.SizeBytes {
+			continue // Decide refuses the plan or the fit
+		}
+		c, err := r.content(ctx, f, path, w.StartBytes, w.SizeBytes)
+		if err != nil {
+			return obs, nil, fmt.Errorf("reading the range of partition %d of %s: %w", w.Number, path, err)
+		}
+		obs.Content[int(w.Number)] = c
+	}
+	obs.Device = dev
+	return obs, stale, nil
+}
+
+// probeWhole asks libblkid, through wipefs (every signature) and blkid (its verdict, which
+// says when it cannot decide).
+func (r Runner) probeWhole(ctx context.Context, path string) ([]blkid.Signature, error) {
+	argv, err := blkid.WipefsArgv(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.Exec.Run(ctx, argv, nil)
+	if err != nil {
+		return nil, fmt.Errorf("libblkid's probe of %s failed (it cannot be proven empty): %w", path, err)
+	}
+	sigs, err := blkid.ParseWipefs(out)
+	if err != nil {
+		return nil, err
+	}
+	more, err := r.probe(ctx, path, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range more {
+		if !slices.ContainsFunc(sigs, func(o blkid.Signature) bool { return o.Type == s.Type }) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs, nil
+}
+
+// probe runs blkid --probe on the device or on a range of it.
+func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]blkid.Signature, error) {
+	argv, err := blkid.ProbeArgv(path, offset, size)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.Exec.Run(ctx, argv, nil)
+	var exit *hostexec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode == blkid.ExitNothingFound:
+		return nil, nil
+	case errors.As(err, &exit) && exit.ExitCode == blkid.ExitAmbivalent:
+		return []blkid.Signature{{Type: "several formats (blkid: ambivalent result)", Offset: offset}}, nil
+	case err != nil:
+		return nil, fmt.Errorf("libblkid's probe of %s failed (it cannot be proven empty): %w", path, err)
+	}
+	sigs, err := blkid.ParseProbe(out)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sigs {
+		sigs[i].Offset += offset
+	}
+	return sigs, nil
+}
+
+// content probes the range [start, start+size) of the device: libblkid, Prism's detector,
+// and the first non-zero byte of its first and last MiB.
+func (r Runner) content(ctx context.Context, f *os.File, path string, start, size int64) (Content, error) {
+	c := Content{NonZeroAt: -1}
+	found, err := r.probe(ctx, path, start, size)
+	if err != nil {
+		return c, err
+	}
+	for _, s := range found {
+		c.Found = append(c.Found, s.Type)
+	}
+	sigs, err := signature.Detect(io.NewSectionReader(f, start, size), size)
+	if err != nil {
+		return c, err
+	}
+	for _, s := range sigs {
+		if !slices.Contains(c.Found, s.Name) {
+			c.Found = append(c.Found, s.Name)
+		}
+		c.At = append(c.At, s.Offset)
+	}
+	buf := make([]byte, min(ClearSpan, size))
+	for _, off := range []int64{0, max(size-ClearSpan, 0)} {
+		if _, err := f.ReadAt(buf, start+off); err != nil {
+			return c, err
+		}
+		if i := slices.IndexFunc(buf, func(b byte) bool { return b != 0 }); i >= 0 {
+			c.NonZeroAt = off + int64(i)
+			break
+		}
+	}
+	return c, nil
+}
+
+// holders lists <HostRoot>/sys/class/block/<name>[/<part>]/holders.
+func (r Runner) holders(name string, part ...string) ([]string, error) {
+	dir := filepath.Join(append([]string{cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name}, append(part, "holders")...)...)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the holders of %s: %w", name, err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out, nil
+}
+
+// mounts lists the mounts of the device (the open file f) or of its kernel partitions, from
+// the host's mount table (<HostRoot>/proc/1/mountinfo; the agent's own /proc/self/mountinfo
+// where the host's is not visible: mounts are matched by device number, the same in every
+// mount namespace).
+func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) ([]string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, err
+	}
+	devs := map[string]string{}
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		devs[fmt.Sprintf("%d:%d", unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)))] = name
+	}
+	for n, k := range kernel {
+		if k.dev != "" {
+			devs[k.dev] = partitionName(name, n)
+		}
+	}
+	if len(devs) == 0 {
+		return nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(cmp.Or(r.HostRoot, "/"), "proc", "1", "mountinfo"))
+	if err != nil {
+		if b, err = os.ReadFile("/proc/self/mountinfo"); err != nil {
+			return nil, fmt.Errorf("reading the mount table: %w", err)
+		}
+	}
+	return mountsOf(b, devs), nil
+}
+
+// mountsOf picks the mountinfo lines whose device number (field 3) is in devs.
+func mountsOf(mountinfo []byte, devs map[string]string) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		if name, ok := devs[fields[2]]; ok {
+			out = append(out, fmt.Sprintf("%s on %s", name, fields[4]))
+		}
+	}
+	return out
+}
+
+// sysfsFlag and sysfsInt read <HostRoot>/sys/class/block/<name>/<file>; ok is false when
+// sysfs is not there (fixture hosts), and the inventory's value stands.
+func (r Runner) sysfsFlag(name, file string) (bool, bool) {
+	v, ok := r.sysfsInt(name, file)
+	return v != 0, ok
+}
+
+func (r Runner) sysfsInt(name, file string) (int64, bool) {
+	if name == "" || strings.Contains(name, "/") {
+		return 0, false
+	}
+	v, err := readInt(filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name, file))
+	return v, err == nil
+}
+
+// kernelPartition is a partition as the kernel has it, from sysfs (512-byte units).
+type kernelPartition struct {
+	start, size int64
+	dev         string // major:minor
+}
+
+func (k kernelPartition) matches(p gpt.Partition) bool {
+	return k.start*512 == p.StartBytes && k.size*512 == p.SizeBytes
+}
+
+func (k kernelPartition) String() string {
+	if k.start == 0 && k.size == 0 {
+		return "not listed"
+	}
+	return fmt.Sprintf("kernel: start %s, size %s", gpt.FormatBytes(k.start*512), gpt.FormatBytes(k.size*512))
+}
+
+// kernelPartitions reads <HostRoot>/sys/class/block/<name>/<part>/{partition,start,size,dev}.
+func (r Runner) kernelPartitions(name string) (map[int]kernelPartition, error) {
+	if name == "" || strings.ContainsAny(name, "/") {
+		return nil, fmt.Errorf("bad device name %q", name)
+	}
+	dir := filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]kernelPartition{}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), name) {
+			continue
+		}
+		num, err := readInt(filepath.Join(dir, e.Name(), "partition"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		start, err := readInt(filepath.Join(dir, e.Name(), "start"))
+		if err != nil {
+			return nil, err
+		}
+		size, err := readInt(filepath.Join(dir, e.Name(), "size"))
+		if err != nil {
+			return nil, err
+		}
+		dev, _ := os.ReadFile(filepath.Join(dir, e.Name(), "dev"))
+		out[int(num)] = kernelPartition{start: start, size: size, dev: strings.TrimSpace(string(dev))}
+	}
+	return out, nil
+}
+
+func sortedKernel(m map[int]kernelPartition) []int {
+	var ks []int
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}

@@ -1,0 +1,429 @@
+package provision
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/gpt"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+)
+
+// Runner carries out node plans on this host.
+type Runner struct {
+	// Exec runs every host tool (wipefs, blkid, sfdisk, partx, udevadm).
+	Exec hostexec.Executor
+	// Open opens a device to write it (hostexec.OpenDevice when nil).
+	Open hostexec.DeviceOpener
+	// HostRoot is where the host's / is mounted ("/" outside a container): device paths from
+	// the inventory (/dev/nvme0n1), /sys and /proc/1/mountinfo are read under it.
+	HostRoot string
+	// StepLimit, when positive, stops after that many mutating steps in one Reconcile, as a
+	// crash would. Tests use it; the agent leaves it 0.
+	StepLimit int
+
+	// allowFiles lets unit tests use a regular file as the device.
+	allowFiles bool
+}
+
+// Result is one Reconcile.
+type Result struct {
+	// Partitions is every planned partition's state, by fast device then number.
+	Partitions []prismv1.PartitionStatus
+	// Changed is true when a step that changes a device or the kernel's view of it ran.
+	Changed bool
+	// Decisions are the decisions made, one per fast device found in the inventory.
+	Decisions []Decision
+}
+
+// Reconcile realises plan on the host's fast devices (see Runner.Reconcile).
+func Reconcile(ctx context.Context, exec hostexec.Executor, hostRoot string, p *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) []prismv1.PartitionStatus {
+	return Runner{Exec: exec, HostRoot: hostRoot}.Reconcile(ctx, p, devices, mode).Partitions
+}
+
+// Reconcile realises plan on the host's fast devices: for each, it observes the device,
+// decides, and in Apply mode holds the device exclusively and runs the writes one at a time,
+// observing and deciding again before each; then it tells the kernel and confirms from a last
+// observation. In any other mode (DryRun, or no mode) it changes nothing and reports what it
+// would do. devices is the node's inventory; a fast device is found by its stable path and
+// used through its kernel path.
+func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) Result {
+	var res Result
+	if p == nil {
+		return res
+	}
+	budget := r.StepLimit
+	if budget <= 0 {
+		budget = -1
+	}
+	for _, fd := range p.FastDevices {
+		statuses, d, changed := r.device(ctx, fd, slices.Contains(p.AllowWipe, fd.StablePath), devices, mode, &budget)
+		res.Partitions = append(res.Partitions, statuses...)
+		res.Changed = res.Changed || changed
+		if d != nil {
+			res.Decisions = append(res.Decisions, *d)
+		}
+	}
+	return res
+}
+
+// fresh is one observation and the decision on it.
+type fresh struct {
+	obs   Observation
+	d     Decision
+	stale []string
+}
+
+func (r Runner) decide(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool) (fresh, error) {
+	obs, stale, err := r.observe(ctx, path, dev, fd)
+	if err != nil {
+		return fresh{}, err
+	}
+	return fresh{obs: obs, d: Decide(fd, obs, wipeAllowed), stale: stale}, nil
+}
+
+func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllowed bool, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool) {
+	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
+	all := func(state prismv1.PartitionState, msg string) []prismv1.PartitionStatus {
+		var out []prismv1.PartitionStatus
+		for _, w := range Wanted(fd) {
+			out = append(out, prismv1.PartitionStatus{Device: fd.StablePath, Number: w.Number, Label: w.Label,
+				Path: prismv1.PartitionPath(fd.StablePath, w.Number), State: state, Message: truncate(msg)})
+		}
+		return out
+	}
+
+	i := slices.IndexFunc(devices, func(d prismv1.Device) bool { return d.StablePath == fd.StablePath })
+	if i < 0 {
+		return all(prismv1.PartitionPending, fmt.Sprintf("%s is not in this node's inventory (absent, or udev has not published the link yet)", fd.StablePath)), nil, false
+	}
+	dev := *devices[i].DeepCopy()
+	path, err := r.hostPath(dev.Path)
+	if err != nil {
+		return all(prismv1.PartitionRefused, err.Error()), nil, false
+	}
+	if state, msg := r.checkNode(path, fd.StablePath, dev.Name); state != "" {
+		return all(state, msg), nil, false
+	}
+	first, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if err != nil {
+		return all(prismv1.PartitionFailed, err.Error()), nil, false
+	}
+	if refused := r.staleRefusal(first, dev.Path); refused != nil {
+		return all(prismv1.PartitionRefused, *refused), nil, false
+	}
+	d := first.d
+	if len(d.Steps) == 0 {
+		return d.Partitions, &d, false
+	}
+	if mode != prismv1.ModeApply {
+		out := slices.Clone(d.Partitions)
+		prefix := "dry run: "
+		if mode != prismv1.ModeDryRun {
+			prefix = fmt.Sprintf("dry run (spec.mode is %q, not Apply): ", mode)
+		}
+		for i := range out {
+			if out[i].State == prismv1.PartitionPending {
+				out[i].Message = truncate(prefix + out[i].Message)
+			}
+		}
+		return out, &d, false
+	}
+
+	log.Info("Provisioning fast device", "path", path, "steps", len(d.Steps), "wipe", d.Wipe)
+	changed, stopped, failed := r.apply(ctx, path, dev, fd, wipeAllowed, budget, first)
+
+	// Confirm from a last observation of the device, never from the steps' exit codes: partx
+	// exits 0 even when the kernel refused a partition.
+	last, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if err != nil {
+		return all(prismv1.PartitionFailed, "re-reading after provisioning: "+err.Error()), &d, changed
+	}
+	out := last.d.Partitions
+	disagree := r.crossCheck(ctx, path, last.obs)
+	for i := range out {
+		st := &out[i]
+		switch {
+		case st.State == prismv1.PartitionReady && disagree != "":
+			st.State, st.Message = prismv1.PartitionFailed, disagree
+		case st.State == prismv1.PartitionReady || st.State == prismv1.PartitionRefused:
+		case failed != nil:
+			st.State, st.Message = prismv1.PartitionFailed, failed.Error()
+		case stopped:
+			st.State, st.Message = prismv1.PartitionPending, fmt.Sprintf("stopped after %d steps (step limit)", r.StepLimit)
+		default:
+			st.State, st.Message = prismv1.PartitionFailed, "after provisioning: "+st.Message
+		}
+		st.Message = truncate(st.Message)
+	}
+	return out, &d, changed
+}
+
+// apply runs the decision's steps: the device writes under an exclusive hold, each after a
+// fresh observation and decision (so mounts, holders, read-only and signatures are read again
+// immediately before every write), then the kernel steps of a last decision.
+func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool, budget *int, first fresh) (changed, stopped bool, failed error) {
+	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
+	spend := func() bool {
+		if *budget == 0 {
+			return false
+		}
+		if *budget > 0 {
+			*budget--
+		}
+		return true
+	}
+	if slices.ContainsFunc(first.d.Steps, Step.WritesDevice) {
+		// One thread makes every write of the pass: test/crash counts writes per thread when
+		// it kills the partitioner at each of them in turn.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		hold, err := r.hold(path, first.obs, first.d.Wipe)
+		if err != nil {
+			return false, false, err
+		}
+		defer hold.Close()
+		var lastKind StepKind
+		for range 8 { // forget, wipe, zero, zero, write: five at most; more means the device keeps changing
+			now, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+			if err != nil {
+				return changed, false, err
+			}
+			if refused := r.staleRefusal(now, dev.Path); refused != nil {
+				return changed, false, errors.New(*refused)
+			}
+			if now.d.Refused != "" {
+				return changed, false, fmt.Errorf("refused on a fresh look just before writing: %s", now.d.Refused)
+			}
+			i := slices.IndexFunc(now.d.Steps, Step.WritesDevice)
+			if i < 0 {
+				break
+			}
+			if !spend() {
+				return changed, true, nil
+			}
+			s := now.d.Steps[i]
+			if s.Kind == lastKind && s.Kind != StepForgetPartitions {
+				return changed, false, fmt.Errorf("after %s the device still needs it: %s", s.Kind, strings.Join(partitionMessages(now.d), "; "))
+			}
+			lastKind = s.Kind
+			log.Info("Writing", "step", s.String())
+			changed = true
+			if err := r.write(ctx, hold, path, s); err != nil {
+				return changed, false, fmt.Errorf("%s failed: %w", s.Kind, err)
+			}
+		}
+		if err := hold.Close(); err != nil {
+			return changed, false, err
+		}
+	}
+
+	// Tell the kernel, from what is on the device now.
+	now, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if err != nil {
+		return changed, false, err
+	}
+	for _, s := range now.d.Steps {
+		if s.WritesDevice() {
+			return changed, false, fmt.Errorf("the device still needs %s after writing it", s.Kind)
+		}
+		if s.Mutates() && !spend() {
+			return changed, true, nil
+		}
+		argv := s.Argv(path)
+		log.Info("Running", "step", s.String(), "argv", argv)
+		changed = changed || s.Mutates()
+		if _, err := r.Exec.Run(ctx, argv, nil); err != nil {
+			if s.Optional() {
+				// udevadm settle only waits; without udevadm (the agent image has none)
+				// nothing waits for the -partN links, and the next inventory sees them.
+				if !errors.Is(err, exec.ErrNotFound) {
+					log.Info("Optional step failed", "step", s.String(), "error", err.Error())
+				}
+				continue
+			}
+			return changed, false, fmt.Errorf("%s failed: %w", s, err)
+		}
+	}
+	return changed, false, nil
+}
+
+// hold opens the device for writing, exclusively: the kernel then refuses every mount, swap,
+// driver and exclusive opener of the device or its partitions until Prism is done. A device
+// whose own Prism partitions are in use (an OSD's DB behind device-mapper, an Open CAS cache)
+// cannot be held whole, and needs no hold to be extended: the kernel refuses to claim a whole
+// device while any of its partitions is claimed, and Prism writes only its own table and the
+// free ranges no partition covers yet. That is accepted only when the observation explains
+// the refusal by such partitions, and never for a wipe.
+func (r Runner) hold(path string, obs Observation, wipe bool) (hostexec.Device, error) {
+	open := r.opener()
+	f, err := open(path, true)
+	if err == nil || !errors.Is(err, syscall.EBUSY) {
+		return f, err
+	}
+	claimed := r.claimedPartitions(obs)
+	if wipe || len(claimed) == 0 || len(obs.Device.Holders) > 0 || len(obs.Mounts) > 0 || !obs.Disk.Complete() {
+		return nil, fmt.Errorf("%s is in use (the kernel refuses an exclusive open: mounted, swapped on, or held by a driver or another program): %w", path, err)
+	}
+	logf.Log.Info("Device busy through its partitions in use; writing without a whole-device hold", "path", path, "claimed", claimed)
+	return open(path, false)
+}
+
+// claimedPartitions lists the kernel partitions of the device that are claimed exclusively
+// (an exclusive open of the partition fails), which is what makes a whole-device hold fail.
+func (r Runner) claimedPartitions(obs Observation) []string {
+	var out []string
+	open := r.opener()
+	for _, name := range obs.Device.Partitions {
+		f, err := open(filepath.Join(cmp.Or(r.HostRoot, "/"), "dev", name), true)
+		if err == nil {
+			f.Close()
+			continue
+		}
+		if errors.Is(err, syscall.EBUSY) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// write carries out one device-writing step through the hold.
+func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s Step) error {
+	switch s.Kind {
+	case StepWipeSignatures, StepForgetPartitions:
+		_, err := r.Exec.Run(ctx, s.Argv(path), nil)
+		return err
+	case StepZeroRegions:
+		for _, reg := range s.Regions {
+			if err := writeUnlessEqual(hold, make([]byte, reg.Bytes), reg.Offset); err != nil {
+				return fmt.Errorf("zeroing %s: %w", reg.What, err)
+			}
+		}
+		return hold.Sync()
+	case StepWriteTable:
+		// Backup copy, primary copy, protective MBR, each made durable before the next: a
+		// crash leaves at most one torn copy, and only Prism's structures or zeros (Decide
+		// then writes the table again whole).
+		writes, err := s.Table.Writes()
+		if err != nil {
+			return err
+		}
+		for i, w := range writes {
+			if err := writeUnlessEqual(hold, w.Data, w.Offset); err != nil {
+				return fmt.Errorf("writing the %s: %w", w.What, err)
+			}
+			if i == 1 || i == 3 || i == 4 {
+				if err := hold.Sync(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s does not write the device", s.Kind)
+}
+
+// writeUnlessEqual writes data at off unless the device holds it already: a pass that
+// repeats a write after a crash changes only what differs.
+func writeUnlessEqual(dev hostexec.Device, data []byte, off int64) error {
+	cur := make([]byte, len(data))
+	if _, err := dev.ReadAt(cur, off); err != nil {
+		return err
+	}
+	if slices.Equal(cur, data) {
+		return nil
+	}
+	_, err := dev.WriteAt(data, off)
+	return err
+}
+
+// crossCheck reads the table with sfdisk (libfdisk, an independent reader) and reports any
+// difference from Prism's own reading; "" when they agree.
+func (r Runner) crossCheck(ctx context.Context, path string, obs Observation) string {
+	mine := obs.Disk.Table()
+	if !obs.Disk.Complete() {
+		return ""
+	}
+	theirs, err := gpt.ReadTable(ctx, r.Exec, path)
+	if err != nil {
+		return "sfdisk cannot read the table Prism wrote: " + err.Error()
+	}
+	if !strings.EqualFold(theirs.ID, mine.ID) || len(theirs.Partitions) != len(mine.Partitions) {
+		return fmt.Sprintf("sfdisk reads disk %s with %d partitions, Prism %s with %d", theirs.ID, len(theirs.Partitions), mine.ID, len(mine.Partitions))
+	}
+	for i, p := range mine.Partitions {
+		q := theirs.Partitions[i]
+		if p.Number != q.Number || p.StartBytes != q.StartBytes || p.SizeBytes != q.SizeBytes || p.Name != q.Name || !strings.EqualFold(p.TypeGUID, q.TypeGUID) {
+			return fmt.Sprintf("sfdisk reads %s where Prism reads %s", q, p)
+		}
+	}
+	return ""
+}
+
+// staleRefusal refuses a device whose kernel partitions differ from its table. Prism never
+// makes this state (it only adds partitions, and forgets the kernel's partitions before
+// re-partitioning a wiped device), so someone else changed the table under the kernel.
+// partx --update would resize a busy partition in place: leave it to a person.
+func (r Runner) staleRefusal(f fresh, path string) *string {
+	if len(f.stale) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: %s; Prism does not resize partitions the kernel has (check nothing uses them, then run partx --update %s)",
+		path, strings.Join(f.stale, "; "), path)
+	return &msg
+}
+
+// checkNode makes sure path is the block device the plan names: a block device (not a file a
+// fixture or a missing /dev mount left), and, when the stable link exists under HostRoot, the
+// device it points to (the kernel may rename devices between the inventory and now).
+func (r Runner) checkNode(path, stablePath, name string) (prismv1.PartitionState, string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return prismv1.PartitionFailed, err.Error()
+	}
+	if !r.allowFiles && (fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0) {
+		return prismv1.PartitionRefused, fmt.Sprintf("%s is not a block device (%s); is --host-root the host's root?", path, fi.Mode().Type())
+	}
+	link := filepath.Join(cmp.Or(r.HostRoot, "/"), stablePath)
+	if target, err := os.Readlink(link); err == nil && filepath.Base(target) != name {
+		return prismv1.PartitionPending, fmt.Sprintf("%s now points to %s, not %s as in the inventory; waiting for the next inventory", stablePath, target, name)
+	}
+	return "", ""
+}
+
+// hostPath maps an inventory path (/dev/nvme0n1) under HostRoot.
+func (r Runner) hostPath(p string) (string, error) {
+	if !strings.HasPrefix(p, "/dev/") || filepath.Clean(p) != p {
+		return "", fmt.Errorf("device path %q is not a /dev path", p)
+	}
+	return filepath.Join(cmp.Or(r.HostRoot, "/"), p), nil
+}
+
+func (r Runner) opener() hostexec.DeviceOpener {
+	if r.Open != nil {
+		return r.Open
+	}
+	return hostexec.OpenDevice
+}
+
+// partitionMessages are the distinct messages of a decision's partitions.
+func partitionMessages(d Decision) []string {
+	var out []string
+	for _, p := range d.Partitions {
+		if p.Message != "" && !slices.Contains(out, p.Message) {
+			out = append(out, p.Message)
+		}
+	}
+	return out
+}
