@@ -39,7 +39,9 @@ func TestAgentCreatesItsStorageNodeOnlyWithAnEmptySpec(t *testing.T) {
 	}
 	wantDenied(t, "own node with a spec", err, "may create its StorageNode only with an empty spec")
 
-	for _, spec := range []prismv1.StorageNodeSpec{{PolicyName: "p"}, {Mode: prismv1.ModeDryRun}, {Plan: &prismv1.NodePlan{}}} {
+	// Each spec valid by the CRD's own rules (a plan needs a policy name and mode), so that
+	// the denial is the admission policy's.
+	for _, spec := range []prismv1.StorageNodeSpec{{PolicyName: "p"}, {Mode: prismv1.ModeDryRun}, {PolicyName: "p", Mode: prismv1.ModeDryRun, Plan: &prismv1.NodePlan{}}} {
 		err := agent.Create(ctx, &prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Name: own}, Spec: spec})
 		wantDenied(t, "own node with spec "+toString(spec), err, "may create its StorageNode only with an empty spec")
 	}
