@@ -757,3 +757,72 @@ func lookTool(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// A device whose Prism partition is in use (held exclusively, as an OSD's device-mapper LV or a
+// running cache holds it) cannot be held whole; the partitioner still adds the missing
+// partitions when the refusal is proven to come from that partition (here: the other
+// partition's exclusive open succeeds). A device held whole by someone else is refused and not
+// written, and so is one whose only partition is held with nothing to prove by whom.
+func TestProvisionBesidePartitionsInUse(t *testing.T) {
+	e := setup(t)
+	l := e.attach(t, "in-use", 12*gib, 512)
+	full := fastPlan(t, l, false)
+	first := fastPlan(t, l, false)
+	first.FastDevices[0].Slots, first.FastDevices[0].Cache = first.FastDevices[0].Slots[:1], nil
+	rec := &recorder{}
+	if res := reconcile(e, rec, first, e.devices(t, l), prismv1.ModeApply, 0); states(res.Partitions) != "Ready" {
+		t.Fatalf("slot 1 alone: %+v", res.Partitions)
+	}
+	// Its only partition held, by a program with no trace in sysfs or the mount table.
+	only, err := os.OpenFile(l.dev+"p1", os.O_RDONLY|os.O_EXCL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := fastPlan(t, l, false)
+	two.FastDevices[0].Slots, two.FastDevices[0].Cache = two.FastDevices[0].Slots[:2], nil
+	res := reconcile(e, rec, two, e.devices(t, l), prismv1.ModeApply, 0)
+	only.Close()
+	if got := states(res.Partitions); got != "Ready,Failed" || !strings.Contains(res.Partitions[1].Message, "is in use") {
+		t.Fatalf("the only partition held: %s %+v", got, res.Partitions)
+	}
+	if res := reconcile(e, rec, two, e.devices(t, l), prismv1.ModeApply, 0); states(res.Partitions) != "Ready,Ready" {
+		t.Fatalf("slots 1 and 2: %+v", res.Partitions)
+	}
+
+	// Someone else holds the whole device: nothing is written.
+	whole, err := os.OpenFile(l.dev, os.O_RDONLY|os.O_EXCL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := digest(t, l)
+	rec.reset()
+	res = reconcile(e, rec, full, e.devices(t, l), prismv1.ModeApply, 0)
+	whole.Close()
+	if got := states(res.Partitions); got != "Ready,Ready,Failed,Failed" || !strings.Contains(res.Partitions[2].Message, "is in use") {
+		t.Fatalf("device held whole by another: %s %+v", got, res.Partitions)
+	}
+	if w := rec.writes(); len(w) != 0 || digest(t, l) != before {
+		t.Fatalf("a device held by another was written: %q", w)
+	}
+
+	// Partition 1 in use, partition 2 not: the others are added beside them.
+	part, err := os.OpenFile(l.dev+"p1", os.O_RDONLY|os.O_EXCL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	rec.reset()
+	res = reconcile(e, rec, full, e.devices(t, l), prismv1.ModeApply, 0)
+	if got := states(res.Partitions); got != "Ready,Ready,Ready,Ready" {
+		t.Fatalf("beside partition 1 in use: %s %+v", got, res.Partitions)
+	}
+	verifyLayout(e, t, l, full)
+}
+
+func states(ps []prismv1.PartitionStatus) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, string(p.State))
+	}
+	return strings.Join(s, ",")
+}

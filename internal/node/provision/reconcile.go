@@ -264,8 +264,8 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 // whose own Prism partitions are in use (an OSD's DB behind device-mapper, an Open CAS cache)
 // cannot be held whole, and needs no hold to be extended: the kernel refuses to claim a whole
 // device while any of its partitions is claimed, and Prism writes only its own table and the
-// free ranges no partition covers yet. That is accepted only when the observation explains
-// the refusal by such partitions, and never for a wipe.
+// free ranges no partition covers yet. That is accepted only when the refusal is proven to come
+// from such partitions (claimedPartitions), and never for a wipe.
 func (r Runner) hold(path string, obs Observation, wipe bool) (hostexec.Device, error) {
 	open := r.opener()
 	f, err := open(path, true)
@@ -273,29 +273,42 @@ func (r Runner) hold(path string, obs Observation, wipe bool) (hostexec.Device, 
 		return f, err
 	}
 	claimed := r.claimedPartitions(obs)
-	if wipe || len(claimed) == 0 || len(obs.Device.Holders) > 0 || len(obs.Mounts) > 0 || !obs.Disk.Complete() {
+	if wipe || len(claimed) == 0 || len(obs.Device.Holders) > 0 || !obs.Disk.Complete() {
 		return nil, fmt.Errorf("%s is in use (the kernel refuses an exclusive open: mounted, swapped on, or held by a driver or another program): %w", path, err)
 	}
 	logf.Log.Info("Device busy through its partitions in use; writing without a whole-device hold", "path", path, "claimed", claimed)
 	return open(path, false)
 }
 
-// claimedPartitions lists the kernel partitions of the device that are claimed exclusively
-// (an exclusive open of the partition fails), which is what makes a whole-device hold fail.
+// claimedPartitions lists the kernel partitions of the device that are provably claimed, which
+// is what makes a whole-device hold fail: a partition whose exclusive open fails while another
+// partition's succeeds (were the whole device claimed by another, every partition's would
+// fail), or one with a holder in sysfs (device-mapper, md) or a mount. The kernel never lets
+// anyone claim a whole device while one of its partitions is claimed. Nil when nothing proves
+// it: then the whole device may be held by another, and Prism does not write.
 func (r Runner) claimedPartitions(obs Observation) []string {
-	var out []string
 	open := r.opener()
+	var busy []string
+	free, proven := false, false
 	for _, name := range obs.Device.Partitions {
 		f, err := open(filepath.Join(cmp.Or(r.HostRoot, "/"), "dev", name), true)
 		if err == nil {
 			f.Close()
+			free = true
 			continue
 		}
-		if errors.Is(err, syscall.EBUSY) {
-			out = append(out, name)
+		if !errors.Is(err, syscall.EBUSY) {
+			continue
 		}
+		busy = append(busy, name)
+		n, _ := parsePartitionName(obs.Device.Name, name)
+		mounted := slices.ContainsFunc(obs.Mounts, func(m string) bool { return strings.HasPrefix(m, name+" on ") })
+		proven = proven || len(obs.PartitionHolders[n]) > 0 || mounted
 	}
-	return out
+	if len(busy) == 0 || !proven && !free {
+		return nil
+	}
+	return busy
 }
 
 // write carries out one device-writing step through the hold.
