@@ -59,6 +59,17 @@ test: ## Run every test: unit, fuzz, envtest, root tests on loop devices, real C
 test-guest: ## Rook's exact OSD path (ceph-volume lvm) in a QEMU guest built from Debian packages (root; see docs/provisioning.md).
 	$(GO) test ./test/guest/ -count=1 -timeout 45m -v
 
+.PHONY: e2e-guest
+e2e-guest: ## The e2e foundations in the forky QEMU guest (root, slow): a real control plane + kubelet to a Ready node and a pod (docs/e2e.md).
+	hack/e2e/run.sh node
+
+.PHONY: e2e-rook
+e2e-rook: ## e2e-guest, then Rook v1.20.4's Helm chart and a CephCluster to a mon quorum (needs Rook's pkg/apis module: docs/e2e.md).
+	hack/e2e/run.sh rook
+
+.PHONY: e2e
+e2e: e2e-guest ## Every e2e stage that can run here (today: e2e-guest; see docs/e2e.md).
+
 .PHONY: fuzz
 fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).
 	hack/fuzz.sh $${FUZZTIME:-20s}

@@ -30,7 +30,6 @@ var GuestScripts = map[string][]string{
 	"hack/guest/nvmet-loop.sh":  {"guest-root", "e2e-root"},
 	"test/guest/rook-path.sh":   {"guest-root"},
 	"hack/e2e/guest-cluster.sh": {"e2e-root"},
-	"hack/e2e/rook-stage.sh":    {"e2e-root"},
 }
 
 // Collect scans the repository at root: every shell script (by .sh name or #! line), the

@@ -1,0 +1,300 @@
+#!/bin/bash
+# Runs inside the forky e2e guest (hack/e2e/run.sh boots it with hack/guest/run.sh): a real
+# single-node Kubernetes on the guest's own addresses, then what E2E_STAGE asks for.
+#
+#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy
+#   (hack/envtest-bins.sh builds them from the Go module proxy), containerd with runc and
+#   Debian's CNI plugins (bridge, host-local, loopback, portmap) from the guest's packages.
+#
+# The node's address is on a dummy interface (prism0, 10.250.0.1): nothing leaves the guest.
+# Images come from OCI archives on the 9p share (/mnt/host/images/*.tar), imported with
+# `ctr -n k8s.io images import`; no registry is reachable.
+#
+# /etc/prism-e2e.env (from the run's overlay) sets:
+#   E2E_STAGE   node: node Ready, then a pod from the imported sleep image
+#               rook: node, then Rook's Helm chart and a CephCluster to a mon quorum
+#   E2E_TIMEOUT seconds for each wait (default 900)
+# Results go to /mnt/host/out: marks.txt (uptime-stamped milestones), logs/, state/.
+set -uo pipefail
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+E2E_STAGE=node E2E_TIMEOUT=900
+[[ ! -f /etc/prism-e2e.env ]] || source /etc/prism-e2e.env
+out=${PRISM_OUT:-/mnt/host}/out
+logs=$out/logs # on the share: readable from the host while the guest runs
+mkdir -p "$out/state" "$logs"
+: >"$out/marks.txt"
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+mark() { echo "E2E-MARK $(uptime_s) $*" | tee -a "$out/marks.txt"; }
+collect() {
+  mkdir -p "$out/logs" "$out/state"
+  if [[ -f /etc/kubernetes/admin.conf ]]; then
+    k get nodes -o wide >"$out/state/nodes.txt" 2>&1
+    k get pods -A -o wide >"$out/state/pods.txt" 2>&1
+    k get events -A --sort-by=.lastTimestamp >"$out/state/events.txt" 2>&1
+    k describe nodes >"$out/state/nodes-describe.txt" 2>&1
+    k describe pods -A >"$out/state/pods-describe.txt" 2>&1
+    if [[ $E2E_STAGE == rook ]]; then
+      k -n rook-ceph get cephcluster -o yaml >"$out/state/cephcluster.yaml" 2>&1
+      k -n rook-ceph logs deploy/rook-ceph-operator >"$out/logs/rook-operator.log" 2>&1
+      for p in $(k -n rook-ceph get pods -o name 2>/dev/null); do
+        k -n rook-ceph logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
+      done
+    fi
+  fi
+  ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
+  dmesg >"$out/logs/dmesg.log" 2>&1
+}
+fail() {
+  mark "FAIL $*"
+  collect
+  exit 1
+}
+k() { kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
+# wait_for SECONDS WHAT CMD...: poll CMD every 2 s.
+wait_for() {
+  local limit=$1 what=$2 t0=$SECONDS
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS - t0 < limit)) || fail "timed out after $limit s waiting for $what"
+    sleep 2
+  done
+  mark "$what ($((SECONDS - t0)) s)"
+}
+# condition NS KIND/NAME TYPE: the object's status condition TYPE is True. (Polled with get:
+# under TCG a kubectl wait spends its short timeout starting up.)
+condition() {
+  local ns=()
+  [[ $1 == - ]] || ns=(-n "$1")
+  [[ $(k "${ns[@]}" get "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}" 2>/dev/null) == True ]]
+}
+# bg NAME CMD...: start a daemon, its output in $logs/NAME.log.
+bg() {
+  local name=$1
+  shift
+  "$@" >"$logs/$name.log" 2>&1 &
+  echo $! >"/run/e2e-$name.pid"
+}
+# 7. Rook (E2E_STAGE=rook): Rook's own Helm chart (deploy/charts/rook-ceph from Rook's module
+# zip, /opt/e2e/rook-ceph) installed with helm, the operator image being the one
+# hack/e2e/run.sh wrote from the guest's Debian packages and the rook binary, then a
+# CephCluster with one mon and no OSDs (useAllNodes: false); waits for the real operator to
+# bring the mon to a quorum.
+rook_stage() {
+  local repo tag t0
+  repo=${E2E_ROOK_IMAGE%:*} tag=${E2E_ROOK_IMAGE##*:}
+  t0=$SECONDS
+  helm --kubeconfig /etc/kubernetes/admin.conf install rook-ceph /opt/e2e/rook-ceph \
+    --namespace rook-ceph --create-namespace \
+    --set image.repository="$repo" --set image.tag="$tag" --set image.pullPolicy=Never \
+    --set csi.installCsiOperator=false --set resources=null \
+    >"$logs/helm.log" 2>&1 || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
+  mark "helm install rook-ceph ($((SECONDS - t0)) s)"
+  wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
+  wait_for 300 "CephCluster CRD established" condition - crd/cephclusters.ceph.rook.io Established
+
+  k apply -f - <<EOF || fail "create CephCluster"
+apiVersion: ceph.rook.io/v1
+kind: CephCluster
+metadata: {name: e2e, namespace: rook-ceph}
+spec:
+  dataDirHostPath: /var/lib/rook
+  cephVersion: {image: "$E2E_ROOK_IMAGE"}
+  mon: {count: 1, allowMultiplePerNode: true}
+  mgr: {count: 1, allowMultiplePerNode: true}
+  dashboard: {enabled: false}
+  crashCollector: {disable: true}
+  monitoring: {enabled: false}
+  storage: {useAllNodes: false, useAllDevices: false}
+  healthCheck:
+    daemonHealth:
+      mon: {interval: 45s, timeout: 600s}
+  cephConfig:
+    global:
+      osd_pool_default_size: "1"
+      mon_warn_on_pool_no_redundancy: "false"
+EOF
+  mark "CephCluster applied"
+  mon_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mon -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
+  wait_for "$E2E_TIMEOUT" "MON POD RUNNING" mon_running
+  # The quorum as the mon itself reports it, through its admin socket.
+  in_quorum() {
+    k -n rook-ceph exec deploy/rook-ceph-mon-a -c mon -- ceph --admin-daemon /run/ceph/ceph-mon.a.asok mon_status >"$out/state/mon_status.json" 2>&1 &&
+      grep -q '"quorum": \[' "$out/state/mon_status.json" && grep -q '"state": "leader"' "$out/state/mon_status.json"
+  }
+  wait_for "$E2E_TIMEOUT" "MON QUORUM (mon.a leader)" in_quorum
+  # And the operator's own view: it logs the quorum and moves on to the mgr.
+  op_saw_quorum() { k -n rook-ceph logs deploy/rook-ceph-operator 2>/dev/null | grep -qiE 'mons running|in quorum'; }
+  wait_for "$E2E_TIMEOUT" "operator reports the mon quorum" op_saw_quorum
+  k -n rook-ceph get cephcluster e2e -o jsonpath='{.status.phase} {.status.message}{"\n"}' | tee -a "$out/marks.txt"
+}
+
+mark "start stage=$E2E_STAGE kernel=$(uname -r) $(dpkg-query -W ceph-mon containerd runc | tr '\t\n' '= ')"
+
+# 1. The host side of a node: shared mounts, cgroup v2 with its controllers, a work disk for
+# everything that grows (the root is an initramfs in RAM), the modules and sysctls of a
+# container network.
+mount --make-rshared /
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
+echo "+cpu +cpuset +io +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || fail "cgroup controllers"
+work=$(ls /dev/disk/by-id/nvme-*_e2e-work 2>/dev/null | head -1)
+[[ -n $work ]] || fail "no e2e-work disk (hack/e2e/run.sh adds --disk e2e-work:SIZE)"
+mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$work" || fail "mkfs.ext4 $work"
+mkdir -p /var/lib/e2e
+mount "$work" /var/lib/e2e || fail "mount $work"
+for d in containerd kubelet etcd rook; do
+  mkdir -p "/var/lib/e2e/$d" "/var/lib/$d"
+  mount --bind "/var/lib/e2e/$d" "/var/lib/$d"
+done
+mkdir -p /var/lib/e2e/log /var/log/pods /var/log/containers
+mount --bind /var/lib/e2e/log /var/log/pods
+modprobe -a overlay br_netfilter bridge veth dummy nf_conntrack nf_tables nft_compat nft_chain_nat \
+  xt_conntrack xt_comment xt_mark xt_addrtype xt_MASQUERADE xt_nat xt_multiport xt_statistic \
+  nf_nat iptable_nat iptable_filter 2>"$logs/modprobe.log"
+echo 1 >/proc/sys/net/ipv4/ip_forward
+echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+echo 1 >/proc/sys/net/bridge/bridge-nf-call-ip6tables
+node_ip=10.250.0.1
+ip link add prism0 type dummy && ip addr add "$node_ip/24" dev prism0 && ip link set prism0 up ||
+  fail "dummy interface prism0"
+ip route add default dev prism0 2>/dev/null # kube-proxy and the kubelet want a default route
+printf '127.0.0.1 localhost\n%s prism-guest\n' "$node_ip" >/etc/hosts
+[[ -s /etc/machine-id ]] || tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+: >/etc/resolv.conf
+mark "host ready"
+
+# 2. containerd: the default configuration with the sandbox image replaced by the imported
+# sleep image, and the CNI plugins where containerd looks for them.
+mkdir -p /etc/containerd /etc/cni/net.d /opt/cni
+ln -sfn /usr/lib/cni /opt/cni/bin
+containerd config default >/etc/containerd/config.toml
+sed -i 's#registry.k8s.io/pause:[0-9.]*#prism.local/e2e/sleep:v1#' /etc/containerd/config.toml
+grep -q prism.local/e2e/sleep /etc/containerd/config.toml || fail "no sandbox image setting in containerd's default config"
+# The kernel has AppArmor but the guest has no apparmor_parser (nor securityfs mounted).
+sed -i 's/disable_apparmor = false/disable_apparmor = true/' /etc/containerd/config.toml
+cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
+{
+  "cniVersion": "1.0.0",
+  "name": "prism-e2e",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+bg containerd containerd --config /etc/containerd/config.toml
+wait_for 120 "containerd up" ctr version
+for f in /mnt/host/images/*.tar; do
+  [[ -f $f ]] || continue
+  t0=$SECONDS
+  ctr -n k8s.io images import "$f" >>"$logs/import.log" 2>&1 || fail "ctr import $f"
+  mark "imported $(basename "$f") $(du -m "$f" | cut -f1) MiB ($((SECONDS - t0)) s)"
+done
+
+# 3. Key material, static tokens (the guest's only users) and kubeconfigs.
+pki=/etc/kubernetes/pki
+pki -dir $pki -ip 127.0.0.1 -ip 10.96.0.1 -ip $node_ip -dns localhost -dns kubernetes \
+  -dns kubernetes.default -dns kubernetes.default.svc -dns kubernetes.default.svc.cluster.local || fail "pki"
+token() { tr -d '-' </proc/sys/kernel/random/uuid; }
+declare -A tokens
+: >$pki/tokens.csv
+user() { # NAME [GROUP]: the bootstrap RBAC roles bind these names.
+  tokens[$1]=$(token)
+  echo "${tokens[$1]},$1,$1${2:+,\"$2\"}" >>$pki/tokens.csv
+}
+user admin system:masters
+user system:kube-controller-manager
+user system:kube-scheduler
+user system:node:prism-guest system:nodes
+user system:kube-proxy
+kubeconfig() { # FILE USER
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: $pki/ca.crt}
+users:
+- name: $2
+  user: {token: "${tokens[$2]}"}
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: "$2"}
+current-context: e2e
+EOF
+}
+kubeconfig /etc/kubernetes/admin.conf admin
+kubeconfig /etc/kubernetes/kcm.conf system:kube-controller-manager
+kubeconfig /etc/kubernetes/scheduler.conf system:kube-scheduler
+kubeconfig /etc/kubernetes/kubelet.conf system:node:prism-guest
+kubeconfig /etc/kubernetes/proxy.conf system:kube-proxy
+mark "pki ready"
+
+# 4. The control plane.
+bg etcd etcd --data-dir /var/lib/etcd --listen-client-urls http://127.0.0.1:2379 \
+  --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
+  --initial-advertise-peer-urls http://127.0.0.1:2380 --initial-cluster default=http://127.0.0.1:2380 \
+  --unsafe-no-fsync
+bg kube-apiserver kube-apiserver --etcd-servers http://127.0.0.1:2379 --advertise-address $node_ip \
+  --secure-port 6443 --tls-cert-file $pki/apiserver.crt --tls-private-key-file $pki/apiserver.key \
+  --client-ca-file $pki/ca.crt --token-auth-file $pki/tokens.csv --authorization-mode Node,RBAC \
+  --enable-admission-plugins NodeRestriction --allow-privileged=true \
+  --service-account-issuer https://kubernetes.default.svc --service-account-key-file $pki/sa.pub \
+  --service-account-signing-key-file $pki/sa.key --service-cluster-ip-range 10.96.0.0/16
+wait_for "$E2E_TIMEOUT" "apiserver ready" k get --raw /readyz
+bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/kcm.conf \
+  --authentication-kubeconfig /etc/kubernetes/kcm.conf --authorization-kubeconfig /etc/kubernetes/kcm.conf \
+  --service-account-private-key-file $pki/sa.key --root-ca-file $pki/ca.crt \
+  --use-service-account-credentials --leader-elect=false --bind-address 127.0.0.1
+bg kube-scheduler kube-scheduler --kubeconfig /etc/kubernetes/scheduler.conf \
+  --authentication-kubeconfig /etc/kubernetes/scheduler.conf --authorization-kubeconfig /etc/kubernetes/scheduler.conf \
+  --leader-elect=false --bind-address 127.0.0.1
+
+# 5. The node: kubelet (cgroupfs, like containerd's default runc options) and kube-proxy.
+cat >/etc/kubernetes/kubelet.yaml <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+# The guest is its own world: the apiserver reaches the kubelet (logs, exec) without credentials.
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+address: $node_ip
+failSwapOn: false
+resolvConf: ""
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+EOF
+bg kubelet kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
+  --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
+bg kube-proxy kube-proxy --kubeconfig /etc/kubernetes/proxy.conf --hostname-override prism-guest \
+  --proxy-mode iptables --cluster-cidr 10.244.0.0/16 --conntrack-max-per-core 0 --bind-address 127.0.0.1
+# Every two minutes, what the cluster looks like, on the share (readable while the guest runs).
+(while sleep 120; do
+  { date; k get pods -A -o wide; } >"$out/state/live.txt.tmp" 2>&1
+  mv "$out/state/live.txt.tmp" "$out/state/live.txt"
+done) &
+wait_for "$E2E_TIMEOUT" "node registered" k get node prism-guest
+wait_for "$E2E_TIMEOUT" "NODE READY" condition - node/prism-guest Ready
+k get node -o wide | tee -a "$out/marks.txt"
+
+# 6. A pod from the imported image, through the scheduler, the kubelet, containerd and runc.
+wait_for "$E2E_TIMEOUT" "default service account" k -n default get serviceaccount default
+k apply -f - <<'EOF' || fail "create pod"
+apiVersion: v1
+kind: Pod
+metadata: {name: sleep, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: sleep, image: prism.local/e2e/sleep:v1, imagePullPolicy: Never, args: ["3600"]}
+EOF
+wait_for "$E2E_TIMEOUT" "POD RUNNING" condition default pod/sleep Ready
+k -n default get pod sleep -o wide | tee -a "$out/marks.txt"
+k -n default logs sleep | tee -a "$out/marks.txt"
+
+[[ $E2E_STAGE != rook ]] || rook_stage
+collect
+mark "done"

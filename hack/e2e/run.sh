@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The e2e guest cluster (issue 17 items 2 and 3): builds or reuses every piece, boots the forky
+# guest in QEMU (TCG) and runs hack/e2e/guest-cluster.sh in it.
+#
+#   hack/e2e/run.sh node    # node Ready, then a pod from an imported OCI archive
+#   hack/e2e/run.sh rook    # node, then Rook's Helm chart and a CephCluster to a mon quorum
+#
+# Pieces, each cached (~/.cache/prism): the forky guest (PRISM_GUEST_SUITE=forky
+# hack/guest/build.sh), etcd and the Kubernetes binaries (hack/envtest-bins.sh --with-controllers
+# --with-node --with-kubectl), for rook the rook and helm binaries and Rook's chart
+# (hack/e2e/rook-bins.sh), and the test images (OCI archives written by hack/e2e/ociarchive).
+# Host-to-guest traffic is the 9p share (binaries, images, results) and the serial console.
+#
+# Env: PRISM_E2E_KEEP=1 keeps the work directory (disk images, results); PRISM_E2E_OUT=DIR
+# copies the results (marks.txt, logs/, state/) there; E2E_TIMEOUT (seconds per wait in the
+# guest, 900); PRISM_E2E_MEM (guest memory, 8G).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+stage=${1:-node}
+[[ $stage == node || $stage == rook ]] || { echo "usage: $0 node|rook" >&2; exit 2; }
+log() { echo "e2e: $*" >&2; }
+[[ $(id -u) -eq 0 ]] || { log "needs root (the guest build and QEMU)"; exit 3; }
+t_all=$SECONDS
+declare -A took
+step() { took[$1]=$2; log "$1: $2 s"; }
+
+cache="${PRISM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/prism}"
+t0=$SECONDS
+guest=$(PRISM_GUEST_SUITE=forky "$repo/hack/guest/build.sh")
+step guest-build $((SECONDS - t0))
+t0=$SECONDS
+assets=$("$repo/hack/envtest-bins.sh" --with-controllers --with-node --with-kubectl)
+step k8s-bins $((SECONDS - t0))
+rookdir=""
+if [[ $stage == rook ]]; then
+  t0=$SECONDS
+  rookdir=$("$here/rook-bins.sh")
+  step rook-bins $((SECONDS - t0))
+fi
+
+work=$(mktemp -d /var/tmp/prism-e2e.XXXXXX)
+cleanup() {
+  if [[ -n ${PRISM_E2E_KEEP:-} ]]; then log "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+share="$work/share"
+mkdir -p "$share/bin" "$share/images" "$work/overlay/etc" "$work/overlay/prism" "$work/overlay/opt/e2e"
+
+# Binaries go through the share (not the initramfs: less guest RAM).
+t0=$SECONDS
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+  ln "$assets/$b" "$share/bin/$b" 2>/dev/null || cp "$assets/$b" "$share/bin/$b"
+done
+(cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$share/bin/pki" ./hack/e2e/pki &&
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/sleep" ./hack/e2e/sleep &&
+  go build -o "$work/ociarchive" ./hack/e2e/ociarchive)
+
+# Images, as OCI archives, cached by what goes in them.
+imgcache="$cache/e2e/images"
+mkdir -p "$imgcache"
+sleep_tar="$imgcache/sleep-$(sha256sum "$work/sleep" | cut -c1-16).tar"
+[[ -f $sleep_tar ]] || "$work/ociarchive" -o "$sleep_tar" -name prism.local/e2e/sleep:v1 \
+  -file "$work/sleep:/sleep:0755" -entrypoint /sleep >&2
+ln "$sleep_tar" "$share/images/sleep.tar" 2>/dev/null || cp "$sleep_tar" "$share/images/sleep.tar"
+rook_image=""
+if [[ $stage == rook ]]; then
+  # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
+  # packages, as the guest has them) plus the rook binary, as Rook's image is Ceph's plus rook.
+  ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
+  rook_image="prism.local/e2e/rook-ceph:v1.20.4-ceph-${ceph_ver%%+*}"
+  key=$(cat "$guest/candidates.txt" "$rookdir/rook" | sha256sum | cut -c1-16)
+  rook_tar="$imgcache/rook-ceph-$key.tar"
+  if [[ ! -f $rook_tar ]]; then
+    log "writing $rook_image from $guest/base.cpio and rook"
+    "$work/ociarchive" -o "$rook_tar" -name "$rook_image" -cpio "$guest/base.cpio" \
+      -exclude dev/ -exclude init -exclude prism/ -exclude usr/lib/modules/ \
+      -file "$rookdir/rook:/usr/local/bin/rook:0755" >&2
+  fi
+  ln "$rook_tar" "$share/images/rook-ceph.tar" 2>/dev/null || cp "$rook_tar" "$share/images/rook-ceph.tar"
+  cp "$rookdir/helm" "$share/bin/helm"
+  cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+fi
+step images $((SECONDS - t0))
+{
+  echo "E2E_STAGE=$stage"
+  echo "E2E_TIMEOUT=${E2E_TIMEOUT:-900}"
+  echo "E2E_ROOK_IMAGE=$rook_image"
+  echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+} >"$work/overlay/etc/prism-e2e.env"
+
+t0=$SECONDS
+rc=0
+PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
+  --share "$share" --disk e2e-work:64G --mem "${PRISM_E2E_MEM:-8G}" --smp 2 --timeout 5400 \
+  --workdir "$work/vm" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
+step guest-run $((SECONDS - t0))
+grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console.log" >&2 || true
+if [[ -n ${PRISM_E2E_OUT:-} ]]; then
+  mkdir -p "$PRISM_E2E_OUT"
+  cp -r "$share/out/." "$PRISM_E2E_OUT/" 2>/dev/null || true
+  cp "$work/console.log" "$PRISM_E2E_OUT/console.log"
+  {
+    for k in guest-build k8s-bins rook-bins images guest-run; do
+      [[ -z ${took[$k]:-} ]] || echo "$k ${took[$k]} s"
+    done
+    echo "total $((SECONDS - t_all)) s"
+  } >"$PRISM_E2E_OUT/timings.txt"
+fi
+log "stage $stage: exit $rc after $((SECONDS - t_all)) s"
+exit "$rc"
