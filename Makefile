@@ -67,8 +67,12 @@ e2e-guest: ## The e2e foundations in the forky QEMU guest (root, slow): a real c
 e2e-rook: ## e2e-guest, then Rook v1.20.4's Helm chart and a CephCluster to a mon quorum (needs Rook's pkg/apis module: docs/e2e.md).
 	hack/e2e/run.sh rook
 
+.PHONY: e2e-rook-chart
+e2e-rook-chart: ## e2e-guest, then Rook v1.20.4's own Helm chart with helm and a CephCluster its CRD accepts (no operator: docs/e2e.md).
+	hack/e2e/run.sh rook-chart
+
 .PHONY: e2e
-e2e: e2e-guest ## Every e2e stage that can run here (today: e2e-guest; see docs/e2e.md).
+e2e: e2e-rook-chart ## Every e2e stage that runs here (e2e-rook-chart includes e2e-guest; see docs/e2e.md).
 
 .PHONY: fuzz
 fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).

@@ -11,7 +11,10 @@
 # `ctr -n k8s.io images import`; no registry is reachable.
 #
 # /etc/prism-e2e.env (from the run's overlay) sets:
-#   E2E_STAGE   node: node Ready, then a pod from the imported sleep image
+#   E2E_STAGE   node: node Ready, a pod from the imported sleep image, and a pod that reaches
+#                     the apiserver through the service network as in-cluster clients do
+#               rook-chart: node, then Rook's Helm chart with helm and a CephCluster accepted
+#                     by Rook's CRD; no operator runs (no rook binary: docs/e2e.md)
 #               rook: node, then Rook's Helm chart and a CephCluster to a mon quorum
 #   E2E_TIMEOUT seconds for each wait (default 900)
 # Results go to /mnt/host/out: marks.txt (uptime-stamped milestones), logs/, state/.
@@ -33,7 +36,7 @@ collect() {
     k get events -A --sort-by=.lastTimestamp >"$out/state/events.txt" 2>&1
     k describe nodes >"$out/state/nodes-describe.txt" 2>&1
     k describe pods -A >"$out/state/pods-describe.txt" 2>&1
-    if [[ $E2E_STAGE == rook ]]; then
+    if [[ $E2E_STAGE == rook* ]]; then
       k -n rook-ceph get cephcluster -o yaml >"$out/state/cephcluster.yaml" 2>&1
       k -n rook-ceph logs deploy/rook-ceph-operator >"$out/logs/rook-operator.log" 2>&1
       for p in $(k -n rook-ceph get pods -o name 2>/dev/null); do
@@ -79,7 +82,7 @@ bg() {
 # hack/e2e/run.sh wrote from the guest's Debian packages and the rook binary, then a
 # CephCluster with one mon and no OSDs (useAllNodes: false); waits for the real operator to
 # bring the mon to a quorum.
-rook_stage() {
+rook_chart() {
   local repo tag t0
   repo=${E2E_ROOK_IMAGE%:*} tag=${E2E_ROOK_IMAGE##*:}
   t0=$SECONDS
@@ -89,9 +92,11 @@ rook_stage() {
     --set csi.installCsiOperator=false --set resources=null \
     >"$logs/helm.log" 2>&1 || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
   mark "helm install rook-ceph ($((SECONDS - t0)) s)"
-  wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
+  k get crd -o name | grep -c 'ceph.rook.io' | sed 's/^/ceph.rook.io CRDs: /' | tee -a "$out/marks.txt"
   wait_for 300 "CephCluster CRD established" condition - crd/cephclusters.ceph.rook.io Established
+}
 
+rook_cluster() {
   k apply -f - <<EOF || fail "create CephCluster"
 apiVersion: ceph.rook.io/v1
 kind: CephCluster
@@ -113,7 +118,13 @@ spec:
       osd_pool_default_size: "1"
       mon_warn_on_pool_no_redundancy: "false"
 EOF
-  mark "CephCluster applied"
+  mark "CephCluster applied (accepted by Rook's CRD schema)"
+}
+
+rook_stage() {
+  rook_chart
+  wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
+  rook_cluster
   mon_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mon -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
   wait_for "$E2E_TIMEOUT" "MON POD RUNNING" mon_running
   # The quorum as the mon itself reports it, through its admin socket.
@@ -295,6 +306,30 @@ wait_for "$E2E_TIMEOUT" "POD RUNNING" condition default pod/sleep Ready
 k -n default get pod sleep -o wide | tee -a "$out/marks.txt"
 k -n default logs sleep | tee -a "$out/marks.txt"
 
-[[ $E2E_STAGE != rook ]] || rook_stage
+# 6b. The service network as an in-cluster client sees it: kube-proxy's rules to the apiserver,
+# the service account's token and the published CA (what Rook's operator needs).
+k apply -f - <<'EOF' || fail "create apiprobe pod"
+apiVersion: v1
+kind: Pod
+metadata: {name: apiprobe, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: probe, image: prism.local/e2e/sleep:v1, imagePullPolicy: Never, args: ["apiprobe"]}
+EOF
+probed() { k -n default logs apiprobe 2>/dev/null | grep -q '^apiprobe: '; }
+wait_for "$E2E_TIMEOUT" "apiprobe pod ran" probed
+k -n default logs apiprobe | tee -a "$out/marks.txt"
+k -n default logs apiprobe | grep -q '^apiprobe: 200 https://10.96.0.1:443/version' || fail "in-cluster API access"
+mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
+
+case $E2E_STAGE in
+  rook) rook_stage ;;
+  rook-chart)
+    rook_chart
+    rook_cluster
+    k -n rook-ceph get deploy,pods -o wide | tee -a "$out/marks.txt"
+    ;;
+esac
 collect
 mark "done"

@@ -20,6 +20,7 @@
 # and rook does not compile against them. ROOK_APIS_ZIP=FILE supplies the module zip of
 # pkg/apis at v1.20.4's commit (made where GitHub is reachable, e.g. with
 # `go mod download -json github.com/rook/rook/pkg/apis@a3794e0ce8ea`).
+# --chart-only: helm and the chart, not rook.
 # Env: PRISM_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/prism), ROOK_APIS_ZIP
 set -euo pipefail
 
@@ -28,6 +29,9 @@ ROOK_VERSION=1.20.4
 # proxy has no pseudo-version for v1.20.4's commit).
 ROOK_APIS_VERSION=v0.0.0-20241216163035-3170ac6a0c58
 HELM_VERSION=3.22.0
+
+chart_only=false
+[[ ${1:-} != --chart-only ]] || chart_only=true
 
 cache="${PRISM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/prism}"
 apis_id=${ROOK_APIS_VERSION##*-}
@@ -74,7 +78,7 @@ if [[ ! -f $out/rook-ceph/Chart.yaml ]]; then
   mv "$charts/rook-ceph" "$out/rook-ceph"
   rm -rf "$tmp"
 fi
-if [[ ! -x $out/rook ]]; then
+if ! $chart_only && [[ ! -x $out/rook ]]; then
   src="$build/rook-$ROOK_VERSION/src"
   if [[ ! -f $src/go.mod || ! -f $src/pkg/apis/go.mod || ! -f $src/pkg/apis/.prism-$apis_id ]]; then
     rm -rf "$build/rook-$ROOK_VERSION"

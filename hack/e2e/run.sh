@@ -2,8 +2,10 @@
 # The e2e guest cluster (issue 17 items 2 and 3): builds or reuses every piece, boots the forky
 # guest in QEMU (TCG) and runs hack/e2e/guest-cluster.sh in it.
 #
-#   hack/e2e/run.sh node    # node Ready, then a pod from an imported OCI archive
-#   hack/e2e/run.sh rook    # node, then Rook's Helm chart and a CephCluster to a mon quorum
+#   hack/e2e/run.sh node        # node Ready, a pod from an imported OCI archive, in-cluster API access
+#   hack/e2e/run.sh rook-chart  # node, then Rook's chart with helm and a CephCluster its CRD
+#                               # accepts; no operator runs (no rook binary here: docs/e2e.md)
+#   hack/e2e/run.sh rook        # node, then Rook's Helm chart and a CephCluster to a mon quorum
 #
 # Pieces, each cached (~/.cache/prism): the forky guest (PRISM_GUEST_SUITE=forky
 # hack/guest/build.sh), etcd and the Kubernetes binaries (hack/envtest-bins.sh --with-controllers
@@ -18,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 stage=${1:-node}
-[[ $stage == node || $stage == rook ]] || { echo "usage: $0 node|rook" >&2; exit 2; }
+[[ $stage == node || $stage == rook || $stage == rook-chart ]] || { echo "usage: $0 node|rook-chart|rook" >&2; exit 2; }
 log() { echo "e2e: $*" >&2; }
 [[ $(id -u) -eq 0 ]] || { log "needs root (the guest build and QEMU)"; exit 3; }
 t_all=$SECONDS
@@ -33,9 +35,11 @@ t0=$SECONDS
 assets=$("$repo/hack/envtest-bins.sh" --with-controllers --with-node --with-kubectl)
 step k8s-bins $((SECONDS - t0))
 rookdir=""
-if [[ $stage == rook ]]; then
+if [[ $stage == rook* ]]; then
   t0=$SECONDS
-  rookdir=$("$here/rook-bins.sh")
+  chart_only=()
+  [[ $stage == rook ]] || chart_only=(--chart-only)
+  rookdir=$("$here/rook-bins.sh" "${chart_only[@]}")
   step rook-bins $((SECONDS - t0))
 fi
 
@@ -64,6 +68,13 @@ sleep_tar="$imgcache/sleep-$(sha256sum "$work/sleep" | cut -c1-16).tar"
   -file "$work/sleep:/sleep:0755" -entrypoint /sleep >&2
 ln "$sleep_tar" "$share/images/sleep.tar" 2>/dev/null || cp "$sleep_tar" "$share/images/sleep.tar"
 rook_image=""
+if [[ $stage == rook-chart ]]; then
+  # The image the chart names; it is not built (no rook binary), so the operator pod waits.
+  ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
+  rook_image="prism.local/e2e/rook-ceph:v1.20.4-ceph-${ceph_ver%%+*}"
+  cp "$rookdir/helm" "$share/bin/helm"
+  cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+fi
 if [[ $stage == rook ]]; then
   # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
   # packages, as the guest has them) plus the rook binary, as Rook's image is Ceph's plus rook.

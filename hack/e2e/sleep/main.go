@@ -1,11 +1,21 @@
-// Command sleep is the e2e guest's first container image (hack/e2e/images.sh): a static binary
-// that sleeps for its argument in seconds, or until SIGTERM/SIGINT without one. It serves as the
-// pod sandbox's pause image and as the test pod's command, so the guest's containerd needs no
-// registry. Test-only; Prism's own images are make images' business.
+// Command sleep is the e2e guest's first container image (hack/e2e/run.sh writes it as an OCI
+// archive): a static binary that sleeps for its argument in seconds, or until SIGTERM/SIGINT
+// without one. It serves as the pod sandbox's pause image and as the test pod's command, so the
+// guest's containerd needs no registry. Test-only; Prism's own images are make images' business.
+//
+// `sleep apiprobe` first asks the apiserver for /version the way an in-cluster client does
+// (KUBERNETES_SERVICE_HOST, the service account's token and CA), prints "apiprobe: <status>
+// <body>", then sleeps: the pod's log shows whether the service network (kube-proxy), the
+// token and the CA publishing work, as Rook's operator will need them.
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -27,6 +37,10 @@ func main() {
 		}
 	}()
 	var after <-chan time.Time
+	if len(os.Args) > 1 && os.Args[1] == "apiprobe" {
+		apiprobe()
+		os.Args = os.Args[:1]
+	}
 	if len(os.Args) > 1 {
 		s, err := strconv.ParseFloat(os.Args[1], 64)
 		if err != nil {
@@ -41,4 +55,32 @@ func main() {
 		fmt.Printf("sleep: %v\n", s)
 	case <-after:
 	}
+}
+
+func apiprobe() {
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+	token, err := os.ReadFile(sa + "token")
+	if err != nil {
+		fmt.Println("apiprobe: error", err)
+		return
+	}
+	ca, err := os.ReadFile(sa + "ca.crt")
+	if err != nil {
+		fmt.Println("apiprobe: error", err)
+		return
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://" + net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")) + "/version"
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+string(token))
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println("apiprobe: error", err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Printf("apiprobe: %d %s %s\n", resp.StatusCode, url, body)
 }
