@@ -99,9 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !policy.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, policy)
 	}
-	// Carry on after adding the finalizer: the update event is filtered out (no generation change).
-	if controllerutil.AddFinalizer(policy, Finalizer) {
-		if err := r.Client.Update(ctx, policy); err != nil {
+	// Carry on after adding the finalizer: the update event is filtered out (no generation
+	// change). A patch of metadata.finalizers alone, checked against the resourceVersion read:
+	// never a full Update that would write a stale spec back.
+	if orig := policy.DeepCopy(); controllerutil.AddFinalizer(policy, Finalizer) {
+		if err := r.Client.Patch(ctx, policy, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -157,8 +159,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, policy *prismv1.Hybrid
 	if err := r.releaseAll(ctx, policy); err != nil {
 		return err
 	}
-	if controllerutil.RemoveFinalizer(policy, Finalizer) {
-		return r.Client.Update(ctx, policy)
+	if orig := policy.DeepCopy(); controllerutil.RemoveFinalizer(policy, Finalizer) {
+		return r.Client.Patch(ctx, policy, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	}
 	return nil
 }
