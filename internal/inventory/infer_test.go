@@ -25,7 +25,9 @@ func TestInferRules(t *testing.T) {
 		// 3 DWPD on 30.72 TB: a mixed-use rating keeps confidence low.
 		{"coarse unit, mixed-use rating", qlcUnit, prismv1.DeviceEvidence{EnduranceEstimateTBW: "168192"}, prismv1.TierCapacity, prismv1.ConfidenceLow},
 		{"4 KiB unit, low rating: a TLC read-intensive drive", func(d *prismv1.Device) { d.InternalWriteUnitBytes, d.InternalWriteUnitSource = 4096, "nvme-npwg" }, prismv1.DeviceEvidence{EnduranceEstimateTBW: "5000"}, "", ""},
-		{"64 KiB from the database, not the drive", func(d *prismv1.Device) { d.InternalWriteUnitBytes, d.InternalWriteUnitSource = 64<<10, "drive-database" }, prismv1.DeviceEvidence{}, "", ""},
+		{"64 KiB from the database, not the drive", func(d *prismv1.Device) {
+			d.InternalWriteUnitBytes, d.InternalWriteUnitSource = 64<<10, "drive-database"
+		}, prismv1.DeviceEvidence{}, "", ""},
 		{"HDD", func(d *prismv1.Device) { d.Rotational = true }, prismv1.DeviceEvidence{Markers: []string{"x"}}, "", ""},
 		{"nothing reported", func(*prismv1.Device) {}, prismv1.DeviceEvidence{}, "", ""},
 	} {
