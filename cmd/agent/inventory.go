@@ -43,6 +43,16 @@ func (h *hostFlags) options() inventory.Options {
 	default:
 		opts.Identifier = nvme.DeviceIdentifier{Root: h.hostRoot}
 	}
+	// The endurance group log (rated endurance) and ATA IDENTIFY (the full model of a SATA
+	// drive seen only through a cut SCSI INQUIRY) come from recordings on fixture hosts.
+	switch {
+	case h.logsDir != "":
+		opts.Logs = nvme.RecordedLogReader{Dir: h.logsDir}
+		opts.ATA = smart.RecordedReader{Dir: h.logsDir}
+	case !h.noIdentify:
+		opts.Logs = nvme.DeviceLogReader{Root: h.hostRoot}
+		opts.ATA = health.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}
+	}
 	return opts
 }
 

@@ -37,6 +37,12 @@ type Options struct {
 	// inventory. The agent, which re-inventories every few minutes in the background, uses
 	// 1 so that an inventory does not grow its heap by 1.1 MiB per reader (up to 9 MiB).
 	SignatureReaders int
+	// Logs reads the Endurance Group Information log (09h) of NVMe drives that have endurance
+	// groups, for their rated endurance; nil skips it.
+	Logs nvme.GroupLogReader
+	// ATA reads ATA IDENTIFY (smartctl) for an ATA drive whose model only shows in cut SCSI
+	// INQUIRY forms (behind a SAS HBA or a USB bridge); nil leaves such a model as it is.
+	ATA ATAReader
 	// Probe runs libblkid's probe (wipefs) on the disks besides Prism's detector; nil skips it
 	// (fixture hosts in unit tests). The agent and the CLI set it.
 	Probe hostexec.Executor
@@ -144,7 +150,6 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 	d = prismv1.Device{
 		Name:                   disk.Name,
 		Path:                   "/dev/" + disk.Name,
-		Model:                  model(disk, udev.Properties),
 		Serial:                 firstOf(disk.Serial, udev.Properties["ID_SERIAL_SHORT"]),
 		Firmware:               firstOf(disk.Firmware, udev.Properties["ID_REVISION"]),
 		SizeBytes:              disk.SizeBytes,
@@ -160,11 +165,27 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 	}
 	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
 
+	var id identified
 	if disk.NVMeController != "" && opts.Identifier != nil {
-		w, err := identify(ctx, opts.Identifier, disk, &d)
+		var w []string
+		var err error
+		id, w, err = identify(ctx, opts.Identifier, disk)
 		warnings = append(warnings, w...)
 		noCharDevice = errors.Is(err, nvme.ErrNoCharDevice)
+		d.Serial = firstOf(d.Serial, id.serial)
+		d.Firmware = firstOf(d.Firmware, id.firmware)
 	}
+	mc := chooseModel(disk, udev.Properties, id.model)
+	if mc.maybeCut && opts.ATA != nil {
+		if full, err := ataModel(ctx, opts.ATA, disk.Name); err == nil {
+			mc = modelChoice{text: full, source: modelATAIdentify}
+		} else {
+			warnings = append(warnings, fmt.Sprintf("%s: only the 16-character SCSI INQUIRY model %q is visible and ATA IDENTIFY (smartctl) failed: %v", disk.Name, mc.text, err))
+		}
+	}
+	d.Model = mc.text
+	ev := prismv1.DeviceEvidence{ModelSource: mc.source, ModelMaybeCut: mc.maybeCut}
+	gatherEvidence(ctx, opts, disk, id, &d, &ev, &warnings)
 
 	if sigs.err != nil {
 		problems = append(problems, fmt.Sprintf("reading signatures of %s: %v", d.Path, sigs.err))
@@ -177,59 +198,122 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 	}
 	mergeLibblkid(&d, sigs.libblkid)
 
-	entry, known := opts.DB.Lookup(d.Model, uint64(max(d.SizeBytes, 0)))
-	classify(&d, entry, known)
+	var entry drivedb.Entry
+	known := false
+	if !mc.maybeCut {
+		entry, known = opts.DB.Lookup(d.Model, uint64(max(d.SizeBytes, 0)))
+	}
+	classify(&d, entry, known, mc.maybeCut)
+	vid, ssvid := firstID(disk.PCIVendor, id.vid), firstID(disk.PCISubsystemVendor, id.ssvid)
 	if known {
-		d.Vendor = entry.Vendor
+		d.Vendor, ev.VendorSource = entry.Vendor, "drive-database"
 		d.RatedEndurance = ratedEndurance(entry)
 		if d.InternalWriteUnitBytes == 0 && entry.IndirectionUnitBytes > 0 {
 			d.InternalWriteUnitBytes = int64(entry.IndirectionUnitBytes)
 			d.InternalWriteUnitSource = "drive-database"
 		}
 	} else {
-		d.Vendor = firstOf(udev.Properties["ID_VENDOR"], strings.TrimSpace(disk.Vendor))
+		d.Vendor, ev.VendorSource = deviceVendor(d.Model, disk.NVMeController != "", vid, ssvid, firstOf(udev.Properties["ID_VENDOR"], disk.Vendor))
+		d.InferredTier = infer(&d, &ev)
+		if d.InferredTier != nil {
+			d.TierReason += fmt.Sprintf("; its evidence points to %s (%s confidence), which only selectors with inferredTiers: Accept use", d.InferredTier.Tier, d.InferredTier.Confidence)
+		}
+	}
+	if !emptyEvidence(&ev) {
+		d.Evidence = &ev
 	}
 	d.Eligibility = Evaluate(&d, problems)
 	return d, warnings, noCharDevice
 }
 
-// identify reads NVMe Identify data: the model strings as the drive reports them and
-// NPWG, the preferred write granularity that reveals a QLC drive's indirection unit.
+// identified is what NVMe Identify says about a namespace and its controller.
+type identified struct {
+	model, serial, firmware string
+	vid, ssvid              uint16
+	enduranceGroups         bool
+	ns                      *nvme.Namespace
+}
+
+// identify reads NVMe Identify data: the model strings as the drive reports them, the PCI
+// vendor IDs, and the namespace's granularities (NPWG reveals a QLC drive's indirection unit).
 // A controller without a character device is no warning: its error is returned for Take to
 // say once.
-func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice, d *prismv1.Device) ([]string, error) {
+func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice) (identified, []string, error) {
+	var out identified
 	var warnings []string
 	raw, err := id.Controller(ctx, disk.NVMeController)
 	if errors.Is(err, nvme.ErrNoCharDevice) {
-		return nil, err
+		return out, nil, err
 	}
 	if err != nil {
 		// One warning per device: without the controller page the namespace page will not come either.
-		return []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil
+		return out, []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil
 	}
 	if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
 	} else {
-		d.Model = firstOf(d.Model, ctrl.Model)
-		d.Serial = firstOf(d.Serial, ctrl.Serial)
-		d.Firmware = firstOf(d.Firmware, ctrl.Firmware)
+		out.model, out.serial, out.firmware = ctrl.Model, ctrl.Serial, ctrl.Firmware
+		out.vid, out.ssvid, out.enduranceGroups = ctrl.VendorID, ctrl.SubsystemVendorID, ctrl.EnduranceGroups()
 	}
 	if disk.NSID == 0 {
-		return warnings, nil
+		return out, warnings, nil
 	}
 	raw, err = id.Namespace(ctx, disk.NVMeController, disk.NSID)
 	if err != nil {
-		return append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err)), nil
+		return out, append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err)), nil
 	}
 	ns, err := nvme.ParseIdentifyNamespace(raw)
 	if err != nil {
-		return append(warnings, fmt.Sprintf("%s: %v", disk.Name, err)), nil
+		return out, append(warnings, fmt.Sprintf("%s: %v", disk.Name, err)), nil
 	}
-	if npwg, ok := ns.PreferredWriteGranularity(); ok && npwg > uint64(ns.LBASize()) {
-		d.InternalWriteUnitBytes = int64(npwg)
-		d.InternalWriteUnitSource = "nvme-npwg"
+	out.ns = &ns
+	return out, warnings, nil
+}
+
+// gatherEvidence fills what the hardware says: PCI IDs and medium markers, the namespace's
+// granularities (and from NPWG the internal write unit), and the endurance group's estimate.
+func gatherEvidence(ctx context.Context, opts Options, disk sysfs.BlockDevice, id identified, d *prismv1.Device, ev *prismv1.DeviceEvidence, warnings *[]string) {
+	vid, ssvid := firstID(disk.PCIVendor, id.vid), firstID(disk.PCISubsystemVendor, id.ssvid)
+	ev.PCIVendorID, ev.PCIDeviceID, ev.PCISubsystemVendorID = hex4(vid), hex4(disk.PCIDevice), hex4(ssvid)
+	if name, ok := drivedb.PCISCMDevice(vid, disk.PCIDevice); ok {
+		ev.Markers = append(ev.Markers, fmt.Sprintf("PCI device %04x:%04x is %q in pci.ids %s", vid, disk.PCIDevice, name, drivedb.PCIIDsVersion()))
 	}
-	return warnings, nil
+	ns := id.ns
+	if ns == nil {
+		return
+	}
+	lba := uint64(ns.LBASize())
+	if npwg, ok := ns.PreferredWriteGranularity(); ok {
+		ev.PreferredWriteGranularityBytes = int64(npwg)
+		if npwg > lba {
+			d.InternalWriteUnitBytes = int64(npwg)
+			d.InternalWriteUnitSource = "nvme-npwg"
+		}
+	}
+	if npdg, ok := ns.PreferredDeallocateGranularity(); ok {
+		ev.PreferredDeallocateGranularityBytes = int64(npdg)
+	}
+	if nows, ok := ns.OptimalWriteSize(); ok {
+		ev.OptimalWriteSizeBytes = int64(nows)
+	}
+	if opts.Logs != nil && id.enduranceGroups && ns.ENDGID != 0 {
+		est, err := enduranceEstimate(ctx, opts.Logs, disk.NVMeController, ns.ENDGID)
+		switch {
+		case err != nil:
+			*warnings = append(*warnings, fmt.Sprintf("%s: endurance group %d log: %v", disk.Name, ns.ENDGID, err))
+		case est > 0:
+			ev.EnduranceEstimateTBW = decimal(float64(est) / 1e12)
+		}
+	}
+}
+
+func firstID(ids ...uint16) uint16 {
+	for _, v := range ids {
+		if v != 0 {
+			return v
+		}
+	}
+	return 0
 }
 
 func ratedEndurance(e drivedb.Entry) *prismv1.RatedEndurance {
@@ -265,15 +349,6 @@ func transport(disk sysfs.BlockDevice, idBus string) string {
 	return ""
 }
 
-// model prefers what the drive reports: NVMe sysfs has the full Identify model; for ATA and
-// SCSI disks sysfs holds the 16-character INQUIRY model, so udev's full model comes first.
-func model(disk sysfs.BlockDevice, udev map[string]string) string {
-	if disk.NVMeController != "" {
-		return firstOf(disk.Model, decodeUdev(udev["ID_MODEL_ENC"]), udev["ID_MODEL"])
-	}
-	return firstOf(decodeUdev(udev["ID_MODEL_ENC"]), udev["ID_MODEL"], disk.Model)
-}
-
 // udevByID keeps the by-id names among udev's symlinks.
 func udevByID(symlinks []string) []string {
 	var names []string
@@ -283,22 +358,6 @@ func udevByID(symlinks []string) []string {
 		}
 	}
 	return names
-}
-
-// decodeUdev decodes udev's \xNN escapes (ID_MODEL_ENC keeps the model's spaces that ID_MODEL turns into _).
-func decodeUdev(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
-			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return strings.TrimSpace(b.String())
 }
 
 func firstOf(vals ...string) string {

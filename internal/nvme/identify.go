@@ -72,10 +72,18 @@ type Controller struct {
 	IEEEOUI            uint32  // IEEE, bytes 73-75 (little endian, e.g. 0x5cd2e4 for Intel)
 	ControllerID       uint16  // CNTLID, bytes 78-79
 	Version            Version // VER, bytes 80-83
+	Attributes         uint32  // CTRATT, bytes 96-99
 	LogPageAttributes  uint8   // LPA, byte 261
 	TotalNVMCapacity   Uint128 // TNVMCAP, bytes 280-295, in bytes; 0 when not reported
 	NumberOfNamespaces uint32  // NN, bytes 516-519
 }
+
+// ctrattEnduranceGroups is CTRATT bit 4: the controller supports Endurance Groups (NVMe 1.4).
+const ctrattEnduranceGroups = 1 << 4
+
+// EnduranceGroups reports CTRATT bit 4: namespaces name their endurance group (ENDGID) and
+// the Endurance Group Information log (09h) can be read for it.
+func (c Controller) EnduranceGroups() bool { return c.Attributes&ctrattEnduranceGroups != 0 }
 
 // ExtendedLogPageData reports LPA bit 2 (Get Log Page NUMDU/LPO supported).
 func (c Controller) ExtendedLogPageData() bool { return c.LogPageAttributes&LPAExtendedData != 0 }
@@ -105,6 +113,7 @@ func ParseIdentifyController(b []byte) (Controller, error) {
 		IEEEOUI:            uint32(b[73]) | uint32(b[74])<<8 | uint32(b[75])<<16,
 		ControllerID:       le.Uint16(b[78:]),
 		Version:            Version(le.Uint32(b[80:])),
+		Attributes:         le.Uint32(b[96:]),
 		LogPageAttributes:  b[261],
 		TotalNVMCapacity:   Uint128{Lo: le.Uint64(b[280:]), Hi: le.Uint64(b[288:])},
 		NumberOfNamespaces: le.Uint32(b[516:]),
@@ -175,6 +184,7 @@ type Namespace struct {
 	NPDG        uint16      // bytes 68-69
 	NPDA        uint16      // bytes 70-71
 	NOWS        uint16      // bytes 72-73
+	ENDGID      uint16      // bytes 102-103, the namespace's endurance group (0: none reported)
 	LBAFormats  []LBAFormat // bytes 128.., NLBAF+1 entries
 	Current     int         // index of the format in use, from FLBAS
 }
@@ -202,6 +212,12 @@ func (n Namespace) OptimalPerfFieldsValid() bool { return n.Features&nsfeatOptPe
 // want writes in (their indirection unit), when NSFEAT bit 4 says it is valid.
 func (n Namespace) PreferredWriteGranularity() (uint64, bool) {
 	return n.blocks(n.NPWG)
+}
+
+// PreferredDeallocateGranularity returns (NPDG+1) × LBA size when NSFEAT bit 4 is set: the
+// unit in which a deallocate (TRIM) frees whole internal units.
+func (n Namespace) PreferredDeallocateGranularity() (uint64, bool) {
+	return n.blocks(n.NPDG)
 }
 
 // OptimalWriteSize returns (NOWS+1) × LBA size when NSFEAT bit 4 is set.
@@ -242,6 +258,7 @@ func ParseIdentifyNamespace(b []byte) (Namespace, error) {
 		NPDG:        le.Uint16(b[68:]),
 		NPDA:        le.Uint16(b[70:]),
 		NOWS:        le.Uint16(b[72:]),
+		ENDGID:      le.Uint16(b[102:]),
 	}
 	if n.Size == 0 && n.Capacity == 0 {
 		return Namespace{}, ErrInactiveNamespace

@@ -26,8 +26,14 @@ const (
 // count, split into NUMDL (CDW10 bits 31:16) and NUMDU (CDW11 bits 15:0);
 // the log id is CDW10 bits 7:0.
 func getLogCDW(logID uint8, length int) (cdw10, cdw11 uint32) {
+	return getLogCDWSpecific(logID, 0, length)
+}
+
+// getLogCDWSpecific also sets the Log Specific Identifier (CDW11 bits 31:16), which names the
+// endurance group for log 09h.
+func getLogCDWSpecific(logID uint8, lsi uint16, length int) (cdw10, cdw11 uint32) {
 	numd := uint32(length/4 - 1)
-	return uint32(logID) | cdw10RAE | (numd&0xffff)<<16, numd >> 16
+	return uint32(logID) | cdw10RAE | (numd&0xffff)<<16, numd>>16 | uint32(lsi)<<16
 }
 
 // GetLogPage reads length bytes of log page logID for nsid through the NVMe
@@ -40,6 +46,17 @@ func GetLogPage(ctx context.Context, devicePath string, nsid uint32, logID uint8
 	}
 	cdw10, cdw11 := getLogCDW(logID, length)
 	return adminRead(ctx, devicePath, what, passthruCmd{opcode: opGetLogPage, nsid: nsid, cdw10: cdw10, cdw11: cdw11}, length)
+}
+
+// GetLogPageSpecific is GetLogPage with a Log Specific Identifier (the endurance group of
+// log 09h), for the whole controller.
+func GetLogPageSpecific(ctx context.Context, devicePath string, logID uint8, lsi uint16, length int) ([]byte, error) {
+	what := fmt.Sprintf("nvme: get log page %#02x (lsi %d) %s", logID, lsi, devicePath)
+	if err := checkLogLength(length); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	cdw10, cdw11 := getLogCDWSpecific(logID, lsi, length)
+	return adminRead(ctx, devicePath, what, passthruCmd{opcode: opGetLogPage, nsid: 0, cdw10: cdw10, cdw11: cdw11}, length)
 }
 
 // adminRead sends one data-in admin command (Identify, Get Log Page) through

@@ -29,6 +29,10 @@ func TestGetLogCDW(t *testing.T) {
 			t.Errorf("%#02x/%d: cdw10 %#x cdw11 %#x, want %#x %#x", tt.id, tt.length, c10, c11, tt.cdw10, tt.cdw11)
 		}
 	}
+	// Log 09h for endurance group 1: the group is the Log Specific Identifier, CDW11 31:16.
+	if c10, c11 := getLogCDWSpecific(LogIDEnduranceGroup, 1, 512); c10 != 0x007f_8009 || c11 != 0x0001_0000 {
+		t.Errorf("log 09h group 1: cdw10 %#x cdw11 %#x, want 0x7f8009 0x10000", c10, c11)
+	}
 }
 
 func TestGetLogPageNotNVMe(t *testing.T) {

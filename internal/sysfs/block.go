@@ -37,6 +37,9 @@ type BlockDevice struct {
 	NVMeTransport string
 	// NSID is the NVMe namespace id.
 	NSID uint32
+	// PCIVendor, PCIDevice and PCISubsystemVendor are the NVMe controller's PCI IDs (the
+	// controller's device/vendor, device/device, device/subsystem_vendor); 0 when unknown.
+	PCIVendor, PCIDevice, PCISubsystemVendor uint16
 
 	Partitions []string
 	Holders    []string
@@ -145,17 +148,40 @@ func (h Host) readNVMe(d *BlockDevice, r *attrReader) {
 		return
 	}
 	base := filepath.Base(target)
+	pci := "device/device/"
 	if strings.HasPrefix(base, "nvme-subsys") {
 		entries, _ := os.ReadDir(filepath.Join(r.dir, "device"))
 		for _, e := range entries {
 			if isController(e.Name()) {
 				d.NVMeController = e.Name()
-				return
+				break
 			}
 		}
+		pci = "device/" + d.NVMeController + "/device/"
+	} else {
+		d.NVMeController = base
+	}
+	if d.NVMeController == "" {
 		return
 	}
-	d.NVMeController = base
+	d.PCIVendor = r.pciID(pci + "vendor")
+	d.PCIDevice = r.pciID(pci + "device")
+	d.PCISubsystemVendor = r.pciID(pci + "subsystem_vendor")
+}
+
+// pciID reads a PCI ID attribute ("0x8086"); 0 when absent (NVMe over fabrics has no PCI
+// function) or malformed.
+func (r *attrReader) pciID(attr string) uint16 {
+	s := r.optional(attr)
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 16)
+	if err != nil {
+		r.problem(attr, fmt.Errorf("%q is not a PCI ID", s))
+		return 0
+	}
+	return uint16(v)
 }
 
 // isController reports whether a name is an NVMe controller (nvme0), not a namespace (nvme0n1).

@@ -112,6 +112,10 @@ func TestNVMeControllerAndNamespace(t *testing.T) {
 	disk(t, root, "nvme1n2", map[string]string{"dev": "259:3\n", "nsid": "2\n", "device/model": "<absent>", "device/vendor": "<absent>", "device/rev": "<absent>"})
 	write(t, root, "sys/class/nvme/nvme1/model", "INTEL SSDPF21Q800GB\n")
 	write(t, root, "sys/class/nvme/nvme1/transport", "tcp\n")
+	// The controller's PCI function, as the kernel shows it (lower-case hex with 0x).
+	write(t, root, "sys/class/nvme/nvme1/device/vendor", "0x8086\n")
+	write(t, root, "sys/class/nvme/nvme1/device/device", "0x4140\n")
+	write(t, root, "sys/class/nvme/nvme1/device/subsystem_vendor", "0x8086\n")
 	// Replace the device directory with the kernel's link to the controller.
 	if err := os.RemoveAll(filepath.Join(root, "sys/block/nvme1n2/device")); err != nil {
 		t.Fatal(err)
@@ -126,6 +130,9 @@ func TestNVMeControllerAndNamespace(t *testing.T) {
 	d := devs[0]
 	if d.NVMeController != "nvme1" || d.NSID != 2 || d.Model != "INTEL SSDPF21Q800GB" || d.NVMeTransport != "tcp" {
 		t.Fatalf("nvme = %+v", d)
+	}
+	if d.PCIVendor != 0x8086 || d.PCIDevice != 0x4140 || d.PCISubsystemVendor != 0x8086 || len(d.Problems) != 0 {
+		t.Fatalf("PCI IDs = %04x:%04x (subsystem vendor %04x), problems %v", d.PCIVendor, d.PCIDevice, d.PCISubsystemVendor, d.Problems)
 	}
 }
 
