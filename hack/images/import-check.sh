@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Imports bin/images/prism.oci.tar into a private containerd (Debian's, in a temporary root; it
-# never touches a containerd this machine may run) as kind and the kubelet's containerd would:
-# `ctr -n k8s.io images import`, which `kind load image-archive` also runs. Checks the image
-# gets the chart's name, that its content is complete, and that it unpacks into a snapshot.
+# never touches a containerd this machine may run) as kind does for the kubelet's containerd:
+# `ctr -n k8s.io images import --all-platforms --digests`, what `kind load image-archive` runs.
+# Checks the image gets the chart's name, is complete, and unpacks with the agent's tools.
 #
 #   hack/images/import-check.sh [ARCHIVE]
 #
@@ -28,7 +28,7 @@ for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || { cat "$dir/containerd.log" >&2; exit 1; }
 ctr=(ctr --address "$sock" --namespace k8s.io)
 # native: a snapshotter that works in any file system (overlayfs may not, inside a container).
-"${ctr[@]}" images import --snapshotter native --all-platforms "$archive"
+"${ctr[@]}" images import --snapshotter native --all-platforms --digests "$archive"
 "${ctr[@]}" images ls
 "${ctr[@]}" images ls -q | grep -qxF "$ref" || { echo "import-check: containerd has no image named $ref" >&2; exit 1; }
 "${ctr[@]}" images check | grep -F "$ref" | grep -q complete || { echo "import-check: $ref is incomplete in containerd" >&2; exit 1; }
