@@ -68,7 +68,7 @@ func TestGuardSeesTheKnownCommands(t *testing.T) {
 		"depmod":           "hack/guest/build.sh",      // a shell script
 		"partx":            "internal/host/gpt/",       // an Argv builder
 		"sgdisk":           "internal/host/gpt/",       // an Argv builder returning a multi-line literal
-		"casadm":           "internal/node/opencas/",   // a constant in an argv
+		"casadm":           "internal/host/casadm/",    // the adapter's Command constant in its argv builders
 		"nsenter":          "internal/host/hostexec/",  // append([]string{...}, argv...)
 		"smartctl":         "internal/node/health/",    // Executor.Run
 		"losetup":          "hack/demo/",               // argv := []string{...}

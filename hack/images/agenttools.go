@@ -53,7 +53,7 @@ func AgentCommands(repoRoot string) (map[string][]string, error) {
 	if len(pkgs) == 0 {
 		return nil, fmt.Errorf("go list found no package of %s under ./cmd/agent", module)
 	}
-	// Constants of every package first, for names like cache.Casadm (as depscan.Collect).
+	// Constants of every package first, for names like casadm.Command (as depscan.Collect).
 	imported := map[string]string{}
 	for _, paths := range pkgs {
 		_, files, err := depscan.ParseGoDir(paths)
