@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/node/health"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // hostFlags are the flags that say how to read the host, shared by inventory and run.

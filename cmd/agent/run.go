@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/provision"
 )

@@ -7,7 +7,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // Actuator carries out a StorageNode's plan on the host: the partitions, then the caches on

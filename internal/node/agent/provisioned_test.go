@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/provision"
 )
 

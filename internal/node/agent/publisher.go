@@ -11,7 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // FieldManager names the agent in managed fields.
