@@ -195,9 +195,8 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 }
 
 // mounts lists the mounts of the device (the open file f) or of its kernel partitions, from
-// the host's mount table (<HostRoot>/proc/1/mountinfo; the agent's own /proc/self/mountinfo
-// where the host's is not visible: mounts are matched by device number, the same in every
-// mount namespace).
+// the host's mount table (mountTables), matched by device number, the same in every mount
+// namespace.
 func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -215,13 +214,22 @@ func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) 
 	if len(devs) == 0 {
 		return nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(cmp.Or(r.HostRoot, "/"), "proc", "1", "mountinfo"))
-	if err != nil {
-		if b, err = os.ReadFile("/proc/self/mountinfo"); err != nil {
-			return nil, fmt.Errorf("reading the mount table: %w", err)
+	var b []byte
+	var err error
+	for _, p := range mountTables(r.HostRoot) {
+		if b, err = os.ReadFile(p); err == nil {
+			return mountsOf(b, devs), nil
 		}
 	}
-	return mountsOf(b, devs), nil
+	return nil, fmt.Errorf("reading the mount table: %w", err)
+}
+
+// mountTables are where the host's mount table is, best first: init's under the host root,
+// init's in this PID namespace (the agent's pod runs with hostPID, so that is the host's
+// init), and the agent's own (a mount in another namespace then shows only through the
+// exclusive open, which the kernel refuses for a mounted device whatever the namespace).
+func mountTables(hostRoot string) []string {
+	return []string{filepath.Join(cmp.Or(hostRoot, "/"), "proc", "1", "mountinfo"), "/proc/1/mountinfo", "/proc/self/mountinfo"}
 }
 
 // mountsOf picks the mountinfo lines whose device number (field 3) is in devs.
