@@ -77,12 +77,12 @@ func runPlan(args []string, out io.Writer) error {
 	if class == "" {
 		class = "qlc"
 	}
-	result := plan.PlanCluster(nodes, &policy.Spec, class)
 	classes, err := classesFor(policy, *classesFile)
 	if err != nil {
 		return err
 	}
-	result.WithCache(&policy.Spec, classes)
+	// The operator's own planner, on the inventories instead of the StorageNodes.
+	result := plan.Plan(plan.Input{Spec: &policy.Spec, Nodes: nodes, Classes: classes, DeviceClass: class})
 	switch *output {
 	case "json":
 		enc := json.NewEncoder(out)

@@ -60,7 +60,7 @@ type scope struct {
 	// invalidSelector is why spec.nodeSelector cannot be used (naming the field); "" when valid.
 	invalidSelector string
 	selections      []prismv1.NodeSelection
-	// planned: planLayouts ran to its end, so selections carry their DB slots.
+	// planned: planNodes ran to its end, so selections carry their DB slots.
 	planned bool
 	// plans are the layouts of the nodes with both tiers, by node name.
 	plans map[string]prismv1.NodePlan
@@ -110,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
-	res, err := runPhases(ctx, s, r.findCandidates, r.selectDevices, r.planLayouts, r.claimNodes, r.releaseNodes, r.applyRook)
+	res, err := runPhases(ctx, s, r.findCandidates, r.planNodes, r.claimNodes, r.releaseNodes, r.applyRook)
 	policy.Status = computeStatus(policy, statusInputOf(s, err))
 	r.recordTransitions(before, policy, s)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
