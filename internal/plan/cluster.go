@@ -21,6 +21,9 @@ type NodeInventory struct {
 	NoInventory bool
 	// ClaimedBy names another policy that manages the node ("" when none).
 	ClaimedBy string
+	// Caches are what the node's agent reports of its caches (nil when unknown, offline): a
+	// cached OSD's claims wait for its core.
+	Caches []prismv1.CacheStatus
 }
 
 // Input is everything the planner needs: the policy, every node its selector matches, the
@@ -59,6 +62,21 @@ func Plan(in Input) ClusterPlan {
 		}
 		out.RookStorageNodes = RookNodes(out.Plans(), in.DeviceClass)
 	}
+	var byName map[string]*NodeInventory
+	for i, n := range out.Nodes {
+		if n.Plan == nil || !OnClaims(*n.Plan) {
+			continue
+		}
+		if byName == nil {
+			byName = make(map[string]*NodeInventory, len(in.Nodes))
+			for j := range in.Nodes {
+				byName[in.Nodes[j].Node] = &in.Nodes[j]
+			}
+		}
+		src := byName[n.Node]
+		osds := ClaimOSDsOf(n.Node, *n.Plan, prismv1.StorageNodeStatus{Devices: src.Devices, Caches: src.Caches})
+		out.Nodes[i].ClaimOSDs = &osds
+	}
 	return out
 }
 
@@ -84,6 +102,9 @@ type NodeResult struct {
 	Plan      *prismv1.NodePlan     `json:"plan,omitempty"`
 	Warnings  []string              `json:"warnings,omitempty"`
 	Problems  []string              `json:"problems,omitempty"`
+	// ClaimOSDs are, for a node with a cache (OnClaims), its OSDs that Rook creates from
+	// claims: those that can be created now, and those that wait (for their cache core).
+	ClaimOSDs *ClaimOSDs `json:"claimOSDs,omitempty"`
 }
 
 // ClusterPlan is the whole plan for a policy: per node, and what Rook and cephadm get.
