@@ -119,8 +119,7 @@ func clusterState(t *testing.T, clusters []*unstructured.Unstructured, nodes []s
 
 // claimedFixture builds a policy without a cache whose provisioned nodes have storage.nodes
 // entries, and a write-back policy whose cached devices are device sets on local volumes.
-// Each has its own CephCluster: two policies applying to one CephCluster under the one field
-// manager remove each other's annotation (a separate bug, see the report of issue 14). It
+// Each has its own CephCluster (TestTwoPoliciesShareACephCluster covers a shared one). It
 // returns the clusters, the policies and the nodes they claim.
 func claimedFixture(t *testing.T) ([]*unstructured.Unstructured, []*prismv1.HybridStoragePolicy, []string) {
 	t.Helper()
@@ -370,4 +369,37 @@ func shape(t *testing.T, clusters []*unstructured.Unstructured, nodes []string, 
 		s = strings.ReplaceAll(s, c.GetNamespace(), "NS")
 	}
 	return s
+}
+
+// Two policies that write into one CephCluster keep each other's entries and annotations:
+// each applies under its own field manager, so one's apply never drops what the other applied.
+func TestTwoPoliciesShareACephCluster(t *testing.T) {
+	cluster := newCephCluster(t)
+	var policies []*prismv1.HybridStoragePolicy
+	for range 2 {
+		label := unique("shared")
+		nodes := startNodes(t, env.Client, label)
+		publishAll(t, nodes)
+		policy := createPolicy(t, label, cluster, prismv1.CacheNone)
+		reconcile(t, policy.Name)
+		for _, key := range []string{"optane-qlc-a", "optane-qlc-b"} {
+			markProvisioned(t, nodes[key].name)
+		}
+		policies = append(policies, policy)
+	}
+	for range 2 {
+		for _, p := range policies {
+			reconcile(t, p.Name)
+		}
+	}
+	c := getCephCluster(t, cluster)
+	for _, p := range policies {
+		v, ok := c.GetAnnotations()["nodes.prism.storage.io/"+p.Name]
+		if !ok || strings.Count(v, ",") != 1 {
+			t.Errorf("policy %s: annotation %q (present %t), want its two nodes", p.Name, v, ok)
+		}
+	}
+	if n := len(storageNodes(t, c)); n != 5 {
+		t.Errorf("storage.nodes has %d entries, want the admin's and two per policy", n)
+	}
 }
