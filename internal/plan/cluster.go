@@ -3,8 +3,8 @@ package plan
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -210,7 +210,6 @@ func (c ClusterPlan) Plans() map[string]prismv1.NodePlan {
 	}
 	return m
 }
-
 
 // HasCachePartition says whether any fast device of p has a cache partition.
 func HasCachePartition(p prismv1.NodePlan) bool {
