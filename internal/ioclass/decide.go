@@ -39,13 +39,13 @@ type decision struct {
 	// anyDynamic: some rule has a dynamic term.
 	anyDynamic bool
 	// base: term bits that are always set (unused slots, terms holding done).
-	base [maxDecisionWords]uint64
+	base vector
 	// dynSlots: the bits of dynamic terms.
-	dynSlots [maxDecisionWords]uint64
-	// flags[(write | direct<<1 | metadata<<2)*words+w].
-	flags                      []uint64
+	dynSlots vector
+	// flags[write | direct<<1 | metadata<<2].
+	flags                      [8]vector
 	hasFlags                   bool
-	comm                       map[string][]uint64
+	comm                       commTable
 	size, lba, pid, core, wlth numTable
 	// fileConds are tested only when the IO has a file.
 	fileConds []slotCond
@@ -75,11 +75,29 @@ type dynTerm struct {
 }
 
 // numTable maps a u64 field to term vectors: value x is in interval i, the
-// number of bounds <= x, whose vector is vecs[i*words:(i+1)*words].
+// number of bounds <= x, whose vector is vecs[i]. bounds is padded with the
+// largest u64 to a power of two minus one entries, so the search below runs
+// a fixed number of steps without a data-dependent branch; a padding bound
+// is never below x unless x is the largest u64, whose interval then repeats
+// the last real one.
 type numTable struct {
 	bounds []uint64
-	vecs   []uint64
+	vecs   []vector
 	conds  []slotCond
+}
+
+// vector is one bit per term; byte r of it belongs to rule r.
+type vector [maxDecisionWords]uint64
+
+func (v *vector) or(o *vector) {
+	v[0] |= o[0]
+	v[1] |= o[1]
+	v[2] |= o[2]
+	v[3] |= o[3]
+	v[4] |= o[4]
+	v[5] |= o[5]
+	v[6] |= o[6]
+	v[7] |= o[7]
 }
 
 // compileDecision builds the tables, or returns nil when the rules do not
@@ -143,7 +161,7 @@ func compileDecision(rules []classRule) *decision {
 	d.buildFlags(flagConds)
 	d.buildComm(commConds)
 	for _, t := range []*numTable{&d.size, &d.lba, &d.pid, &d.core, &d.wlth} {
-		t.build(d.words)
+		t.build()
 	}
 	return d
 }
@@ -169,12 +187,11 @@ func (d *decision) buildFlags(conds []slotCond) {
 		return
 	}
 	d.hasFlags = true
-	d.flags = make([]uint64, 8*d.words)
 	for f := 0; f < 8; f++ {
 		io := IO{Write: f&1 != 0, Direct: f&2 != 0, Metadata: f&4 != 0}
 		for _, sc := range conds {
 			if sc.c.test(&io, 0) {
-				d.flags[f*d.words+sc.word] |= sc.bit
+				d.flags[f][sc.word] |= sc.bit
 			}
 		}
 	}
@@ -184,23 +201,64 @@ func (d *decision) buildComm(conds []slotCond) {
 	if len(conds) == 0 {
 		return
 	}
-	d.comm = map[string][]uint64{}
+	vecs := map[string]*vector{}
 	for _, sc := range conds {
 		if len(sc.c.str) > MaxProcessName {
 			continue // a kernel task name is shorter: never true
 		}
-		v := d.comm[sc.c.str]
+		v := vecs[sc.c.str]
 		if v == nil {
-			v = make([]uint64, d.words)
-			d.comm[sc.c.str] = v
+			v = &vector{}
+			vecs[sc.c.str] = v
 		}
 		v[sc.word] |= sc.bit
+	}
+	n := 1
+	for n < 2*len(vecs) {
+		n *= 2
+	}
+	d.comm = commTable{mask: uint32(n - 1), keys: make([]string, n), vecs: make([]vector, n)}
+	for name, v := range vecs {
+		i := commHash(name) & d.comm.mask
+		for d.comm.keys[i] != "" {
+			i = (i + 1) & d.comm.mask
+		}
+		d.comm.keys[i], d.comm.vecs[i] = name, *v
+	}
+}
+
+// commTable is an open-addressing hash table of process names (a Go map
+// costs a fifth of a classification); a free slot has the empty key, which
+// no process_name operand is. It is at most half full.
+type commTable struct {
+	mask uint32
+	keys []string
+	vecs []vector
+}
+
+// commHash is FNV-1a over at most 15 bytes.
+func commHash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}
+
+func (t *commTable) lookup(comm string) *vector {
+	for i := commHash(comm) & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case comm:
+			return &t.vecs[i]
+		case "":
+			return nil
+		}
 	}
 }
 
 // build cuts the u64 range where some condition changes outcome and
 // evaluates every condition once per interval, at the interval's start.
-func (t *numTable) build(words int) {
+func (t *numTable) build() {
 	if len(t.conds) == 0 {
 		return
 	}
@@ -227,42 +285,42 @@ func (t *numTable) build(words int) {
 	if len(t.bounds) > 0 && t.bounds[0] == 0 {
 		t.bounds = t.bounds[1:] // interval 0 already starts at 0
 	}
-	t.vecs = make([]uint64, (len(t.bounds)+1)*words)
+	real := len(t.bounds)
+	for len(t.bounds)&(len(t.bounds)+1) != 0 {
+		t.bounds = append(t.bounds, ^uint64(0))
+	}
+	t.vecs = make([]vector, len(t.bounds)+1)
 	for i := 0; i <= len(t.bounds); i++ {
 		x := uint64(0)
 		if i > 0 {
-			x = t.bounds[i-1]
+			x = t.bounds[min(i, real)-1]
+		}
+		if i > real && real > 0 {
+			x = t.bounds[real-1]
 		}
 		for _, sc := range t.conds {
 			if sc.c.op.compare(x, sc.c.num) {
-				t.vecs[i*words+sc.word] |= sc.bit
+				t.vecs[i][sc.word] |= sc.bit
 			}
 		}
 	}
 }
 
-// interval returns the number of bounds <= x.
+// interval returns the number of bounds <= x (len(bounds) is 2^k - 1).
 func (t *numTable) interval(x uint64) int {
-	lo, n := 0, len(t.bounds)
-	for n > 0 {
-		half := n >> 1
-		if t.bounds[lo+half] <= x {
-			lo += half + 1
-			n -= half + 1
-		} else {
-			n = half
-		}
+	b, i := t.bounds, 0
+	for step := (len(b) + 1) >> 1; step > 0; step >>= 1 {
+		// i += step when b[i+step-1] <= x, without a branch: the borrow of
+		// x - b is 1 exactly when x < b.
+		_, borrow := bits.Sub64(x, b[i+step-1], 0)
+		i += step & (int(borrow) - 1)
 	}
-	return lo
+	return i
 }
 
-func (t *numTable) or(v *[maxDecisionWords]uint64, x uint64, words int) {
-	if t.vecs == nil {
-		return
-	}
-	vec := t.vecs[t.interval(x)*words:]
-	for w := 0; w < words; w++ {
-		v[w] |= vec[w]
+func (t *numTable) or(v *vector, x uint64) {
+	if t.vecs != nil {
+		v.or(&t.vecs[t.interval(x)])
 	}
 }
 
@@ -291,27 +349,22 @@ func (d *decision) classify(io *IO) int {
 		if io.Metadata {
 			f |= 4
 		}
-		vec := d.flags[f*words:]
-		for w := 0; w < words; w++ {
-			v[w] |= vec[w]
-		}
+		v.or(&d.flags[f])
 	}
-	if d.comm != nil {
+	if d.comm.keys != nil && io.Comm != "" {
 		comm := io.Comm
 		if len(comm) > MaxProcessName {
 			comm = comm[:MaxProcessName]
 		}
-		if vec, ok := d.comm[comm]; ok {
-			for w := 0; w < words; w++ {
-				v[w] |= vec[w]
-			}
+		if vec := d.comm.lookup(comm); vec != nil {
+			v.or(vec)
 		}
 	}
-	d.size.or(&v, io.Size, words)
-	d.lba.or(&v, io.LBA, words)
-	d.pid.or(&v, uint64(io.PID), words)
-	d.core.or(&v, uint64(io.CoreID), words)
-	d.wlth.or(&v, uint64(io.WLTH), words)
+	d.size.or(&v, io.Size)
+	d.lba.or(&v, io.LBA)
+	d.pid.or(&v, uint64(io.PID))
+	d.core.or(&v, uint64(io.CoreID))
+	d.wlth.or(&v, uint64(io.WLTH))
 	if io.HasFile {
 		for i := range d.fileConds {
 			if sc := &d.fileConds[i]; sc.c.test(io, 0) {
@@ -354,7 +407,7 @@ func (d *decision) classify(io *IO) int {
 }
 
 // dynHolds says every dynamic term of rule r holds given the class so far.
-func (d *decision) dynHolds(r int, v *[maxDecisionWords]uint64, class int) bool {
+func (d *decision) dynHolds(r int, v *vector, class int) bool {
 	for i := range d.dyn[r] {
 		t := &d.dyn[r][i]
 		if v[t.word]&t.bit != 0 {
