@@ -54,7 +54,8 @@ func (s *sliceSource) Err() error { return nil }
 //
 //   - workloads in the summary's order (they ran one after the other);
 //   - a group's Count bios evenly spaced from FirstSector to LastSector
-//     (both exact), in ascending order;
+//     (both exact), in ascending order, on 4 KiB boundaries when both ends
+//     are (else on the largest power of two sectors both ends share);
 //   - a workload's groups interleaved in proportion: bio i of a group of n
 //     comes at fraction (i+½)/n of the workload, ties in group order.
 //
@@ -79,12 +80,17 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 				return nil, fmt.Errorf("workload %s group %d (%s %s %d bytes): %w", w.Name, gi, g.Comm, g.RWBS, g.Size, err)
 			}
 			span := g.LastSector - g.FirstSector
+			// Keep the group's 4 KiB alignment when both ends have it.
+			align := uint64(8)
+			for align > 1 && (g.FirstSector%align != 0 || g.LastSector%align != 0) {
+				align /= 2
+			}
 			for i := uint64(0); i < g.Count; i++ {
 				sector := g.FirstSector
 				if g.Count > 1 {
 					hi, lo := bits.Mul64(span, i)
 					q, _ := bits.Div64(hi, lo, g.Count-1) // <= span: no overflow
-					sector += q
+					sector += q / align * align
 				}
 				ios = append(ios, keyed{(float64(i) + 0.5) / float64(g.Count), gi,
 					ioclass.IO{Size: g.Size, Write: dir == defaults.Write, Comm: g.Comm, LBA: sector}})
