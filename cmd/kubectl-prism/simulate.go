@@ -245,7 +245,7 @@ func plotSVG(results []cachesim.SizeResult, policy string) string {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">fast tier, %% of QLC capacity</text>`+"\n", (w+left)/2, h-12)
 	series := []struct {
 		name, color string
-		v       func(cachesim.SizeResult) float64
+		v           func(cachesim.SizeResult) float64
 	}{
 		{"α (end of trace)", "#1f77b4", func(r cachesim.SizeResult) float64 { return r.Alpha }},
 		{"α incl. final flush", "#ff7f0e", func(r cachesim.SizeResult) float64 { return r.AlphaFlushed }},

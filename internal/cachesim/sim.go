@@ -204,6 +204,9 @@ func Run(src Source, ev *ioclass.Evaluator, cfg ioclass.Config, opt Options) ([]
 	}
 	sum.DistinctLines = uint64(len(opts.ids))
 
+	if opt.Optimum && uint64(len(opts.seq)) >= uint64(never) {
+		return nil, sum, fmt.Errorf("%d line writes: the optimum counts positions in 32 bits; replay without it", len(opts.seq))
+	}
 	var next []uint32
 	if opt.Optimum {
 		next = opts.nextUse()
@@ -298,39 +301,51 @@ func Optimum(seq, next []uint32, capacity uint64) uint64 {
 	if capacity == 0 {
 		return uint64(len(seq))
 	}
-	cached := map[uint32]uint32{} // id → its next use, for cached lines
+	ids := uint32(0)
+	for _, id := range seq {
+		ids = max(ids, id+1)
+	}
+	// cached[id] is set while line id is in the cache; its next use is in
+	// the heap.
+	cached := make([]bool, ids)
+	size := uint64(0)
 	var h maxHeap
 	misses := uint64(0)
 	for i, id := range seq {
 		n := next[i]
-		if _, ok := cached[id]; ok {
-			cached[id] = n
+		if cached[id] {
 			h.push(entry{n, id})
 		} else {
 			misses++
 			if n == never {
 				continue // never written again: keeping it saves nothing
 			}
-			if uint64(len(cached)) >= capacity {
-				// Entries whose line's next use changed are stale; a valid
+			if size >= capacity {
+				// Entries whose line was written since are stale; a valid
 				// entry's key is in the future (> i) and a stale one's is
-				// not (it was the use that made it stale), so the top is
+				// not (it was the write that made it stale), so the top is
 				// valid while any line is cached.
 				top := h.top()
 				if top.next <= n {
 					continue // bypass
 				}
 				h.pop()
-				delete(cached, top.id)
+				cached[top.id] = false
+				size--
 			}
-			cached[id] = n
+			cached[id] = true
+			size++
 			h.push(entry{n, id})
 		}
-		if len(h) > 4*len(cached)+1024 {
-			h = h[:0]
-			for id, n := range cached {
-				h = append(h, entry{n, id})
+		if uint64(len(h)) > 4*size+1024 {
+			// Drop the stale entries: those whose key is not in the future.
+			live := h[:0]
+			for _, e := range h {
+				if e.next > uint32(i) {
+					live = append(live, e)
+				}
 			}
+			h = live
 			h.init()
 		}
 	}
