@@ -27,6 +27,9 @@ Usage:
                             the Open CAS IO class CSV a ClassificationPolicy compiles to (default: Prism's Ceph policy)
   kubectl prism ioclass explain [--policy FILE] --io size=4096,dir=write,comm=bstore_kv_sync
                             which class an IO gets, rule by rule, with the kernel classifier's semantics
+  kubectl prism simulate (--trace FILE | --synthetic zipf) [--policy FILE] [--fast-size 1%..20%]
+                            replay a trace through the classifier and an Open CAS cache model: α, β per class,
+                            flushes and QLC writes against fast-tier size, beside the offline optimum
   kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
   kubectl prism devices [-o wide]
                             every device of every node: model, size, tier and why, eligibility;
@@ -51,7 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
-	if offline, ok := map[string]func([]string, io.Writer) error{"plan": runPlan, "ioclass": runIOClass}[cmd]; ok { // no cluster needed
+	if offline, ok := map[string]func([]string, io.Writer) error{"plan": runPlan, "ioclass": runIOClass, "simulate": runSimulate}[cmd]; ok { // no cluster needed
 		if err := offline(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "kubectl prism %s: %v\n", cmd, err)
 			os.Exit(1)
