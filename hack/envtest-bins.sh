@@ -3,7 +3,8 @@
 # proxy at pinned versions, and extracts Rook's real CRDs from the rook module zip.
 # setup-envtest cannot download here, so we build once and cache outside the clone.
 #
-# Usage: hack/envtest-bins.sh [--with-controllers] [--with-kubectl]   prints the asset directory.
+# Usage: hack/envtest-bins.sh [--with-controllers] [--with-kubectl] [--with-node]   prints the
+#        asset directory. --with-node adds kubelet and kube-proxy (the e2e guest's node, make e2e).
 # Env:   PRISM_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/prism)
 set -euo pipefail
 
@@ -11,11 +12,12 @@ K8S_VERSION=1.36.4       # k8s.io/kubernetes v1.36.4; staging modules at v0.36.4
 ETCD_VERSION=3.6.9       # go.etcd.io/etcd/server/v3
 ROOK_VERSION=1.20.4      # github.com/rook/rook (deploy/examples/crds.yaml)
 
-with_controllers=false with_kubectl=false
+with_controllers=false with_kubectl=false with_node=false
 for arg in "$@"; do
   case "$arg" in
     --with-controllers) with_controllers=true ;;
     --with-kubectl) with_kubectl=true ;;
+    --with-node) with_node=true ;;
     *) echo "envtest-bins: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -83,6 +85,10 @@ build_in_module "$kdir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "-s 
 if $with_controllers; then
   build_in_module "$kdir" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "-s -w $kver"
   build_in_module "$kdir" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "-s -w $kver"
+fi
+if $with_node; then
+  build_in_module "$kdir" kubelet k8s.io/kubernetes/cmd/kubelet "-s -w $kver"
+  build_in_module "$kdir" kube-proxy k8s.io/kubernetes/cmd/kube-proxy "-s -w $kver"
 fi
 if $with_kubectl; then
   build_in_module "$kdir" kubectl k8s.io/kubernetes/cmd/kubectl "-s -w $kver"

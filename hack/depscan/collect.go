@@ -17,34 +17,45 @@ import (
 type Found struct {
 	Command string
 	Where   []string // file:line, relative to the repository
-	Guest   bool     // run inside the QEMU test guest (from the guest root's packages)
+	// Guest is the hack/packages.txt group of the QEMU guest root it runs in ("" for this
+	// machine): guest-root (Debian 12) or e2e-root (forky).
+	Guest string
 }
 
-// GuestScripts run inside the test guest, from the packages of hack/packages.txt's guest-root
-// group and Debian's required ones (debootstrap's minbase), not from this machine's.
-var GuestScripts = map[string]bool{"hack/guest/init": true, "hack/guest/nvmet-loop.sh": true, "test/guest/rook-path.sh": true}
+// GuestScripts run inside a test guest, from the packages of the named hack/packages.txt
+// groups and Debian's required ones (debootstrap's minbase), not from this machine's. Both
+// guests boot hack/guest/init.
+var GuestScripts = map[string][]string{
+	"hack/guest/init":           {"guest-root", "e2e-root"},
+	"hack/guest/nvmet-loop.sh":  {"guest-root", "e2e-root"},
+	"test/guest/rook-path.sh":   {"guest-root"},
+	"hack/e2e/guest-cluster.sh": {"e2e-root"},
+	"hack/e2e/rook-stage.sh":    {"e2e-root"},
+}
 
 // Collect scans the repository at root: every shell script (by .sh name or #! line), the
 // Makefile and every Go package, tests included.
 func Collect(root string) ([]Found, error) {
 	byKey := map[string]*Found{}
 	add := func(rel string, uses []Use) {
-		guest := GuestScripts[rel]
-		for _, u := range uses {
-			key := u.Command
-			if guest {
-				key += "\x00guest"
+		groups := GuestScripts[rel]
+		if len(groups) == 0 {
+			groups = []string{""}
+		}
+		for _, guest := range groups {
+			for _, u := range uses {
+				key := u.Command + "\x00" + guest
+				f := byKey[key]
+				if f == nil {
+					f = &Found{Command: u.Command, Guest: guest}
+					byKey[key] = f
+				}
+				file := rel
+				if u.File != "" {
+					file, _ = filepath.Rel(root, u.File)
+				}
+				f.Where = append(f.Where, file+":"+strconv.Itoa(u.Line))
 			}
-			f := byKey[key]
-			if f == nil {
-				f = &Found{Command: u.Command, Guest: guest}
-				byKey[key] = f
-			}
-			file := rel
-			if u.File != "" {
-				file, _ = filepath.Rel(root, u.File)
-			}
-			f.Where = append(f.Where, file+":"+strconv.Itoa(u.Line))
 		}
 	}
 	goDirs := map[string][]string{}
@@ -112,7 +123,7 @@ func Collect(root string) ([]Found, error) {
 		if out[i].Command != out[j].Command {
 			return out[i].Command < out[j].Command
 		}
-		return !out[i].Guest
+		return out[i].Guest < out[j].Guest
 	})
 	return out, nil
 }

@@ -20,7 +20,7 @@ func TestEveryCommandIsInstalled(t *testing.T) {
 	}
 	table := readTable(t)
 	base := readSet(t, "base-packages.txt", 0)
-	installed, guestRoot := readPackages(t)
+	installed, guestRoots := readPackages(t)
 	var problems, unknown []string
 	for _, f := range found {
 		if ProvidedBy(f.Command) != "" {
@@ -38,9 +38,9 @@ func TestEveryCommandIsInstalled(t *testing.T) {
 		}
 		pkg, priority := row[0], row[1]
 		switch {
-		case f.Guest && !guestRoot[pkg] && priority != "required":
-			problems = append(problems, fmt.Sprintf("%s, from package %s, runs in the guest (%s): add %s to hack/packages.txt's guest-root group", f.Command, pkg, where(f), pkg))
-		case !f.Guest && !base[pkg] && !installed[pkg]:
+		case f.Guest != "" && !guestRoots[f.Guest][pkg] && priority != "required":
+			problems = append(problems, fmt.Sprintf("%s, from package %s, runs in the guest (%s): add %s to hack/packages.txt's %s group", f.Command, pkg, where(f), pkg, f.Guest))
+		case f.Guest == "" && !base[pkg] && !installed[pkg]:
 			problems = append(problems, fmt.Sprintf("%s, from package %s (%s), is neither in the base image nor installed by hack/install-deps.sh: add %s to hack/packages.txt under the group that runs it", f.Command, pkg, where(f), pkg))
 		}
 	}
@@ -121,25 +121,33 @@ func readSet(t *testing.T, path string, column int) map[string]bool {
 }
 
 // readPackages reads hack/packages.txt: what install-deps.sh installs on this machine, and
-// what the guest's root has. Other *-root groups (image-root) are roots built here.
-func readPackages(t *testing.T) (installed, guestRoot map[string]bool) {
+// what each guest's root has (groups guest-root and e2e-root). Other *-root groups
+// (image-root: Prism's image) are roots built here, never this machine's.
+func readPackages(t *testing.T) (installed map[string]bool, guestRoots map[string]map[string]bool) {
 	rows, err := ReadColumns("../packages.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	installed, guestRoot = map[string]bool{}, map[string]bool{}
+	installed, guestRoots = map[string]bool{}, map[string]map[string]bool{}
 	for _, r := range rows {
+		_, guest := guestGroups[r[0]]
 		switch {
-		case r[0] == "guest-root":
-			guestRoot[r[1]] = true
+		case guest:
+			if guestRoots[r[0]] == nil {
+				guestRoots[r[0]] = map[string]bool{}
+			}
+			guestRoots[r[0]][r[1]] = true
 		case strings.HasSuffix(r[0], "-root"):
 			// Another root built here (image-root: Prism's image), never this machine's.
 		default:
 			installed[r[1]] = true
 		}
 	}
-	return installed, guestRoot
+	return installed, guestRoots
 }
+
+// guestGroups are hack/packages.txt's groups installed into a guest's root, never here.
+var guestGroups = map[string]struct{}{"guest-root": {}, "e2e-root": {}}
 
 func where(f Found) string {
 	if len(f.Where) > 3 {

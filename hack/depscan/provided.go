@@ -4,16 +4,22 @@ import "strings"
 
 // builtByProject are commands this repository builds or installs itself, with where from.
 var builtByProject = map[string]string{
-	"prism-agent":      "make build (cmd/agent)",
-	"prism-manager":    "make build (cmd/manager)",
-	"kubectl-prism":    "make build (cmd/kubectl-prism)",
-	"casadm":           "cmd/casadm-emulator in tests and the demo; Open CAS (not a Debian package) on real nodes",
-	"prism-apply-plan": "test/guest builds test/guest/applyplan into the guest",
-	"prism-nvmet-loop": "hack/guest/build.sh installs hack/guest/nvmet-loop.sh into the guest",
-	"kube-apiserver":   "hack/envtest-bins.sh builds it from the Go module proxy",
-	"etcd":             "hack/envtest-bins.sh builds it from the Go module proxy",
-	"kubectl":          "hack/envtest-bins.sh --with-kubectl builds it from the Go module proxy",
-	"controller-gen":   "make installs it into bin/ with go install",
+	"prism-agent":             "make build (cmd/agent)",
+	"prism-manager":           "make build (cmd/manager)",
+	"kubectl-prism":           "make build (cmd/kubectl-prism)",
+	"casadm":                  "cmd/casadm-emulator in tests and the demo; Open CAS (not a Debian package) on real nodes",
+	"prism-apply-plan":        "test/guest builds test/guest/applyplan into the guest",
+	"prism-nvmet-loop":        "hack/guest/build.sh installs hack/guest/nvmet-loop.sh into the guest",
+	"kube-apiserver":          "hack/envtest-bins.sh builds it from the Go module proxy",
+	"etcd":                    "hack/envtest-bins.sh builds it from the Go module proxy",
+	"kubectl":                 "hack/envtest-bins.sh --with-kubectl builds it from the Go module proxy",
+	"kube-controller-manager": "hack/envtest-bins.sh --with-controllers builds it from the Go module proxy",
+	"kube-scheduler":          "hack/envtest-bins.sh --with-controllers builds it from the Go module proxy",
+	"kubelet":                 "hack/envtest-bins.sh --with-node builds it from the Go module proxy",
+	"kube-proxy":              "hack/envtest-bins.sh --with-node builds it from the Go module proxy",
+	"helm":                    "hack/e2e/rook-bins.sh builds it from the Go module proxy (helm.sh/helm/v3)",
+	"pki":                     "hack/e2e/run.sh builds hack/e2e/pki into the e2e guest",
+	"controller-gen":          "make installs it into bin/ with go install",
 }
 
 // goToolchain are the Go distribution's commands: the base image has Go, not from a package.

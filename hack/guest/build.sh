@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Builds (once, cached) the Prism test guest from Debian 12 packages only, and prints the
-# directory that holds it:
+# Builds (once, cached) the Prism test guest from Debian packages only, and prints the
+# directory that holds it. Two suites (PRISM_GUEST_SUITE):
+#   bookworm  (default) Debian 12: kernel 6.1, Ceph 16.2; test/guest and the Open CAS record
+#   forky     Debian testing: kernel 7.2, Ceph 20.2 Tentacle, containerd, runc, CNI plugins;
+#             the e2e guest (hack/e2e, docs/decisions/0023-e2e-guest-forky.md). This host's apt
+#             knows only bookworm, so forky's package lists live in a private apt state under
+#             the cache (PRISM_GUEST_CACHE/apt-forky), refreshed when older than a day.
+# The directory holds:
 #
 #   vmlinuz       Debian's kernel, from the linux-image-<release> package (apt-get download +
 #                 dpkg -x, never installed on this host)
-#   base.cpio     an uncompressed initramfs: a `debootstrap --variant=minbase bookworm` root
-#                 with lvm2, nvme-cli, gdisk, udev and Ceph's OSD/mon packages, the kernel
-#                 modules the guest needs, and hack/guest/init as /init
+#   base.cpio     an uncompressed initramfs: a `debootstrap --variant=minbase <suite>` root
+#                 with hack/packages.txt's guest-root (bookworm) or e2e-root (forky) packages,
+#                 the kernel modules the guest needs, and hack/guest/init as /init
 #   kernel.env    KERNEL_PACKAGE, KERNEL_VERSION and KERNEL_RELEASE, so that the matching
 #                 linux-headers-<release> can be fetched (e.g. to build an out-of-tree module)
 #   versions.txt  every package installed in the root, with its version
+#   candidates.txt  the candidate versions the cache key was computed from
 #
 # The cache lives in ~/.cache/prism/guest/<key>, outside the clone; the key is a hash of the
 # candidate versions of the packages above, of PRISM_GUEST_EXTRA_PACKAGES and of the files in
 # hack/guest, so a new Debian point release or a changed script builds a new guest.
 #
 # Environment:
+#   PRISM_GUEST_SUITE           bookworm (default) or forky
 #   PRISM_GUEST_EXTRA_PACKAGES  more Debian packages for the root (e.g. "build-essential
 #                               linux-headers-6.1.0-56-amd64")
 #   PRISM_GUEST_CACHE           cache root (default ~/.cache/prism/guest)
@@ -30,39 +38,71 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 3
 fi
 
-# The root's packages (hack/packages.txt, group guest-root). Debian 12 has no ceph-volume
-# package: ceph-osd ships ceph-volume.
-mapfile -t root_pkgs < <("$here/../install-deps.sh" --list guest-root)
-((${#root_pkgs[@]})) || { log "hack/packages.txt lists no guest-root packages"; exit 1; }
+suite=${PRISM_GUEST_SUITE:-bookworm}
+cache_root=${PRISM_GUEST_CACHE:-$HOME/.cache/prism/guest}
+# The root's packages (hack/packages.txt): group guest-root for bookworm (Debian 12 has no
+# ceph-volume package: ceph-osd ships ceph-volume), e2e-root for forky.
+case $suite in
+  bookworm) group=guest-root ;;
+  forky) group=e2e-root ;;
+  *) log "PRISM_GUEST_SUITE=$suite: want bookworm or forky"; exit 2 ;;
+esac
+mapfile -t root_pkgs < <("$here/../install-deps.sh" --list $group)
+((${#root_pkgs[@]})) || { log "hack/packages.txt lists no $group packages"; exit 1; }
 read -r -a extra <<<"${PRISM_GUEST_EXTRA_PACKAGES:-}"
 
 export DEBIAN_FRONTEND=noninteractive
-updated=""
-apt_update() {
-  if [[ -z $updated ]]; then
-    log "apt-get update"
-    apt-get update -qq >/dev/null
-    updated=1
-  fi
-}
 # This host's tools for the build and the boot, depmod included (exits 1 on apt failures).
 "$here/../install-deps.sh" guest
 
-# The kernel: whatever linux-image-amd64 depends on now (linux-image-6.1.0-NN-amd64).
-kernel_pkg() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
+# Debian's mirrors as this host's apt is set up (never named here).
+mirror_of() { apt-cache policy | awk -v s="$1/main" '$3 == s && $4 == "amd64" {print $2; exit}'; }
+mirror=$(mirror_of bookworm)
+security=$(mirror_of bookworm-security)
+[[ -n $mirror ]] || { log "this host's apt has no bookworm/main source"; exit 1; }
+
+# apt: this host's own for bookworm; for forky a private state (lists, cache, sources) that
+# leaves this host's apt untouched.
+apt_opts=()
+if [[ $suite != bookworm ]]; then
+  aptdir="$cache_root/apt-$suite"
+  mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" >"$aptdir/sources.list"
+  apt_opts=(-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache" -o "Dir::Etc::SourceList=$aptdir/sources.list"
+    -o Dir::Etc::SourceParts=/dev/null -o Dir::State::status=/dev/null -o APT::Architecture=amd64
+    -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false)
+fi
+updated=""
+apt_update() {
+  if [[ -z $updated ]]; then
+    log "apt-get update ($suite)"
+    apt-get "${apt_opts[@]}" update -qq >/dev/null
+    updated=1
+  fi
+}
+if [[ $suite != bookworm ]] && [[ -z $(find "$aptdir/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null) ]]; then
+  apt_update
+fi
+
+# The kernel: whatever linux-image-amd64 depends on now (linux-image-6.1.0-NN-amd64 on bookworm).
+kernel_pkg() { apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
 kpkg=$(kernel_pkg)
 if [[ -z $kpkg ]]; then
   apt_update
   kpkg=$(kernel_pkg)
 fi
-[[ -n $kpkg ]] || { log "apt-cache knows no linux-image-amd64 (is this Debian 12?)"; exit 1; }
+[[ -n $kpkg ]] || { log "apt-cache knows no linux-image-amd64 for $suite"; exit 1; }
+# Since 7.x Debian splits a kernel release into linux-image-<rel> (a meta package),
+# linux-binary-<rel> (vmlinuz), linux-modules-<rel> and linux-base-<rel>: fetch them all.
+mapfile -t kparts < <(apt-cache "${apt_opts[@]}" depends "$kpkg" 2>/dev/null |
+  awk '/Depends: linux-(binary|modules|base)-[0-9]/ {print $2}' | sort -u)
 
 # Candidate versions of everything that goes into the guest, from this host's apt lists.
-candidates() { apt-cache policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
-versions=$(candidates "$kpkg" debootstrap "${root_pkgs[@]}" "${extra[@]}")
+candidates() { apt-cache "${apt_opts[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
+versions=$(candidates "$kpkg" "${kparts[@]}" debootstrap "${root_pkgs[@]}" "${extra[@]}")
 if grep -q "(none)" <<<"$versions"; then
   apt_update
-  versions=$(candidates "$kpkg" debootstrap "${root_pkgs[@]}" "${extra[@]}")
+  versions=$(candidates "$kpkg" "${kparts[@]}" debootstrap "${root_pkgs[@]}" "${extra[@]}")
 fi
 if bad=$(grep "(none)" <<<"$versions"); then
   log "no installable version of: $bad"
@@ -70,7 +110,7 @@ if bad=$(grep "(none)" <<<"$versions"); then
 fi
 scripts=$(cd "$here" && sha256sum build.sh init nvmet-loop.sh)
 key=$(printf '%s\n%s\n%s\n' "$versions" "${extra[*]}" "$scripts" | sha256sum | cut -c1-16)
-cache_root=${PRISM_GUEST_CACHE:-$HOME/.cache/prism/guest}
+[[ $suite == bookworm ]] || key="$suite-$key"
 out="$cache_root/$key"
 mkdir -p "$cache_root"
 
@@ -97,31 +137,45 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Debian's mirrors as this host's apt is set up (never named here).
-mirror_of() { apt-cache policy | awk -v s="$1/main" '$3 == s && $4 == "amd64" {print $2; exit}'; }
-mirror=$(mirror_of bookworm)
-security=$(mirror_of bookworm-security)
-[[ -n $mirror ]] || { log "this host's apt has no bookworm/main source"; exit 1; }
-log "key $key: kernel package $kpkg, mirror from this host's apt sources"
+log "key $key: $suite, kernel package $kpkg, mirror from this host's apt sources"
 
 # 1. The kernel, extracted (not installed).
 mkdir -p "$tmp/kernel"
-(cd "$tmp" && apt-get download -qq "$kpkg" 2>/dev/null)
-dpkg -x "$tmp"/"$kpkg"_*.deb "$tmp/kernel"
+(cd "$tmp" && apt-get "${apt_opts[@]}" download -qq "$kpkg" "${kparts[@]}" 2>/dev/null)
+for p in "$kpkg" "${kparts[@]}"; do
+  dpkg -x "$tmp"/"$p"_*.deb "$tmp/kernel"
+done
+# Newer kernel packages ship their modules in /usr/lib/modules (merged /usr).
+if [[ ! -d $tmp/kernel/lib/modules && -d $tmp/kernel/usr/lib/modules ]]; then
+  ln -s usr/lib "$tmp/kernel/lib"
+fi
 krel=$(ls "$tmp/kernel/lib/modules")
 kver=$(dpkg-deb -f "$tmp"/"$kpkg"_*.deb Version)
-cp "$tmp/kernel/boot/vmlinuz-$krel" "$tmp/vmlinuz"
+if [[ -f $tmp/kernel/boot/vmlinuz-$krel ]]; then
+  cp "$tmp/kernel/boot/vmlinuz-$krel" "$tmp/vmlinuz"
+else
+  cp "$tmp/kernel/lib/modules/$krel/vmlinuz" "$tmp/vmlinuz" # linux-binary-<rel>
+fi
 log "kernel $krel ($kpkg $kver) extracted ($(($(date +%s) - start)) s)"
 
 # 2. The root.
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
+# Debian 12's debootstrap has no script named forky: testing bootstraps as sid does.
+script=()
+[[ -e /usr/share/debootstrap/scripts/$suite ]] || script=(/usr/share/debootstrap/scripts/sid)
+debootstrap --variant=minbase "$suite" "$root" "$mirror" "${script[@]}" >"$tmp/debootstrap.log" 2>&1 ||
   { tail -30 "$tmp/debootstrap.log" >&2; exit 1; }
 log "debootstrap done ($(($(date +%s) - start)) s)"
-{
-  echo "deb $mirror bookworm main"
-  echo "deb $mirror bookworm-updates main"
-  [[ -z $security ]] || echo "deb $security bookworm-security main"
-} >"$root/etc/apt/sources.list"
+if [[ $suite == bookworm ]]; then
+  {
+    echo "deb $mirror bookworm main"
+    echo "deb $mirror bookworm-updates main"
+    [[ -z $security ]] || echo "deb $security bookworm-security main"
+  } >"$root/etc/apt/sources.list"
+else
+  echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
+  # This machine's mirror is a snapshot: its testing Release file is past its Valid-Until.
+  echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99prism-snapshot"
+fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # Nothing may start a service in the chroot.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
@@ -146,16 +200,25 @@ depmod -b "$tmp/kernel" "$krel" # the package leaves modules.dep to its postinst
 dest="$root/lib/modules/$krel"
 mkdir -p "$dest"
 cp "$kmods"/modules.{order,builtin,builtin.modinfo} "$dest/"
-wanted=$(cd "$kmods" && find kernel/drivers/nvme kernel/drivers/md kernel/drivers/block kernel/drivers/virtio \
-  kernel/fs/9p kernel/net/9p kernel/fs/netfs kernel/fs/fscache kernel/fs/configfs kernel/fs/xfs \
-  -name '*.ko' 2>/dev/null)
+# The e2e guest also runs containers: overlayfs, veth and bridge for CNI, netfilter for
+# kube-proxy, ext4 for its work disk.
+dirs=(kernel/drivers/nvme kernel/drivers/md kernel/drivers/block kernel/drivers/virtio
+  kernel/fs/9p kernel/net/9p kernel/fs/netfs kernel/fs/fscache kernel/fs/configfs kernel/fs/xfs)
+[[ $suite == bookworm ]] || dirs+=(kernel/fs/overlayfs kernel/fs/ext4 kernel/net/netfilter kernel/net/ipv4
+  kernel/net/ipv6 kernel/net/bridge kernel/net/sched kernel/net/packet kernel/drivers/net/veth.ko.xz
+  kernel/drivers/net/dummy.ko.xz kernel/drivers/net/veth.ko kernel/drivers/net/dummy.ko)
+wanted=$(cd "$kmods" && find "${dirs[@]}" -name '*.ko*' 2>/dev/null || true)
 closure=$( (echo "$wanted"; for m in $wanted; do
   awk -v m="$m:" '$1 == m { for (i = 2; i <= NF; i++) print $i }' "$kmods/modules.dep"
 done) | sort -u)
 for m in $closure; do
   install -D -m 644 "$kmods/$m" "$dest/$m"
 done
-depmod -b "$root" "$krel"
+if [[ $suite == bookworm ]]; then
+  depmod -b "$root" "$krel"
+else
+  chroot "$root" depmod "$krel" # the root's own kmod, as new as the kernel
+fi
 log "$(wc -l <<<"$closure") kernel modules copied"
 
 # 5. Prism's guest pieces.
@@ -164,6 +227,7 @@ install -m 755 "$here/nvmet-loop.sh" "$root/usr/local/sbin/prism-nvmet-loop"
 [[ -e $root/dev/console ]] || mknod -m 600 "$root/dev/console" c 5 1
 [[ -e $root/dev/null ]] || mknod -m 666 "$root/dev/null" c 1 3
 echo prism-guest >"$root/etc/hostname"
+printf 'SUITE=%s\n' "$suite" >"$root/etc/prism-guest-suite.env"
 printf 'KERNEL_PACKAGE=%s\nKERNEL_VERSION=%s\nKERNEL_RELEASE=%s\n' "$kpkg" "$kver" "$krel" | tee "$tmp/kernel.env" >"$root/etc/prism-guest-kernel.env"
 
 # 6. Pack.
