@@ -211,6 +211,7 @@ func TestSimulatorParity(t *testing.T) {
 			total += len(traceIOs)
 		}
 	}
+	t.Logf("compared %d of %d requests (%.1f %%)", compared, total, 100*float64(compared)/float64(total))
 	if compared < total*95/100 {
 		t.Errorf("compared %d of %d requests: the emulator stopped too early to call this parity", compared, total)
 	}

@@ -142,8 +142,12 @@ func runSimulate(args []string, out io.Writer) error {
 // writeReport prints the sizing table and the per-class β table as markdown.
 func writeReport(out io.Writer, what, policy string, capBytes, lb uint64, mode string, sum cachesim.Summary,
 	results []cachesim.SizeResult, names map[int]string, elapsed time.Duration) {
-	fmt.Fprintf(out, "%s\npolicy %s; QLC capacity %s; %s lines, %s; %d IOs (%d writes, %d reads), %d line writes to %d distinct lines; replayed in %s\n\n",
-		what, policy, human(capBytes), human(lb), mode, sum.IOs, sum.Writes, sum.Reads, sum.WrittenLines, sum.DistinctLines, elapsed.Round(time.Millisecond))
+	distinct := ""
+	if sum.DistinctLines > 0 {
+		distinct = fmt.Sprintf(" to %d distinct lines", sum.DistinctLines)
+	}
+	fmt.Fprintf(out, "%s\npolicy %s; QLC capacity %s; %s lines, %s; %d IOs (%d writes, %d reads), %d line writes%s; replayed in %s\n\n",
+		what, policy, human(capBytes), human(lb), mode, sum.IOs, sum.Writes, sum.Reads, sum.WrittenLines, distinct, elapsed.Round(time.Millisecond))
 	fmt.Fprintln(out, "| fast tier | size | client writes | QLC writes | of which flushes | dirty at end | α | α incl. final flush | α optimum |")
 	fmt.Fprintln(out, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range results {
