@@ -11,11 +11,14 @@ ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-manager ./cmd/manager && \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-agent ./cmd/agent
 
-# Host tools the agent runs through its executor: wipefs, blkid, partx (util-linux), sfdisk
-# (fdisk), smartctl. The agent writes its GPTs itself (docs/decisions/0018).
+# Host tools the agent runs through its executor: wipefs, blkid, partx, nsenter (util-linux),
+# sfdisk (fdisk), udevadm (udev), smartctl (smartmontools): hack/packages.txt's image-root
+# group, from which make images builds the same image without Docker (docs/container-image.md;
+# a test in hack/images keeps the two lists equal). The agent writes its GPTs itself
+# (docs/decisions/0018).
 # casadm is not in any registry: it comes with Open CAS on the host (docs/cache.md).
 FROM debian:12-slim
-RUN apt-get update && apt-get install -y --no-install-recommends fdisk util-linux smartmontools && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends fdisk smartmontools udev util-linux && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/prism-manager /out/prism-agent /
 USER 65532:65532
 ENTRYPOINT ["/prism-manager"]

@@ -93,6 +93,10 @@ build: ## Build the operator, the agent and the kubectl plugin into bin/.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/prism-agent ./cmd/agent
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-prism ./cmd/kubectl-prism
 
+.PHONY: images
+images: ## Build Prism's image as an OCI archive, bin/images/prism.oci.tar, without a container engine (docs/container-image.md).
+	VERSION=$(VERSION) hack/images/build.sh
+
 ##@ Run
 
 .PHONY: demo

@@ -308,13 +308,13 @@ if have go; then
 	go build -o "$tmp/inventoryprof" ./bench/inventoryprof
 	time_cmd once "$tmp/inventoryprof" -once
 	read -r o_med o_min o_max < <(stats once)
-	echo "same inventory from a binary linking only internal/inventory (bench/inventoryprof -once): median $o_med ms, min $o_min, max $o_max"
+	echo "same inventory from a binary linking only internal/node/inventory (bench/inventoryprof -once): median $o_med ms, min $o_min, max $o_max"
 	inits=$(GODEBUG=inittrace=1 "$tmp/inventoryprof" -n 1 2>&1 >/dev/null | awk '/^init / {n++; ms += $5} END {printf "%d packages, %.1f ms", n, ms}')
 	echo "its package initialisation: $inits"
 	"$tmp/inventoryprof" -n 200 -cpuprofile "$tmp/cpu.pprof"
 	echo "CPU profile of 200 in-process inventories (cumulative, top 30):"
 	go tool pprof -top -cum -nodecount=30 "$tmp/inventoryprof" "$tmp/cpu.pprof" 2>/dev/null | sed -n '/flat%/,$p' || true
 	echo
-	echo "Go benchmarks (go test -bench . -benchmem -run '^\$' ./internal/host/signature/ ./internal/inventory/):"
-	go test -bench . -benchmem -run '^$' ./internal/host/signature/ ./internal/inventory/ | grep -E '^(Benchmark|cpu:)' || true
+	echo "Go benchmarks (go test -bench . -benchmem -run '^\$' ./internal/host/signature/ ./internal/node/inventory/):"
+	go test -bench . -benchmem -run '^$' ./internal/host/signature/ ./internal/node/inventory/ | grep -E '^(Benchmark|cpu:)' || true
 fi

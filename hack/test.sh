@@ -11,6 +11,9 @@ KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh)
 export KUBEBUILDER_ASSETS
 echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
 go vet ./...
+# Prism's image as an OCI archive (cached root layer; seconds when warm): hack/images' tests
+# check every agent tool is in it and runs there (docs/decisions/0023).
+make images
 # test/guest boots a QEMU guest; it runs alone below (make test-guest) rather than beside the
 # other packages' tests, which would slow its emulated CPUs.
 go test $(go list ./... | grep -v '/test/guest$') -count=1 -timeout 30m

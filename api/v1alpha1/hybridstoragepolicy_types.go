@@ -16,9 +16,21 @@ const (
 	ModeDryRun PolicyMode = "DryRun"
 )
 
+// InferredTierUse says whether a selector matches devices by their inferred tier.
+// +kubebuilder:validation:Enum=Ignore;Accept
+type InferredTierUse string
+
+const (
+	// InferredTiersIgnore matches tiers from the drive database only (the default).
+	InferredTiersIgnore InferredTierUse = "Ignore"
+	// InferredTiersAccept also matches a device of tier Other by its inferred tier.
+	InferredTiersAccept InferredTierUse = "Accept"
+)
+
 // DeviceSelector picks devices for one tier, in the spirit of cephadm's drive groups.
 // All set filters must match. paths cannot be combined with the other filters. A list that
 // is given must not be empty: an empty list would read as "no filter" to the planner.
+// +kubebuilder:validation:XValidation:rule="!has(self.paths) || !has(self.inferredTiers)",message="inferredTiers changes how tiers match and cannot be combined with paths"
 // +kubebuilder:validation:XValidation:rule="!has(self.paths) || (!has(self.tiers) && !has(self.models) && !has(self.vendors) && !has(self.size) && !has(self.rotational))",message="paths selects devices explicitly and cannot be combined with tiers, models, vendors, size or rotational"
 type DeviceSelector struct {
 	// tiers limits selection to devices the agent put in these tiers.
@@ -28,6 +40,12 @@ type DeviceSelector struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=3
 	Tiers []Tier `json:"tiers,omitempty"`
+	// inferredTiers says whether tiers (and the default tier) also match a device the drive
+	// database does not know, by the tier the agent inferred from its evidence (PCI IDs, write
+	// granularity, rated endurance). Ignore, the default, keeps decision 0003: only database
+	// tiers count. Accept opts in (decision 0022).
+	// +optional
+	InferredTiers InferredTierUse `json:"inferredTiers,omitempty"`
 	// models are glob patterns (*, ?) matched case-insensitively against the device model.
 	// +optional
 	// +listType=atomic

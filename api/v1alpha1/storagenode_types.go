@@ -298,6 +298,103 @@ type Device struct {
 	// endurance summarises the device's wear, from its SMART counters and the agent's history.
 	// +optional
 	Endurance *DeviceEndurance `json:"endurance,omitempty"`
+	// evidence is what the hardware itself reports about the drive (PCI IDs, NVMe Identify
+	// granularities, the endurance group's rated endurance, where model and vendor came from),
+	// whether or not the drive database knows the model.
+	// +optional
+	Evidence *DeviceEvidence `json:"evidence,omitempty"`
+	// inferredTier is the tier the evidence points to, for a drive the drive database does not
+	// know; tier stays Other. Policies use it only when a selector sets inferredTiers: Accept.
+	// +optional
+	InferredTier *InferredTier `json:"inferredTier,omitempty"`
+}
+
+// DeviceEvidence is what a drive reports about itself, independent of the drive database.
+type DeviceEvidence struct {
+	// modelSource says where model came from: nvme-identify, ata-identify, udev-ata (udev's
+	// ata_id), udev-scsi (the SCSI INQUIRY through udev) or sysfs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ModelSource string `json:"modelSource,omitempty"`
+	// modelMaybeCut is true when only a 16-character SCSI INQUIRY form of an ATA drive's model
+	// was available (a SAS HBA, RAID controller or USB bridge without ATA IDENTIFY): the model
+	// may be cut and is never matched against the drive database.
+	// +optional
+	ModelMaybeCut bool `json:"modelMaybeCut,omitempty"`
+	// vendorSource says where vendor came from: drive-database, pci-ids (the NVMe controller's
+	// PCI vendor in hwdata's pci.ids), ata-model (the ATA model's vendor prefix) or inquiry.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	VendorSource string `json:"vendorSource,omitempty"`
+	// pciVendorID is the NVMe controller's PCI vendor ID (lower-case hex, "8086").
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{4}$`
+	PCIVendorID string `json:"pciVendorID,omitempty"`
+	// pciDeviceID is the NVMe controller's PCI device ID (lower-case hex).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{4}$`
+	PCIDeviceID string `json:"pciDeviceID,omitempty"`
+	// pciSubsystemVendorID is the PCI subsystem vendor ID (NVMe SSVID; the drive's maker when
+	// another company's controller is inside).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{4}$`
+	PCISubsystemVendorID string `json:"pciSubsystemVendorID,omitempty"`
+	// preferredWriteGranularityBytes is NVMe NPWG × LBA size, when the namespace reports it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PreferredWriteGranularityBytes int64 `json:"preferredWriteGranularityBytes,omitempty"`
+	// preferredDeallocateGranularityBytes is NVMe NPDG × LBA size, when the namespace reports it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PreferredDeallocateGranularityBytes int64 `json:"preferredDeallocateGranularityBytes,omitempty"`
+	// optimalWriteSizeBytes is NVMe NOWS × LBA size, when the namespace reports it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	OptimalWriteSizeBytes int64 `json:"optimalWriteSizeBytes,omitempty"`
+	// enduranceEstimateTBW is the endurance group's Endurance Estimate (log 09h) in terabytes
+	// written, as a decimal string: the drive's own rated endurance.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	EnduranceEstimateTBW string `json:"enduranceEstimateTBW,omitempty"`
+	// markers are facts that name the medium, each with its source ("PCI device 8086:2700 is
+	// 'Optane SSD 900P Series' in pci.ids").
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=256
+	Markers []string `json:"markers,omitempty"`
+}
+
+// InferenceConfidence says how strongly the evidence supports an inferred tier.
+// +kubebuilder:validation:Enum=Low;Medium;High
+type InferenceConfidence string
+
+// Confidences of an inferred tier.
+const (
+	// ConfidenceLow: one indirect fact (a coarse write unit alone, or low endurance alone).
+	ConfidenceLow InferenceConfidence = "Low"
+	// ConfidenceMedium: two independent facts agree (a coarse write unit and low rated endurance).
+	ConfidenceMedium InferenceConfidence = "Medium"
+	// ConfidenceHigh: the hardware names its medium (an Optane PCI device) or reports
+	// endurance only storage-class memory or SLC reaches (≥ 30 DWPD).
+	ConfidenceHigh InferenceConfidence = "High"
+)
+
+// InferredTier is a tier inferred from a drive's evidence, with the reasons.
+type InferredTier struct {
+	// tier is the inferred tier (Fast or Capacity; no inference is made for Other).
+	// +required
+	Tier Tier `json:"tier"`
+	// confidence says how strongly the evidence supports it.
+	// +required
+	Confidence InferenceConfidence `json:"confidence"`
+	// reasons are the facts the inference rests on, each with its figure.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=256
+	Reasons []string `json:"reasons"`
 }
 
 // DeviceEndurance is a device's wear at the last collection (details in the agent's metrics).

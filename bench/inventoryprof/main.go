@@ -14,9 +14,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 func main() {

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/node/health"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // hostFlags are the flags that say how to read the host, shared by inventory and run.
@@ -42,6 +42,16 @@ func (h *hostFlags) options() inventory.Options {
 		opts.Identifier = nvme.RecordedIdentifier{Dir: h.identifyDir}
 	default:
 		opts.Identifier = nvme.DeviceIdentifier{Root: h.hostRoot}
+	}
+	// The endurance group log (rated endurance) and ATA IDENTIFY (the full model of a SATA
+	// drive seen only through a cut SCSI INQUIRY) come from recordings on fixture hosts.
+	switch {
+	case h.logsDir != "":
+		opts.Logs = nvme.RecordedLogReader{Dir: h.logsDir}
+		opts.ATA = smart.RecordedReader{Dir: h.logsDir}
+	case !h.noIdentify:
+		opts.Logs = nvme.DeviceLogReader{Root: h.hostRoot}
+		opts.ATA = health.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}
 	}
 	return opts
 }

@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/provision"
 )
@@ -85,11 +85,11 @@ func runAgent(args []string) error {
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
 		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
-		p.Provision = runner.Reconcile
+		p.Actuator = &agent.Actuator{Provision: runner.Reconcile}
 		p.PlanPoll = *planPoll
 		if *manageCache {
 			caches := opencas.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot}
-			p.Cache = caches.ReconcileNode
+			p.Actuator.Cache = caches.ReconcileNode
 		}
 	}
 	if endurance != nil {

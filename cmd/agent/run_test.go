@@ -6,8 +6,8 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/node/exporter"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 // readMemory reads the forced collections so far and the heap memory that is free but not

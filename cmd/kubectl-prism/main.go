@@ -27,14 +27,20 @@ Usage:
                             the Open CAS IO class CSV a ClassificationPolicy compiles to (default: Prism's Ceph policy)
   kubectl prism ioclass explain [--policy FILE] --io size=4096,dir=write,comm=bstore_kv_sync
                             which class an IO gets, rule by rule, with the kernel classifier's semantics
+  kubectl prism simulate (--trace FILE | --synthetic zipf) [--policy FILE] [--fast-size 1%..20%]
+                            replay a trace through the classifier and an Open CAS cache model: α, β per class,
+                            flushes and QLC writes against fast-tier size, beside the offline optimum
   kubectl prism nodes       every StorageNode: devices per tier, eligible devices, policy, inventory age
-  kubectl prism devices     every device of every node: model, size, tier and why, eligibility
+  kubectl prism devices [-o wide]
+                            every device of every node: model, size, tier and why, eligibility;
+                            wide adds the vendor and its source, the inferred tier and the evidence
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
   kubectl prism endurance   every node's worst drive, sorted by soonest wear-out: wear, date, DWPD spent vs rated, WAF
 
 Flags:
   --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG or ~/.kube/config)
   --context NAME      kubeconfig context to use
+  -o wide             (devices) more columns
 `
 
 func main() {
@@ -42,12 +48,13 @@ func main() {
 	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file")
 	kubecontext := fs.String("context", "", "kubeconfig context")
+	output := fs.String("o", "", "output format: wide (devices)")
 	if len(os.Args) < 2 {
 		fs.Usage()
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
-	if offline, ok := map[string]func([]string, io.Writer) error{"plan": runPlan, "ioclass": runIOClass}[cmd]; ok { // no cluster needed
+	if offline, ok := map[string]func([]string, io.Writer) error{"plan": runPlan, "ioclass": runIOClass, "simulate": runSimulate}[cmd]; ok { // no cluster needed
 		if err := offline(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "kubectl prism %s: %v\n", cmd, err)
 			os.Exit(1)
@@ -57,13 +64,17 @@ func main() {
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		os.Exit(2)
 	}
-	if err := run(cmd, *kubeconfig, *kubecontext); err != nil {
+	if *output != "" && (*output != "wide" || cmd != "devices") {
+		fmt.Fprintf(os.Stderr, "kubectl prism %s: -o %q: only devices takes -o wide\n", cmd, *output)
+		os.Exit(2)
+	}
+	if err := run(cmd, *kubeconfig, *kubecontext, *output == "wide"); err != nil {
 		fmt.Fprintf(os.Stderr, "kubectl prism %s: %v\n", cmd, err)
 		os.Exit(1)
 	}
 }
 
-func run(cmd, kubeconfig, kubecontext string) error {
+func run(cmd, kubeconfig, kubecontext string, wide bool) error {
 	switch cmd {
 	case "nodes", "devices", "selection", "endurance":
 	case "-h", "--help", "help":
@@ -97,7 +108,7 @@ func run(cmd, kubeconfig, kubecontext string) error {
 	}
 	switch cmd {
 	case "devices":
-		return report.Devices(os.Stdout, list.Items)
+		return report.Devices(os.Stdout, list.Items, wide)
 	case "endurance":
 		fi, err := os.Stdout.Stat()
 		terminal := err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""

@@ -20,6 +20,7 @@ import (
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rookvolumes"
 )
 
 // stringList collects a repeatable flag.
@@ -77,12 +78,20 @@ func runPlan(args []string, out io.Writer) error {
 	if class == "" {
 		class = "qlc"
 	}
-	result := plan.PlanCluster(nodes, &policy.Spec, class)
 	classes, err := classesFor(policy, *classesFile)
 	if err != nil {
 		return err
 	}
-	result.WithCache(&policy.Spec, classes)
+	// The operator's own planner, on the inventories instead of the StorageNodes.
+	result := offlinePlan{ClusterPlan: plan.Plan(plan.Input{Spec: &policy.Spec, Nodes: nodes, Classes: classes, DeviceClass: class})}
+	result.RookDeviceSets = []rookvolumes.RookDeviceSet{}
+	for _, n := range result.Nodes {
+		if n.ClaimOSDs != nil {
+			for _, o := range n.ClaimOSDs.Ready {
+				result.RookDeviceSets = append(result.RookDeviceSets, rookvolumes.DeviceSet(o, class))
+			}
+		}
+	}
 	switch *output {
 	case "json":
 		enc := json.NewEncoder(out)
@@ -100,6 +109,14 @@ func runPlan(args []string, out io.Writer) error {
 		return nil
 	}
 	return fmt.Errorf("-o %q: want yaml, json or cephadm", *output)
+}
+
+// offlinePlan is what the plugin prints: the planner's result, and the device sets the operator
+// would add to the CephCluster for the OSDs of nodes with a cache that can be created now
+// (offline no cache has reported, so a cached OSD's claims wait: see nodes[].claimOSDs.held).
+type offlinePlan struct {
+	plan.ClusterPlan
+	RookDeviceSets []rookvolumes.RookDeviceSet `json:"rookDeviceSets"`
 }
 
 func writeYAML(out io.Writer, v any) error {

@@ -14,12 +14,12 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
-	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 const repo = "../.."
@@ -226,6 +226,27 @@ func TestPlanOfflineWithCache(t *testing.T) {
 	}
 	if cached == 0 {
 		t.Fatal("no fixture node got a cache partition")
+	}
+	// What the operator would give Rook for the cached nodes: their OSDs wait for their cores,
+	// which no agent has reported offline; no storage.nodes entry for them.
+	for _, n := range result.Nodes {
+		if n.Plan == nil || !plan.OnClaims(*n.Plan) {
+			continue
+		}
+		if n.ClaimOSDs == nil || len(n.ClaimOSDs.Held) == 0 {
+			t.Errorf("node %s: claim OSDs %+v, want the cached ones waiting", n.Node, n.ClaimOSDs)
+			continue
+		}
+		for _, h := range n.ClaimOSDs.Held {
+			if !strings.Contains(h.Reason, "waiting for its cache") {
+				t.Errorf("node %s: %s held for %q", n.Node, h.DataDevice, h.Reason)
+			}
+		}
+		for _, r := range result.RookStorageNodes {
+			if r.Name == n.Node {
+				t.Errorf("node %s runs a cache but has a storage.nodes entry", n.Node)
+			}
+		}
 	}
 	missing := run(withCache("not-given"))
 	if len(missing.Problems) != 1 || !strings.Contains(missing.Problems[0], `spec.cache.classificationPolicyName: ClassificationPolicy "not-given" not found`) {

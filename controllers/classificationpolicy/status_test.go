@@ -13,7 +13,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
+	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
 const gib = int64(1) << 30

@@ -60,7 +60,7 @@ type scope struct {
 	// invalidSelector is why spec.nodeSelector cannot be used (naming the field); "" when valid.
 	invalidSelector string
 	selections      []prismv1.NodeSelection
-	// planned: planLayouts ran to its end, so selections carry their DB slots.
+	// planned: planNodes ran to its end, so selections carry their DB slots.
 	planned bool
 	// plans are the layouts of the nodes with both tiers, by node name.
 	plans map[string]prismv1.NodePlan
@@ -99,16 +99,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !policy.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, policy)
 	}
-	// Carry on after adding the finalizer: the update event is filtered out (no generation change).
-	if controllerutil.AddFinalizer(policy, Finalizer) {
-		if err := r.Client.Update(ctx, policy); err != nil {
+	// Carry on after adding the finalizer: the update event is filtered out (no generation
+	// change). A patch of metadata.finalizers alone, checked against the resourceVersion read:
+	// never a full Update that would write a stale spec back.
+	if orig := policy.DeepCopy(); controllerutil.AddFinalizer(policy, Finalizer) {
+		if err := r.Client.Patch(ctx, policy, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
-	res, err := runPhases(ctx, s, r.findCandidates, r.selectDevices, r.planLayouts, r.claimNodes, r.releaseNodes, r.applyRook)
+	res, err := runPhases(ctx, s, r.findCandidates, r.planNodes, r.claimNodes, r.releaseNodes, r.applyRook)
 	policy.Status = computeStatus(policy, statusInputOf(s, err))
 	r.recordTransitions(before, policy, s)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
@@ -157,8 +159,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, policy *prismv1.Hybrid
 	if err := r.releaseAll(ctx, policy); err != nil {
 		return err
 	}
-	if controllerutil.RemoveFinalizer(policy, Finalizer) {
-		return r.Client.Update(ctx, policy)
+	if orig := policy.DeepCopy(); controllerutil.RemoveFinalizer(policy, Finalizer) {
+		return r.Client.Patch(ctx, policy, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	}
 	return nil
 }

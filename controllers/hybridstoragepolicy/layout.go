@@ -3,7 +3,6 @@ package hybridstoragepolicy
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -13,51 +12,28 @@ import (
 	"github.com/prism-storage/prism/internal/plan"
 )
 
-// planLayouts plans DB slots on every node that has both tiers, starting from the plan
-// already written to its StorageNode so that existing slots never move.
-func (r *Reconciler) planLayouts(ctx context.Context, s *scope) (ctrl.Result, error) {
-	s.plans = map[string]prismv1.NodePlan{}
+// planNodes runs the planner (internal/plan.Plan, the one `kubectl prism plan` runs) on what
+// findCandidates observed and the ClassificationPolicy the cache names: the selections, and
+// the plans of the nodes with both tiers, starting from the plan already written to each
+// StorageNode so that existing slots never move.
+func (r *Reconciler) planNodes(ctx context.Context, s *scope) (ctrl.Result, error) {
 	classes, err := r.classificationPolicy(ctx, s.policy)
 	if err != nil {
 		return ctrl.Result{}, err // transient: retried, and nothing after this phase runs
 	}
-	cache, err := plan.CachePlan(&s.policy.Spec, classes)
-	if err != nil {
-		s.planProblems = append(s.planProblems, err.Error())
-		s.cacheRefused = err.Error()
-		s.planned = true
-		return ctrl.Result{}, nil
-	}
-	storage := map[string]*prismv1.StorageNode{}
+	in := plan.Input{Spec: &s.policy.Spec, Classes: classes, DeviceClass: deviceClass(s.policy)}
 	for _, c := range s.candidates {
-		storage[c.node] = c.storage
+		in.Nodes = append(in.Nodes, inputOf(c, s.policy.Name))
 	}
-	for i := range s.selections {
-		sel := &s.selections[i]
-		sn := storage[sel.Node]
-		if sn == nil || !plan.Complete(*sel) {
-			continue
+	out := plan.Plan(in)
+	s.plans = map[string]prismv1.NodePlan{}
+	for _, n := range out.Nodes {
+		s.selections = append(s.selections, n.Selection)
+		if n.Plan != nil {
+			s.plans[n.Node] = *n.Plan
 		}
-		l := plan.PlanLayout(plan.LayoutInput{Selection: *sel, Devices: sn.Status.Devices, Spec: &s.policy.Spec, Previous: sn.Spec.Plan})
-		sel.Warnings = l.Warnings
-		var problems []string
-		problems = append(problems, l.Problems...)
-		for _, u := range l.Unplaced {
-			problems = append(problems, u.Name+": "+u.Reason)
-		}
-		if len(problems) > 0 {
-			sel.Message = "plan refused: " + strings.Join(problems, "; ")
-			for _, p := range problems {
-				s.planProblems = append(s.planProblems, sel.Node+": "+p)
-			}
-			continue
-		}
-		annotateSlots(sel, l.Plan)
-		if plan.HasCachePartition(l.Plan) {
-			l.Plan.Cache = cache.DeepCopy()
-		}
-		s.plans[sel.Node] = l.Plan
 	}
+	s.planProblems, s.cacheRefused = out.Problems, out.CacheRefused
 	s.planned = true
 	return ctrl.Result{}, nil
 }
@@ -78,19 +54,4 @@ func (r *Reconciler) classificationPolicy(ctx context.Context, policy *prismv1.H
 		return nil, fmt.Errorf("reading ClassificationPolicy %q: %w", name, err)
 	}
 	return classes, nil
-}
-
-// annotateSlots records each capacity device's planned DB partition in the selection.
-func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
-	slot := map[string]string{}
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			if s.DataDevice != "" {
-				slot[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
-			}
-		}
-	}
-	for i := range sel.Capacity {
-		sel.Capacity[i].DBSlot = slot[sel.Capacity[i].StablePath]
-	}
 }

@@ -78,21 +78,17 @@ func (r *Reconciler) findCandidates(ctx context.Context, s *scope) (ctrl.Result,
 	return ctrl.Result{}, nil
 }
 
-// selectDevices runs the pure selection on every candidate node.
-func (r *Reconciler) selectDevices(_ context.Context, s *scope) (ctrl.Result, error) {
-	for _, c := range s.candidates {
-		switch {
-		case c.storage == nil:
-			s.selections = append(s.selections, prismv1.NodeSelection{Node: c.node, Message: "no StorageNode yet: is the prism agent running on this node?"})
-		case c.claimedBy != "":
-			s.selections = append(s.selections, prismv1.NodeSelection{Node: c.node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", c.claimedBy)})
-		default:
-			var current *prismv1.NodePlan
-			if c.storage.Spec.PolicyName == s.policy.Name {
-				current = c.storage.Spec.Plan // devices it uses stay selected once provisioned
-			}
-			s.selections = append(s.selections, plan.SelectNode(c.node, c.storage.Status.Devices, &s.policy.Spec, current))
-		}
+// inputOf is what the planner needs to know of a candidate node.
+func inputOf(c candidate, policy string) plan.NodeInventory {
+	switch {
+	case c.storage == nil:
+		return plan.NodeInventory{Node: c.node, NoInventory: true}
+	case c.claimedBy != "":
+		return plan.NodeInventory{Node: c.node, ClaimedBy: c.claimedBy}
 	}
-	return ctrl.Result{}, nil
+	n := plan.NodeInventory{Node: c.node, Devices: c.storage.Status.Devices}
+	if c.storage.Spec.PolicyName == policy {
+		n.Previous = c.storage.Spec.Plan // devices it uses stay selected, and slots never move
+	}
+	return n
 }

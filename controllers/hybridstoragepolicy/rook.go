@@ -47,6 +47,13 @@ type rookOutcome struct {
 	ok      bool
 }
 
+// cephClusterManager is the field manager of one policy's applies to its CephCluster. Each
+// policy applies under its own name, so that server-side apply removes, of what a policy
+// applied before, only what that policy no longer applies: under one name for all, a policy's
+// apply dropped the other policies' annotations (nodes.prism.storage.io/<policy>), which say
+// which storage.nodes entries are theirs.
+func cephClusterManager(policy string) string { return FieldManager + "/" + policy }
+
 // managedNodesAnnotation records, on the CephCluster, which nodes' entries a policy owns, so
 // that entries of nodes the policy lets go are removed and everybody else's are kept.
 func managedNodesAnnotation(policy string) string {
@@ -132,7 +139,7 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, erro
 			apply.SetAnnotations(map[string]string{key: managed, releaseKey: release})
 		}
 		sets.addTo(apply)
-		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(cephClusterManager(s.policy.Name)), client.ForceOwnership); err != nil {
 			return ctrl.Result{}, fmt.Errorf("applying CephCluster %s/%s: %w", cluster.GetNamespace(), cluster.GetName(), err)
 		}
 	}
@@ -236,7 +243,7 @@ func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.Hybr
 	}
 	apply := applyObject(cluster, "", "", merged, nil)
 	sets.addTo(apply)
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(cephClusterManager(policy.Name)), client.ForceOwnership); err != nil {
 		return err
 	}
 	return r.deleteVolumes(ctx, sets.obsolete)

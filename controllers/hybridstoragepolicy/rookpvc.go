@@ -130,7 +130,7 @@ func (r *Reconciler) planDeviceSets(ctx context.Context, s *scope, cluster *unst
 	if out.merged, err = rookvolumes.MergeRookDeviceSets(out.existing, replace, want); err != nil {
 		return nil, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
 	}
-	out.include = len(want) > 0 || len(replace) > 0 || ownsField(cluster, FieldManager, "spec", "storage", "storageClassDeviceSets")
+	out.include = len(want) > 0 || len(replace) > 0 || ownsField(cluster, cephClusterManager(s.policy.Name), "spec", "storage", "storageClassDeviceSets")
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +25,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&prismv1.HybridStoragePolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&prismv1.StorageNode{}, allPolicies).
+		Watches(&prismv1.StorageNode{}, handler.Funcs{
+			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueue(ctx, q, e.Object)
+			},
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			},
+			DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueue(ctx, q, e.Object)
+			},
+			GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueue(ctx, q, e.Object)
+			},
+		}).
 		Watches(&corev1.Node{}, allPolicies, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A ClassificationPolicy's classes are compiled into every node's cache plan.
 		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, compiledHashChanged()))).
@@ -43,8 +57,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Named("hybridstoragepolicy").Complete(r)
 }
 
-// allPolicies maps any StorageNode or Node change to every policy: there are few policies,
-// and any of them may start or stop matching the node.
+// enqueue adds the policies a StorageNode event concerns (claimants, for each version of it).
+func (r *Reconciler) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+	seen := map[string]bool{}
+	for _, o := range objs {
+		for _, req := range r.claimants(ctx, o) {
+			if !seen[req.Name] {
+				seen[req.Name] = true
+				q.Add(req)
+			}
+		}
+	}
+}
+
+// claimants maps a StorageNode to the policy that claims it: its inventory and status matter to
+// that policy alone. A node no policy claims may be claimed by any of them, so it maps to all.
+// (An update that changes the claim is mapped from both its old and new versions, so a
+// released node reaches every policy.)
+func (r *Reconciler) claimants(ctx context.Context, o client.Object) []reconcile.Request {
+	if sn, ok := o.(*prismv1.StorageNode); ok && sn.Spec.PolicyName != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: sn.Spec.PolicyName}}}
+	}
+	return r.allPolicies(ctx, o)
+}
+
+// allPolicies maps a Node label change, a ClassificationPolicy, a volume or a CephCluster change
+// to every policy: there are few policies, and any of them may be concerned.
 func (r *Reconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &prismv1.HybridStoragePolicyList{}
 	if err := r.Client.List(ctx, list); err != nil {

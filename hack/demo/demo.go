@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 	"github.com/prism-storage/prism/test/support/testenv"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 // The caches of the demo run on the casadm EMULATOR (cmd/casadm-emulator), not on Open CAS:

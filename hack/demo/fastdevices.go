@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 // loopDevice is a simulated node's fast device backed by a real loop device: the agent

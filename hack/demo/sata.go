@@ -9,11 +9,11 @@ import (
 	"strconv"
 
 	"github.com/prism-storage/prism/internal/fsutil"
-	"github.com/prism-storage/prism/internal/smart"
+	"github.com/prism-storage/prism/internal/host/smart"
 )
 
 // lifetimeWriteAttributes are the ATA attributes that count a SATA drive's lifetime writes and
-// that the agent reads (internal/smart/wear.go): Samsung 241 Total_LBAs_Written; Micron 246
+// that the agent reads (internal/host/smart/wear.go): Samsung 241 Total_LBAs_Written; Micron 246
 // Total_LBAs_Written, 247 Host_Program_Page_Count and 248 Bckgnd_Program_Page_Cnt. The
 // simulated workload advances them together, in proportion to the host bytes written, so the
 // simulated writes amplify as the drive's recorded lifetime average did.

@@ -52,7 +52,7 @@ func (d *demo) show(ctx context.Context) error {
 		return err
 	}
 	say("\n$ kubectl prism devices")
-	if err := report.Devices(os.Stdout, nodes.Items); err != nil {
+	if err := report.Devices(os.Stdout, nodes.Items, false); err != nil {
 		return err
 	}
 	policies := &prismv1.HybridStoragePolicyList{}

@@ -12,11 +12,11 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/fsutil"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/node/health"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // A SIMULATED workload writes to the simulated nodes' drives: the drives' counters are

@@ -9,12 +9,12 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/endurance"
-	"github.com/prism-storage/prism/internal/fixturehost"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/internal/node/health"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 const repo = "../.."

@@ -92,7 +92,7 @@ func Collect(root string) ([]Found, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Two passes over Go: constants of every package first, for names like cache.Casadm.
+	// Two passes over Go: constants of every package first, for names like casadm.Command.
 	type pkg struct {
 		dir   string
 		fset  *token.FileSet

@@ -20,10 +20,10 @@ import (
 //     keys of string maps and the elements of string slices in variables named like tools or
 //     packages (debianPackage, loopTools), and the bin field of {bin, pkg} tables.
 //
-// Names come from string literals, package constants (cache.Casadm) and local variables
+// Names come from string literals, package constants (casadm.Command) and local variables
 // assigned once from a literal (python := "/usr/bin/python3").
 //
-// imported maps other packages' constants by name, for names like cache.Casadm.
+// imported maps other packages' constants by name, for names like casadm.Command.
 func GoCommands(fset *token.FileSet, files []*ast.File, imported map[string]string) []Use {
 	consts := GoConstants(files)
 	g := &goScan{fset: fset, consts: consts, imported: imported, runners: runnerParams(files)}

@@ -68,7 +68,7 @@ func TestGuardSeesTheKnownCommands(t *testing.T) {
 		"depmod":           "hack/guest/build.sh",      // a shell script
 		"partx":            "internal/host/gpt/",       // an Argv builder
 		"sgdisk":           "internal/host/gpt/",       // an Argv builder returning a multi-line literal
-		"casadm":           "internal/node/opencas/",   // a constant in an argv
+		"casadm":           "internal/host/casadm/",    // the adapter's Command constant in its argv builders
 		"nsenter":          "internal/host/hostexec/",  // append([]string{...}, argv...)
 		"smartctl":         "internal/node/health/",    // Executor.Run
 		"losetup":          "hack/demo/",               // argv := []string{...}
@@ -121,7 +121,8 @@ func readSet(t *testing.T, path string, column int) map[string]bool {
 }
 
 // readPackages reads hack/packages.txt: what install-deps.sh installs on this machine, and
-// what each guest's root has (groups guest-root and e2e-root).
+// what each guest's root has (groups guest-root and e2e-root). Other *-root groups
+// (image-root: Prism's image) are roots built here, never this machine's.
 func readPackages(t *testing.T) (installed map[string]bool, guestRoots map[string]map[string]bool) {
 	rows, err := ReadColumns("../packages.txt")
 	if err != nil {
@@ -129,12 +130,16 @@ func readPackages(t *testing.T) (installed map[string]bool, guestRoots map[strin
 	}
 	installed, guestRoots = map[string]bool{}, map[string]map[string]bool{}
 	for _, r := range rows {
-		if _, guest := guestGroups[r[0]]; guest {
+		_, guest := guestGroups[r[0]]
+		switch {
+		case guest:
 			if guestRoots[r[0]] == nil {
 				guestRoots[r[0]] = map[string]bool{}
 			}
 			guestRoots[r[0]][r[1]] = true
-		} else {
+		case strings.HasSuffix(r[0], "-root"):
+			// Another root built here (image-root: Prism's image), never this machine's.
+		default:
 			installed[r[1]] = true
 		}
 	}

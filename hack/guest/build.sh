@@ -3,7 +3,7 @@
 # directory that holds it. Two suites (PRISM_GUEST_SUITE):
 #   bookworm  (default) Debian 12: kernel 6.1, Ceph 16.2; test/guest and the Open CAS record
 #   forky     Debian testing: kernel 7.2, Ceph 20.2 Tentacle, containerd, runc, CNI plugins;
-#             the e2e guest (hack/e2e, docs/decisions/0023-e2e-guest-forky.md). This host's apt
+#             the e2e guest (docs/decisions/0024-e2e-guest-forky.md). This host's apt
 #             knows only bookworm, so forky's package lists live in a private apt state under
 #             the cache (PRISM_GUEST_CACHE/apt-forky), refreshed when older than a day.
 # The directory holds:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
+	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
 func policyWithAdvice(apply v1alpha1.AdvisorApply, adviceGen int64) *v1alpha1.ClassificationPolicy {

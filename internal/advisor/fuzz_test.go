@@ -9,7 +9,7 @@ import (
 
 	"github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
+	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
 // apiAllocation is the CRD's pattern for allocations.

@@ -19,7 +19,7 @@ func TestManifestsInTheRepoAreAccepted(t *testing.T) {
 	for _, f := range []string{
 		"config/samples/hybridstoragepolicy.yaml", "config/samples/hybridstoragepolicy-writeback.yaml",
 		"config/samples/classificationpolicy-ceph-osd.yaml", "internal/ioclass/defaults/ceph-osd.yaml",
-		"internal/ioclass/ioclasstest/five-classes.yaml", "test/guest/testdata/policy.yaml",
+		"test/support/ioclasstest/five-classes.yaml", "test/guest/testdata/policy.yaml",
 	} {
 		data, err := os.ReadFile(filepath.Join(repo, f))
 		if err != nil {

@@ -5,8 +5,10 @@
 // The data lives in drives.csv, embedded at build time. Each row names a
 // model_pattern, a glob where '*' matches any run of characters and '?'
 // exactly one. Patterns and models are compared case-insensitively after
-// trimming and collapsing runs of whitespace to one space, because drives pad
-// their model fields with spaces and tools print them inconsistently.
+// trimming, treating '_' as a space and collapsing runs of whitespace to one
+// space (MatchKey), because drives pad their model fields with spaces and tools
+// print them inconsistently (udev's ID_MODEL and by-id names turn spaces into
+// underscores). NormalizeModel turns each source's string into one form first.
 //
 // Lookup never guesses: a model no row matches is unknown. Among matching
 // rows it prefers, in order:
@@ -24,7 +26,6 @@ package drivedb
 import (
 	"bytes"
 	_ "embed"
-	"strings"
 	"sync"
 )
 
@@ -175,7 +176,7 @@ func moreSpecific(a, b *row) bool {
 	return a.wildcards < b.wildcards
 }
 
-// normalize trims, collapses whitespace runs to one space and lower-cases.
-func normalize(s string) string {
-	return strings.ToLower(strings.Join(strings.Fields(s), " "))
-}
+// normalize is MatchKey: patterns and models are compared in the same form.
+func normalize(s string) string { return MatchKey(s) }
+
+//go:generate go run ./internal/pciidsgen -in /usr/share/hwdata/pci.ids -status /var/lib/dpkg/status -out pciids_gen.go

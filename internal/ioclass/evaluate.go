@@ -141,6 +141,9 @@ func (r Rule) Match(io IO, class int) (match, stop bool) { return r.eval(&io, cl
 // Evaluator classifies IOs with a loaded configuration, like the kernel.
 type Evaluator struct {
 	rules []classRule
+	// dec is rules compiled into lookup tables (decide.go); nil when they
+	// do not fit, and Classify then runs the rules one by one.
+	dec *decision
 }
 
 type classRule struct {
@@ -166,6 +169,7 @@ func NewEvaluator(cfg Config) (*Evaluator, error) {
 		}
 		e.rules = append(e.rules, classRule{cl.ID, r})
 	}
+	e.dec = compileDecision(e.rules)
 	return e, nil
 }
 
@@ -173,6 +177,17 @@ func NewEvaluator(cfg Config) (*Evaluator, error) {
 // every matching rule overwrites the class, a matching rule with done stops;
 // 0 when nothing matches. It does not allocate.
 func (e *Evaluator) Classify(io IO) int {
+	if e.dec != nil {
+		return e.dec.classify(&io)
+	}
+	return e.ClassifyReference(io)
+}
+
+// ClassifyReference is Classify as the kernel does it, rule by rule in
+// ascending id, condition by condition. It is the reference the compiled
+// tables behind Classify are tested against (FuzzDecision), and what they
+// are measured against (BenchmarkClassify).
+func (e *Evaluator) ClassifyReference(io IO) int {
 	class := 0
 	for i := range e.rules {
 		match, stop := e.rules[i].rule.eval(&io, class)

@@ -36,7 +36,7 @@ func BenchmarkPlanCluster1000x24(b *testing.B) {
 	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
 	b.ReportAllocs()
 	for b.Loop() {
-		p := PlanCluster(nodes, spec, "qlc")
+		p := Plan(Input{Nodes: nodes, Spec: spec, DeviceClass: "qlc"})
 		if len(p.Problems) != 0 || len(p.RookStorageNodes) != 1000 {
 			b.Fatalf("problems %v, %d rook nodes", p.Problems, len(p.RookStorageNodes))
 		}

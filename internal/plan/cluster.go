@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +17,82 @@ type NodeInventory struct {
 	Devices []prismv1.Device
 	// Previous is the plan already in force on the node, if any.
 	Previous *prismv1.NodePlan
+	// NoInventory: the node has no StorageNode yet (its agent has not reported).
+	NoInventory bool
+	// ClaimedBy names another policy that manages the node ("" when none).
+	ClaimedBy string
+	// Caches are what the node's agent reports of its caches (nil when unknown, offline): a
+	// cached OSD's claims wait for its core.
+	Caches []prismv1.CacheStatus
+}
+
+// Input is everything the planner needs: the policy, every node its selector matches, the
+// ClassificationPolicy its cache names (nil when none, or when it does not exist), and the
+// Rook device class of its OSDs.
+type Input struct {
+	Spec        *prismv1.HybridStoragePolicySpec
+	Nodes       []NodeInventory
+	Classes     *prismv1.ClassificationPolicy
+	DeviceClass string
+}
+
+// Plan selects and lays out every node, adds the cache plan, and makes the Rook entries of
+// the nodes whose OSDs go into spec.storage.nodes. It is the one planner: the operator calls
+// it on what it observed and applies the result; `kubectl prism plan` prints it. Pure.
+func Plan(in Input) ClusterPlan {
+	cache, cacheErr := CachePlan(in.Spec, in.Classes)
+	out := planCluster(in.Nodes, in.Spec, in.DeviceClass)
+	if cacheErr != nil {
+		// No node gets a plan: caches without the classes the user asked for are worse
+		// than none, and a plan without its cache would be rewritten once it compiles.
+		out.CacheRefused = cacheErr.Error()
+		out.Problems = append(out.Problems, cacheErr.Error())
+		for i := range out.Nodes {
+			out.Nodes[i].Plan = nil
+			annotateSlots(&out.Nodes[i].Selection, prismv1.NodePlan{})
+		}
+		out.RookStorageNodes = []RookNode{}
+		return out
+	}
+	if cache != nil {
+		for i := range out.Nodes {
+			if p := out.Nodes[i].Plan; p != nil && HasCachePartition(*p) {
+				p.Cache = cache.DeepCopy()
+			}
+		}
+		out.RookStorageNodes = RookNodes(out.Plans(), in.DeviceClass)
+	}
+	var byName map[string]*NodeInventory
+	for i, n := range out.Nodes {
+		if n.Plan == nil || !OnClaims(*n.Plan) {
+			continue
+		}
+		if byName == nil {
+			byName = make(map[string]*NodeInventory, len(in.Nodes))
+			for j := range in.Nodes {
+				byName[in.Nodes[j].Node] = &in.Nodes[j]
+			}
+		}
+		src := byName[n.Node]
+		osds := ClaimOSDsOf(n.Node, *n.Plan, prismv1.StorageNodeStatus{Devices: src.Devices, Caches: src.Caches})
+		out.Nodes[i].ClaimOSDs = &osds
+	}
+	return out
+}
+
+// annotateSlots records each capacity device's planned DB partition in the selection.
+func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
+	slot := map[string]string{}
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice != "" {
+				slot[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
+			}
+		}
+	}
+	for i := range sel.Capacity {
+		sel.Capacity[i].DBSlot = slot[sel.Capacity[i].StablePath]
+	}
 }
 
 // NodeResult is what the planner decided for one node.
@@ -24,6 +102,9 @@ type NodeResult struct {
 	Plan      *prismv1.NodePlan     `json:"plan,omitempty"`
 	Warnings  []string              `json:"warnings,omitempty"`
 	Problems  []string              `json:"problems,omitempty"`
+	// ClaimOSDs are, for a node with a cache (OnClaims), its OSDs that Rook creates from
+	// claims: those that can be created now, and those that wait (for their cache core).
+	ClaimOSDs *ClaimOSDs `json:"claimOSDs,omitempty"`
 }
 
 // ClusterPlan is the whole plan for a policy: per node, and what Rook and cephadm get.
@@ -33,11 +114,13 @@ type ClusterPlan struct {
 	RookStorageNodes []RookNode `json:"rookStorageNodes"`
 	// Problems block applying anything.
 	Problems []string `json:"problems,omitempty"`
+	// CacheRefused is why no cache plan could be made (a missing or broken
+	// ClassificationPolicy); then no node has a plan.
+	CacheRefused string `json:"cacheRefused,omitempty"`
 }
 
-// PlanCluster selects and lays out every node. It is what the operator does, without a
-// cluster: `kubectl prism plan` prints it.
-func PlanCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, deviceClass string) ClusterPlan {
+// planCluster selects and lays out every node, and makes the Rook entries of their plans.
+func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, deviceClass string) ClusterPlan {
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
 	results := make([]NodeResult, len(sorted))
@@ -66,20 +149,33 @@ func PlanCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 
 // planNode selects and lays out one node.
 func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult {
-	r := NodeResult{Node: n.Node, Selection: SelectNode(n.Node, n.Devices, spec, n.Previous)}
+	r := NodeResult{Node: n.Node}
+	switch {
+	case n.NoInventory:
+		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: "no StorageNode yet: is the prism agent running on this node?"}
+		return r
+	case n.ClaimedBy != "":
+		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", n.ClaimedBy)}
+		return r
+	}
+	r.Selection = SelectNode(n.Node, n.Devices, spec, n.Previous)
 	if !Complete(r.Selection) {
 		return r
 	}
 	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
 	r.Warnings = l.Warnings
+	r.Selection.Warnings = l.Warnings
 	r.Problems = append(r.Problems, l.Problems...)
 	for _, u := range l.Unplaced {
 		r.Problems = append(r.Problems, u.Name+": "+u.Reason)
 	}
-	if len(r.Problems) == 0 {
-		p := l.Plan
-		r.Plan = &p
+	if len(r.Problems) > 0 {
+		r.Selection.Message = "plan refused: " + strings.Join(r.Problems, "; ")
+		return r
 	}
+	annotateSlots(&r.Selection, l.Plan)
+	p := l.Plan
+	r.Plan = &p
 	return r
 }
 
@@ -113,23 +209,6 @@ func (c ClusterPlan) Plans() map[string]prismv1.NodePlan {
 		}
 	}
 	return m
-}
-
-// WithCache adds the policy's cache plan (plan.CachePlan) to every node plan that has a cache
-// partition, as the operator does; classes is the ClassificationPolicy the policy names (nil
-// when none). An error (a missing or broken ClassificationPolicy) is a problem that blocks
-// applying anything, as in the operator.
-func (c *ClusterPlan) WithCache(spec *prismv1.HybridStoragePolicySpec, classes *prismv1.ClassificationPolicy) {
-	cache, err := CachePlan(spec, classes)
-	if err != nil {
-		c.Problems = append(c.Problems, err.Error())
-		return
-	}
-	for i := range c.Nodes {
-		if p := c.Nodes[i].Plan; p != nil && HasCachePartition(*p) {
-			p.Cache = cache.DeepCopy()
-		}
-	}
 }
 
 // HasCachePartition says whether any fast device of p has a cache partition.

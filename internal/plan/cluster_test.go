@@ -11,7 +11,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-// PlanCluster plans nodes on several goroutines; its output must not depend on how many, and
+// Plan plans nodes on several goroutines; its output must not depend on how many, and
 // its Rook entries must be exactly what RookNodes makes of its plans.
 func TestPlanClusterIsTheSameOnAnyNumberOfCPUs(t *testing.T) {
 	nodes := clusterOf(50)
@@ -26,10 +26,10 @@ func TestPlanClusterIsTheSameOnAnyNumberOfCPUs(t *testing.T) {
 	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sequential := PlanCluster(nodes, spec, "qlc")
+	sequential := Plan(Input{Nodes: nodes, Spec: spec, DeviceClass: "qlc"})
 	for _, procs := range []int{2, 8} {
 		runtime.GOMAXPROCS(procs)
-		if got := PlanCluster(nodes, spec, "qlc"); !equality.Semantic.DeepEqual(got, sequential) {
+		if got := Plan(Input{Nodes: nodes, Spec: spec, DeviceClass: "qlc"}); !equality.Semantic.DeepEqual(got, sequential) {
 			t.Errorf("GOMAXPROCS %d: the plan differs from the sequential one", procs)
 		}
 	}

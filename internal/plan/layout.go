@@ -59,7 +59,7 @@ type Layout struct {
 // (and is where its replacement goes). Pure and deterministic.
 func PlanLayout(in LayoutInput) Layout {
 	var out Layout
-	sizes, names := map[string]int64{}, map[string]string{}
+	sizes, names := make(map[string]int64, len(in.Devices)), make(map[string]string, len(in.Devices))
 	for _, d := range in.Devices {
 		sizes[d.StablePath], names[d.StablePath] = d.SizeBytes, d.Name
 	}

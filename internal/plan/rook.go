@@ -45,17 +45,22 @@ func rookNode(name string, p prismv1.NodePlan, deviceClass string) (RookNode, bo
 	if OnClaims(p) {
 		return RookNode{}, false
 	}
-	n := RookNode{Name: name}
-	var sizes []string
+	slots := 0
+	for _, f := range p.FastDevices {
+		slots += len(f.Slots)
+	}
+	n := RookNode{Name: name, Devices: make([]RookDevice, 0, slots)}
+	sizes := make([]string, 0, slots)
 	for _, f := range p.FastDevices {
 		size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
 		for _, s := range f.Slots {
 			if s.DataDevice == "" {
 				continue
 			}
-			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: map[string]string{
-				"metadataDevice": prismv1.PartitionPath(f.StablePath, s.Partition.Number),
-			}})
+			// Room for databaseSizeMB too, when the node's slots differ in size.
+			cfg := make(map[string]string, 2)
+			cfg["metadataDevice"] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
+			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: cfg})
 			sizes = append(sizes, size)
 		}
 	}

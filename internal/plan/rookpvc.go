@@ -136,7 +136,7 @@ func cacheStatusOf(caches []prismv1.CacheStatus, fast string) *prismv1.CacheStat
 // a local volume pointing at another core's device would put the OSD on the wrong disk.
 func readyCore(f prismv1.FastDevicePlan, cache *prismv1.CacheStatus, dataDevice string) (string, string) {
 	if cache == nil {
-		return "", "its cache is not reported yet"
+		return "", "waiting for its cache: the node's agent has not reported it yet"
 	}
 	var core *prismv1.CacheCoreStatus
 	for i := range cache.Cores {

@@ -73,7 +73,7 @@ func TestClaimOSDsOf(t *testing.T) {
 		wantHeld  []string // "dev: reason substring"
 	}{
 		{name: "no cache reported yet", status: prismv1.StorageNodeStatus{Devices: cacheNodeStatus().Devices},
-			wantHeld: []string{qlc0 + ": its cache is not reported yet", qlc1 + ": its cache is not reported yet"}},
+			wantHeld: []string{qlc0 + ": waiting for its cache: the node's agent has not reported it yet", qlc1 + ": waiting for its cache: the node's agent has not reported it yet"}},
 		{name: "both cores ready", status: cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2)),
 			wantReady: []string{qlc0 + "=/dev/cas1-1", qlc1 + "=/dev/cas1-2"}},
 		{name: "one core pending", status: cacheNodeStatus(ready(qlc0, 1), prismv1.CacheCoreStatus{Device: qlc1, State: prismv1.CorePending, Message: "casadm -A failed"}),

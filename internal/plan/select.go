@@ -47,7 +47,7 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 		if r, ok := overLimit[d.Name]; ok {
 			capacity = r
 		}
-		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, fast, capacity)})
+		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, fast, capacity, spec)})
 	}
 	switch {
 	case len(devices) == 0:
@@ -65,7 +65,7 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 // rejection says in one sentence why a device was chosen for neither tier: the reason of the
 // selector for the device's own tier matters most (a QLC drive refused as capacity because
 // it holds data, not because it is not fast).
-func rejection(d *prismv1.Device, fast, capacity string) string {
+func rejection(d *prismv1.Device, fast, capacity string, spec *prismv1.HybridStoragePolicySpec) string {
 	switch {
 	case fast == capacity:
 		return fast
@@ -74,7 +74,11 @@ func rejection(d *prismv1.Device, fast, capacity string) string {
 	case d.Tier == prismv1.TierCapacity && !strings.HasPrefix(capacity, tierMismatch):
 		return capacity
 	case strings.HasPrefix(fast, tierMismatch) && strings.HasPrefix(capacity, tierMismatch):
-		return fmt.Sprintf("%s%s matches neither selector: %s", tierMismatch, d.Tier, d.TierReason)
+		s := &spec.CapacityDevices
+		if d.InferredTier != nil && d.InferredTier.Tier == prismv1.TierFast {
+			s = &spec.FastDevices
+		}
+		return fmt.Sprintf("%s%s matches neither selector: %s%s", tierMismatch, d.Tier, d.TierReason, inferredNote(d, s))
 	}
 	return "fast: " + fast + "; capacity: " + capacity
 }
@@ -136,11 +140,36 @@ func matches(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.T
 		if len(tiers) == 0 {
 			tiers = []prismv1.Tier{defaultTier}
 		}
-		if !slices.Contains(tiers, d.Tier) {
+		if !slices.Contains(tiers, effectiveTier(d, s)) {
 			return false
 		}
 	}
 	return mismatch(d, s, defaultTier) == ""
+}
+
+// effectiveTier is the tier a selector sees: the drive database's, or, when the selector sets
+// inferredTiers: Accept and the database does not know the drive (tier Other), the tier the
+// agent inferred from its evidence with Medium or High confidence (decision 0022). A Low
+// confidence inference is shown but never used.
+func effectiveTier(d *prismv1.Device, s *prismv1.DeviceSelector) prismv1.Tier {
+	if s.InferredTiers == prismv1.InferredTiersAccept && d.Tier == prismv1.TierOther && d.InferredTier != nil &&
+		d.InferredTier.Confidence != prismv1.ConfidenceLow {
+		return d.InferredTier.Tier
+	}
+	return d.Tier
+}
+
+// inferredNote says why an inferred tier did not count.
+func inferredNote(d *prismv1.Device, s *prismv1.DeviceSelector) string {
+	switch {
+	case d.InferredTier == nil:
+		return ""
+	case s.InferredTiers != prismv1.InferredTiersAccept:
+		return "; the selector does not set inferredTiers: Accept"
+	case d.InferredTier.Confidence == prismv1.ConfidenceLow:
+		return "; a Low confidence inference is never used"
+	}
+	return ""
 }
 
 // usableAsIs is unusable without building the reason.
@@ -165,8 +194,8 @@ func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 	if len(tiers) == 0 && len(s.Models) == 0 && len(s.Vendors) == 0 {
 		tiers = []prismv1.Tier{defaultTier}
 	}
-	if len(tiers) > 0 && !slices.Contains(tiers, d.Tier) {
-		return tierMismatch + string(d.Tier) + " is not in " + tierList(tiers) + " (" + d.TierReason + ")"
+	if len(tiers) > 0 && !slices.Contains(tiers, effectiveTier(d, s)) {
+		return tierMismatch + string(d.Tier) + " is not in " + tierList(tiers) + " (" + d.TierReason + inferredNote(d, s) + ")"
 	}
 	if len(s.Models) > 0 && !globAny(s.Models, d.Model) {
 		return fmt.Sprintf("model %q matches none of %q", d.Model, s.Models)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,18 +36,88 @@ func Nodes(w io.Writer, nodes []prismv1.StorageNode, now time.Time) error {
 	return tw.Flush()
 }
 
-// Devices prints every device of every node with its tier, why, and eligibility.
-func Devices(w io.Writer, nodes []prismv1.StorageNode) error {
+// Devices prints every device of every node with its tier, why, and eligibility. wide adds
+// the vendor and where it came from, the inferred tier with its confidence, and the evidence
+// the hardware reports (PCI IDs, NPWG, rated endurance, model source).
+func Devices(w io.Writer, nodes []prismv1.StorageNode, wide bool) error {
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tDEVICE\tMODEL\tSIZE\tTIER\tWHY\tELIGIBLE")
+	if wide {
+		fmt.Fprintln(tw, "NODE\tDEVICE\tMODEL\tVENDOR\tSIZE\tTIER\tINFERRED\tEVIDENCE\tWHY\tELIGIBLE")
+	} else {
+		fmt.Fprintln(tw, "NODE\tDEVICE\tMODEL\tSIZE\tTIER\tWHY\tELIGIBLE")
+	}
 	for _, n := range nodes {
 		for _, d := range n.Status.Devices {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes),
-				d.Tier, d.TierReason, eligibility(d.Eligibility))
+			if !wide {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes),
+					d.Tier, d.TierReason, eligibility(d.Eligibility))
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), vendor(d),
+				inventorydoc.HumanBytes(d.SizeBytes), d.Tier, inferredTier(d), evidence(d), d.TierReason, eligibility(d.Eligibility))
 		}
 	}
 	return tw.Flush()
+}
+
+func vendor(d prismv1.Device) string {
+	if d.Vendor == "" {
+		return "-"
+	}
+	if d.Evidence != nil && d.Evidence.VendorSource != "" {
+		return d.Vendor + " (" + d.Evidence.VendorSource + ")"
+	}
+	return d.Vendor
+}
+
+func inferredTier(d prismv1.Device) string {
+	if d.InferredTier == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%s: %s)", d.InferredTier.Tier, d.InferredTier.Confidence, strings.Join(d.InferredTier.Reasons, "; "))
+}
+
+// evidence prints the hardware's facts compactly: pci=VID:DID[/SSVID] npwg=64KiB npdg=...
+// tbw=32519 model=udev-ata (cut).
+func evidence(d prismv1.Device) string {
+	e := d.Evidence
+	if e == nil {
+		return "-"
+	}
+	var f []string
+	if e.PCIVendorID != "" {
+		p := "pci=" + e.PCIVendorID + ":" + dash(e.PCIDeviceID)
+		if e.PCISubsystemVendorID != "" && e.PCISubsystemVendorID != e.PCIVendorID {
+			p += "/" + e.PCISubsystemVendorID
+		}
+		f = append(f, p)
+	}
+	for _, g := range []struct {
+		name  string
+		bytes int64
+	}{{"npwg", e.PreferredWriteGranularityBytes}, {"npdg", e.PreferredDeallocateGranularityBytes}, {"nows", e.OptimalWriteSizeBytes}} {
+		if g.bytes > 0 {
+			f = append(f, fmt.Sprintf("%s=%dKiB", g.name, g.bytes>>10))
+		}
+	}
+	if e.EnduranceEstimateTBW != "" {
+		f = append(f, "tbw="+e.EnduranceEstimateTBW)
+	}
+	if e.ModelSource != "" {
+		m := "model=" + e.ModelSource
+		if e.ModelMaybeCut {
+			m += "(cut)"
+		}
+		f = append(f, m)
+	}
+	if len(e.Markers) > 0 {
+		f = append(f, "markers="+strconv.Itoa(len(e.Markers)))
+	}
+	if len(f) == 0 {
+		return "-"
+	}
+	return strings.Join(f, " ")
 }
 
 // Selection prints, per policy and node, the devices chosen for each tier and the others' reasons.

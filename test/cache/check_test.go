@@ -7,8 +7,8 @@ import (
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
 	"github.com/prism-storage/prism/internal/node/opencas"
+	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
 // TestCheckNode runs the node check (prism-agent cache-check, hack/validate-opencas-node.sh)

@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/sysfs"
 )
 
 const (

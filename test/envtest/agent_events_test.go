@@ -35,9 +35,9 @@ func TestAgentRecordsEvents(t *testing.T) {
 	dev := "/dev/disk/by-id/nvme-test-fast"
 	answer := provision.Result{Partitions: []prismv1.PartitionStatus{{Device: dev, Number: 1, Label: "prism-db-00",
 		Path: dev + "-part1", State: prismv1.PartitionRefused, Message: "/dev/nvme0n1 holds what Prism did not create: f2fs at byte 1024 (libblkid)"}}}
-	p.Provision = func(context.Context, *prismv1.NodePlan, []prismv1.Device, prismv1.PolicyMode) provision.Result {
+	p.Actuator = &agent.Actuator{Provision: func(context.Context, *prismv1.NodePlan, []prismv1.Device, prismv1.PolicyMode) provision.Result {
 		return answer
-	}
+	}}
 	if err := p.Sync(ctx); err != nil { // creates the StorageNode, empty
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/ioclasstest"
+	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
 const gib = int64(1) << 30

@@ -119,8 +119,7 @@ func clusterState(t *testing.T, clusters []*unstructured.Unstructured, nodes []s
 
 // claimedFixture builds a policy without a cache whose provisioned nodes have storage.nodes
 // entries, and a write-back policy whose cached devices are device sets on local volumes.
-// Each has its own CephCluster: two policies applying to one CephCluster under the one field
-// manager remove each other's annotation (a separate bug, see the report of issue 14). It
+// Each has its own CephCluster (TestTwoPoliciesShareACephCluster covers a shared one). It
 // returns the clusters, the policies and the nodes they claim.
 func claimedFixture(t *testing.T) ([]*unstructured.Unstructured, []*prismv1.HybridStoragePolicy, []string) {
 	t.Helper()
@@ -253,4 +252,154 @@ func getPolicy(t *testing.T, name string) *prismv1.HybridStoragePolicy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestWriteFaultsLeaveNothingHalfDone fails, in turn, each client call of reconciles that
+// have writes to make: the first one of a new policy (claims, plans, status) and the one
+// that puts provisioned nodes into the CephCluster (server-side apply). Each run starts from
+// a fresh fixture. No faulted run may release a node it had claimed or withdraw a Rook entry
+// that was there; a clean reconcile after it reaches the state of a run without faults.
+func TestWriteFaultsLeaveNothingHalfDone(t *testing.T) {
+	ctx := context.Background()
+	type stage struct {
+		name  string
+		setup func(t *testing.T) (*unstructured.Unstructured, *prismv1.HybridStoragePolicy, []string)
+	}
+	fresh := func(t *testing.T, provisioned bool) (*unstructured.Unstructured, *prismv1.HybridStoragePolicy, []string) {
+		cluster := newCephCluster(t)
+		label := unique("wfaults")
+		nodes := startNodes(t, env.Client, label)
+		publishAll(t, nodes)
+		policy := createPolicy(t, label, cluster, prismv1.CacheNone)
+		var names []string
+		for _, n := range nodes {
+			names = append(names, n.name)
+		}
+		if provisioned {
+			reconcile(t, policy.Name)
+			for _, key := range []string{"optane-qlc-a", "optane-qlc-b", "optane-qlc-homelab-d"} {
+				markProvisioned(t, nodes[key].name)
+			}
+		}
+		return cluster, policy, names
+	}
+	for _, st := range []stage{
+		{"first reconcile of a new policy", func(t *testing.T) (*unstructured.Unstructured, *prismv1.HybridStoragePolicy, []string) {
+			return fresh(t, false)
+		}},
+		{"nodes provisioned, entries to apply", func(t *testing.T) (*unstructured.Unstructured, *prismv1.HybridStoragePolicy, []string) {
+			return fresh(t, true)
+		}},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			// How many calls, and the state a clean run reaches.
+			cluster, policy, nodes := st.setup(t)
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: policy.Name}}
+			counting := newFaultyClient(t, 0)
+			if _, err := (&hybridstoragepolicy.Reconciler{Client: counting.client}).Reconcile(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			calls := counting.calls.Load()
+			writes := 0
+			for _, v := range counting.verbs {
+				if !strings.HasPrefix(v, "get ") && !strings.HasPrefix(v, "list ") {
+					writes++
+				}
+			}
+			if writes == 0 {
+				t.Fatalf("the reconcile made no write (%s): the stage tests nothing", strings.Join(counting.verbs, ", "))
+			}
+			t.Logf("%d calls, %d of them writes: %s", calls, writes, strings.Join(counting.verbs, ", "))
+			want := shape(t, []*unstructured.Unstructured{cluster}, nodes, policy.Name)
+
+			for n := int64(1); n <= calls; n++ {
+				cluster, policy, nodes := st.setup(t)
+				req := ctrl.Request{NamespacedName: types.NamespacedName{Name: policy.Name}}
+				before := claimsAndEntries(t, cluster, nodes, policy.Name)
+				faulty := newFaultyClient(t, n)
+				if _, err := (&hybridstoragepolicy.Reconciler{Client: faulty.client}).Reconcile(ctx, req); err == nil || !strings.Contains(err.Error(), "injected fault") {
+					t.Errorf("call %d failing: the reconcile returned %v, want the injected fault", n, err)
+				}
+				after := claimsAndEntries(t, cluster, nodes, policy.Name)
+				for k := range before {
+					if !after[k] {
+						t.Fatalf("call %d (%s) failing: %s was there before and is gone", n, faulty.verbs[n-1], k)
+					}
+				}
+				if _, err := (&hybridstoragepolicy.Reconciler{Client: newFaultyClient(t, 0).client}).Reconcile(ctx, req); err != nil {
+					t.Fatalf("after call %d failed: clean reconcile: %v", n, err)
+				}
+				if got := shape(t, []*unstructured.Unstructured{cluster}, nodes, policy.Name); got != want {
+					t.Fatalf("after call %d (%s) failed, a clean reconcile reached\n%s\nnot\n%s", n, faulty.verbs[n-1], got, want)
+				}
+			}
+		})
+	}
+}
+
+// claimsAndEntries are the nodes the policy claims and the CephCluster's storage.nodes entries.
+func claimsAndEntries(t *testing.T, cluster *unstructured.Unstructured, nodes []string, policy string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, n := range nodes {
+		sn := &prismv1.StorageNode{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: n}, sn); err != nil {
+			t.Fatal(err)
+		}
+		if sn.Spec.PolicyName == policy {
+			out["claim "+n] = true
+		}
+	}
+	for name := range storageNodes(t, getCephCluster(t, cluster)) {
+		out["entry "+name] = true
+	}
+	return out
+}
+
+// shape is clusterState with the fixture's unique names taken out, so that states of two
+// fixtures compare.
+func shape(t *testing.T, clusters []*unstructured.Unstructured, nodes []string, policy string) string {
+	t.Helper()
+	s := clusterState(t, clusters, nodes, policy)
+	for _, n := range nodes {
+		s = strings.ReplaceAll(s, n, "NODE:"+n[:strings.LastIndex(n, "-")])
+	}
+	s = strings.ReplaceAll(s, policy, "POLICY")
+	for _, c := range clusters {
+		s = strings.ReplaceAll(s, c.GetNamespace(), "NS")
+	}
+	return s
+}
+
+// Two policies that write into one CephCluster keep each other's entries and annotations:
+// each applies under its own field manager, so one's apply never drops what the other applied.
+func TestTwoPoliciesShareACephCluster(t *testing.T) {
+	cluster := newCephCluster(t)
+	var policies []*prismv1.HybridStoragePolicy
+	for range 2 {
+		label := unique("shared")
+		nodes := startNodes(t, env.Client, label)
+		publishAll(t, nodes)
+		policy := createPolicy(t, label, cluster, prismv1.CacheNone)
+		reconcile(t, policy.Name)
+		for _, key := range []string{"optane-qlc-a", "optane-qlc-b"} {
+			markProvisioned(t, nodes[key].name)
+		}
+		policies = append(policies, policy)
+	}
+	for range 2 {
+		for _, p := range policies {
+			reconcile(t, p.Name)
+		}
+	}
+	c := getCephCluster(t, cluster)
+	for _, p := range policies {
+		v, ok := c.GetAnnotations()["nodes.prism.storage.io/"+p.Name]
+		if !ok || strings.Count(v, ",") != 1 {
+			t.Errorf("policy %s: annotation %q (present %t), want its two nodes", p.Name, v, ok)
+		}
+	}
+	if n := len(storageNodes(t, c)); n != 5 {
+		t.Errorf("storage.nodes has %d entries, want the admin's and two per policy", n)
+	}
 }

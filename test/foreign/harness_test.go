@@ -28,10 +28,10 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/provision"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/sysfs"
 )
 
 const (

@@ -24,9 +24,9 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 const (

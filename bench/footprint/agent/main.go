@@ -1,9 +1,9 @@
 // Command agent stands in for `prism-agent run` in bench/footprint/run.sh: it serves the
 // node agent's endurance metrics for a fixture host root without a Kubernetes API.
 //
-// With -build it writes a fixture host root of -devices NVMe drives (internal/fixturehost)
+// With -build it writes a fixture host root of -devices NVMe drives (test/support/fixturehost)
 // whose recorded SMART pages alternate the Optane 900P, 660p, 980 PRO and DC P3700
-// recordings under internal/nvme/testdata/logs, and exits. Without it, it serves the root the
+// recordings under internal/host/nvme/testdata/logs, and exits. Without it, it serves the root the
 // way cmd/agent/run.go does: inventory.Take (again every -period and on udev changes), and
 // exporter.Serve, the agent's own metrics loop (Exporter.Poll every -health-period, promhttp
 // on -listen with the exporter, the Go and the process collectors). It also sets up what
@@ -36,14 +36,14 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/internal/node/health"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 // drive is one of the drives with recorded SMART pages the fixture cycles through.
@@ -88,7 +88,7 @@ func main() {
 	fixture := flag.String("fixture", "", "fixture host root (required)")
 	build := flag.Bool("build", false, "write the fixture host root and exit")
 	devices := flag.Int("devices", 24, "with -build: NVMe devices in the fixture")
-	repo := flag.String("repo", ".", "with -build: repository root (for internal/nvme/testdata)")
+	repo := flag.String("repo", ".", "with -build: repository root (for internal/host/nvme/testdata)")
 	listen := flag.String("listen", "127.0.0.1:9464", "serve /metrics here (prism-agent run --metrics-bind-address)")
 	nodeName := flag.String("node-name", "footprint", "node label on the metrics")
 	period := flag.Duration("period", 5*time.Minute, "re-inventory this often (prism-agent run --period)")

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/provision"
 )
 
@@ -126,13 +126,13 @@ func newAgentFixture(t *testing.T, sn *prismv1.StorageNode) *agentFixture {
 			f.inventories.Add(1)
 			return report(), f.invErr
 		},
-		Provision: func(_ context.Context, plan *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) provision.Result {
+		Actuator: &Actuator{Provision: func(_ context.Context, plan *prismv1.NodePlan, devices []prismv1.Device, mode prismv1.PolicyMode) provision.Result {
 			f.provisions.Add(1)
 			if plan == nil || len(devices) != 4 {
 				t.Errorf("Provision got plan %v and %d devices", plan, len(devices))
 			}
 			return f.provisionOut
-		},
+		}},
 	}
 	return f
 }

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventory"
+	"github.com/prism-storage/prism/internal/node/inventory"
 )
 
 // FieldManager names the agent in managed fields.
@@ -44,12 +43,9 @@ type Publisher struct {
 	// Changes signals device changes (udev); nil when the host has no udev database.
 	Changes <-chan struct{}
 	Now     func() time.Time
-	// Provision realises spec.plan after each inventory and reports the partitions; nil
-	// keeps the agent read-only (status.partitions is then never written).
-	Provision ProvisionFunc
-	// Cache realises spec.plan.cache after the partitions and reports the caches; nil leaves
-	// caches alone (status.caches is then never written).
-	Cache CacheFunc
+	// Actuator carries out spec.plan after each inventory (partitions, then caches); nil
+	// keeps the agent read-only (status.partitions and status.caches are then never written).
+	Actuator *Actuator
 	// CollectErrors describes the wear counters the last poll could not read ("" when all
 	// were); nil when the agent reads none (no metrics), and then there is no condition.
 	CollectErrors func() string
@@ -87,7 +83,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 	ticker := time.NewTicker(p.Period)
 	defer ticker.Stop()
 	var poll <-chan time.Time
-	if p.Provision != nil && p.PlanPoll > 0 {
+	if p.Actuator != nil && p.PlanPoll > 0 {
 		pt := time.NewTicker(p.PlanPoll)
 		defer pt.Stop()
 		poll = pt.C
@@ -156,9 +152,12 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	rep, invErr := p.Inventory(ctx)
 	next := nodeStatus(sn.Status, rep, invErr, p.now(), p.Version)
 	created := false
-	if invErr == nil && p.Provision != nil {
-		// A failed inventory proves nothing about the devices: provision only from a good one.
-		next, created = p.provision(ctx, sn, rep, next)
+	if invErr == nil && p.Actuator != nil {
+		// A failed inventory proves nothing about the devices: act only on a good one.
+		restatus := func(again inventory.Report) prismv1.StorageNodeStatus {
+			return nodeStatus(sn.Status, again, nil, p.now(), p.Version)
+		}
+		next, created = p.Actuator.Act(ctx, sn, rep, next, p.Inventory, restatus)
 	}
 	if p.CollectErrors != nil {
 		next = withWearCounters(next, p.CollectErrors())
@@ -176,39 +175,6 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	p.remember(sn, next)
 	return invErr
-}
-
-// provision carries out spec.plan and adds the result to next.
-func (p *Publisher) provision(ctx context.Context, sn *prismv1.StorageNode, rep inventory.Report, next prismv1.StorageNodeStatus) (prismv1.StorageNodeStatus, bool) {
-	if sn.Spec.Plan == nil {
-		return withoutPlan(next), false
-	}
-	res := p.Provision(ctx, sn.Spec.Plan, rep.Devices, sn.Spec.Mode)
-	devices := rep.Devices
-	if res.Changed {
-		// Publish the devices as they are now, with their new partitions.
-		if again, err := p.Inventory(ctx); err == nil {
-			next = nodeStatus(sn.Status, again, nil, p.now(), p.Version)
-			devices = again.Devices
-		}
-	}
-	next = withPartitions(next, res.Partitions, sn.Generation, sn.Spec.Mode)
-	if p.Cache != nil {
-		// The cache starts on a partition provisioning reports Ready, in front of capacity
-		// devices whose signatures the (latest) inventory read.
-		cr := p.Cache(ctx, sn.Spec.Plan, devices, res.Partitions, sn.Spec.Mode)
-		next = withCaches(next, cr, sn.Spec.Plan.Cache != nil, sn.Generation, sn.Spec.Mode)
-		if cr.Changed {
-			logf.FromContext(ctx).Info("Caches changed", "node", p.NodeName, "generation", sn.Generation)
-		}
-	}
-	if c := meta.FindStatusCondition(next.Conditions, prismv1.ConditionProvisioned); c != nil {
-		if old := meta.FindStatusCondition(sn.Status.Conditions, prismv1.ConditionProvisioned); res.Changed || old == nil || old.Reason != c.Reason {
-			logf.FromContext(ctx).Info("Provisioning", "node", p.NodeName, "generation", sn.Generation, "mode", sn.Spec.Mode,
-				"changed", res.Changed, "reason", c.Reason, "message", c.Message)
-		}
-	}
-	return next, res.Changed
 }
 
 // ensureStorageNode gets or creates this node's StorageNode, owned by the Node object so

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/nvme"
+	"github.com/prism-storage/prism/internal/host/nvme"
 )
 
 // A source that fails is reported once when it starts failing, stays in CollectErrors while

@@ -13,9 +13,9 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
 // Collector reads the wear counters of a host's devices.
@@ -141,7 +141,7 @@ func (s Smartctl) SmartctlJSON(ctx context.Context, disk string) ([]byte, error)
 }
 
 // ata reads the disk's SMART report: host bytes written, percentage used and, for the families
-// that publish it, write amplification (internal/smart maps the vendor attributes).
+// that publish it, write amplification (internal/host/smart maps the vendor attributes).
 func (c Collector) ata(ctx context.Context, r *Reading, name string) {
 	out, err := c.ATA.SmartctlJSON(ctx, name)
 	if err != nil {

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/fixturehost"
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/inventory"
-	"github.com/prism-storage/prism/internal/nvme"
-	"github.com/prism-storage/prism/internal/smart"
-	"github.com/prism-storage/prism/internal/sysfs"
+	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/smart"
+	"github.com/prism-storage/prism/internal/host/sysfs"
+	"github.com/prism-storage/prism/internal/node/inventory"
+	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
 const repo = "../../.."
@@ -41,7 +41,7 @@ func homelab(t *testing.T) map[string]Reading {
 }
 
 // TestSATAWearFromTheRecordedReport: the 5210 ION's figures are its recorded attributes
-// (internal/smart/testdata/micron-5210-ion-7t6/SOURCE.md): 246 Total_LBAs_Written
+// (internal/host/smart/testdata/micron-5210-ion-7t6/SOURCE.md): 246 Total_LBAs_Written
 // 147037848489 × 512 B, WAF (247 + 248) ÷ 247 = (6923736636 + 17931795822) ÷ 6923736636,
 // 100 − normalized 97 of 202, and 10835 power-on hours; its media bytes are host × WAF.
 func TestSATAWearFromTheRecordedReport(t *testing.T) {

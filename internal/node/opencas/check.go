@@ -33,9 +33,9 @@ type CheckResult struct {
 func CheckNode(ctx context.Context, exec hostexec.Executor, hostRoot string) []CheckResult {
 	r := Runner{Exec: exec, HostRoot: hostRoot}
 	var out []CheckResult
-	run := func(parse func(string) (string, []string, error), args ...string) {
-		res := CheckResult{What: "casadm " + strings.Join(args, " ")}
-		text, err := r.casadm(ctx, args...)
+	run := func(parse func(string) (string, []string, error), argv []string) {
+		res := CheckResult{What: strings.Join(argv, " ")}
+		text, err := r.casadm(ctx, argv)
 		if err == nil {
 			res.Detail, res.Unknown, err = parse(string(text))
 		}
@@ -48,38 +48,37 @@ func CheckNode(ctx context.Context, exec hostexec.Executor, hostRoot string) []C
 	run(func(s string) (string, []string, error) {
 		v, err := casadm.ParseVersion(strings.NewReader(s))
 		return fmt.Sprintf("%+v", v), nil, err
-	}, "-V", "-o", "csv")
+	}, casadm.VersionArgv())
 	var list casadm.List
 	run(func(s string) (string, []string, error) {
 		var err error
 		list, err = casadm.ParseList(strings.NewReader(s))
 		return fmt.Sprintf("%d caches, %d cores in the pool", len(list.Caches), len(list.Pool)), nil, err
-	}, "-L", "-o", "csv", "-b")
+	}, casadm.ListArgv())
 	stats := func(s string) (string, []string, error) {
 		recs, err := casadm.ParseStats(strings.NewReader(s))
 		return fmt.Sprintf("%d records", len(recs)), unknownColumns(recs), err
 	}
 	for _, c := range list.Caches {
-		id := itoa(c.ID)
-		run(stats, "-P", "-i", id, "-o", "csv")
-		run(stats, "-P", "-i", id, "-d", "-o", "csv")
+		run(stats, casadm.StatsArgv(c.ID))
+		run(stats, casadm.IOClassStatsArgv(c.ID))
 		for _, k := range c.Cores {
-			run(stats, "-P", "-i", id, "-j", itoa(k.ID), "-o", "csv")
+			run(stats, casadm.CoreStatsArgv(c.ID, k.ID))
 			run(func(s string) (string, []string, error) {
 				p, err := casadm.ParseParams(strings.NewReader(s))
 				return fmt.Sprintf("%d parameters", len(p)), nil, err
-			}, "-G", "-n", "seq-cutoff", "-i", id, "-j", itoa(k.ID), "-o", "csv")
+			}, casadm.GetCoreParamsArgv("seq-cutoff", c.ID, k.ID))
 		}
 		for _, ns := range []string{"cleaning", "cleaning-alru", "cleaning-acp", "promotion", "promotion-nhit"} {
 			run(func(s string) (string, []string, error) {
 				p, err := casadm.ParseParams(strings.NewReader(s))
 				return fmt.Sprintf("%d parameters", len(p)), nil, err
-			}, "-G", "-n", ns, "-i", id, "-o", "csv")
+			}, casadm.GetParamsArgv(ns, c.ID))
 		}
 		run(func(s string) (string, []string, error) {
 			cfg, err := ioclass.ParseCSVDialect(strings.NewReader(s), ioclass.Master)
 			return fmt.Sprintf("%d IO classes", len(cfg.Classes)), nil, err
-		}, "-C", "-L", "-i", id, "-o", "csv")
+		}, casadm.ListIOClassesArgv(c.ID))
 	}
 	conf := CheckResult{What: "read " + ConfPath}
 	text, err := os.ReadFile(r.hostPath(ConfPath))
@@ -122,7 +121,7 @@ func CheckLoad(ctx context.Context, exec hostexec.Executor, id int, csv string) 
 	r := Runner{Exec: exec}
 	var out []CheckResult
 	list := func() (string, ioclass.Config, error) {
-		text, err := r.casadm(ctx, "-C", "-L", "-i", itoa(id), "-o", "csv")
+		text, err := r.casadm(ctx, casadm.ListIOClassesArgv(id))
 		if err != nil {
 			return "", ioclass.Config{}, err
 		}
@@ -141,7 +140,7 @@ func CheckLoad(ctx context.Context, exec hostexec.Executor, id int, csv string) 
 		}
 		f.Close()
 		res := CheckResult{What: fmt.Sprintf("casadm -C -C -i %d -f %s (%s)", id, f.Name(), what)}
-		_, err = r.casadm(ctx, "-C", "-C", "-i", itoa(id), "-f", f.Name())
+		_, err = r.casadm(ctx, casadm.LoadIOClassesArgv(id, f.Name()))
 		res.OK = err == nil
 		if err != nil {
 			res.Detail = err.Error()

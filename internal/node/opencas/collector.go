@@ -37,7 +37,7 @@ type Snapshot struct {
 // 3 + cores casadm runs per cache.
 func ReadSnapshot(ctx context.Context, exec hostexec.Executor) (Snapshot, error) {
 	r := Runner{Exec: exec}
-	out, err := r.casadm(ctx, "-L", "-o", "csv", "-b")
+	out, err := r.casadm(ctx, casadm.ListArgv())
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -54,14 +54,14 @@ func ReadSnapshot(ctx context.Context, exec hostexec.Executor) (Snapshot, error)
 	}
 	for _, c := range list.Caches {
 		for _, k := range c.Cores {
-			args := []string{"-P", "-i", itoa(c.ID), "-j", itoa(k.ID), "-o", "csv"}
-			out, err := r.casadm(ctx, args...)
+			argv := casadm.CoreStatsArgv(c.ID, k.ID)
+			out, err := r.casadm(ctx, argv)
 			if err != nil {
 				return snap, err
 			}
 			s, err := casadm.ParseStats(strings.NewReader(string(out)))
 			if err != nil {
-				return snap, fmt.Errorf("casadm %s: %w", strings.Join(args, " "), err)
+				return snap, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 			}
 			snap.Cores[c.ID] = append(snap.Cores[c.ID], s...)
 		}

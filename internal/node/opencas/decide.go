@@ -67,7 +67,7 @@ func decideNone(d Desired, o Observed) Plan {
 		}
 		p.Cores = append(p.Cores, st)
 	}
-	p.Steps = append(p.Steps, Step{Kind: StepStop, Argv: []string{Casadm, "-T", "-i", itoa(id)},
+	p.Steps = append(p.Steps, Step{Kind: StepStop, Argv: casadm.StopArgv(id),
 		Why: "mode None: stop the cache (casadm flushes its dirty data first)"})
 	return p
 }
@@ -101,7 +101,7 @@ func decideAbsent(d Desired, o Observed, mode string) Plan {
 	case len(cas) > 0:
 		// Existing Open CAS metadata may hold dirty data: load it, never re-initialise.
 		p.CacheID = 0
-		p.Steps = append(p.Steps, Step{Kind: StepLoad, Argv: []string{Casadm, "-S", "-d", d.Partition, "-l"}, Barrier: true,
+		p.Steps = append(p.Steps, Step{Kind: StepLoad, Argv: casadm.LoadArgv(d.Partition), Barrier: true,
 			Why: "the partition holds Open CAS metadata: load it (its dirty data, classes and cores come back)"})
 		for _, c := range d.Cores {
 			p.Cores = append(p.Cores, CoreStatus{Device: c, State: CorePending, Message: "waiting for the cache to be loaded"})
@@ -114,7 +114,7 @@ func decideAbsent(d Desired, o Observed, mode string) Plan {
 		}
 	}
 	p.Steps = append(p.Steps, Step{Kind: StepStart,
-		Argv: []string{Casadm, "-S", "-d", d.Partition, "-i", itoa(d.CacheID), "-c", mode, "-x", itoa(d.LineSizeKiB), "--force"},
+		Argv: casadm.StartArgv(d.Partition, d.CacheID, mode, d.LineSizeKiB),
 		Why:  "the inventory found no signature on the partition, so --force can only discard bytes no tool recognises"})
 	// A fresh cache: defaults everywhere, no cores, only the default IO classes.
 	fresh := &ObservedCache{Cache: casadm.Cache{ID: d.CacheID, Disk: d.Partition, Mode: mode, Status: casadm.Status{State: casadm.StateRunning}}}
@@ -157,10 +157,10 @@ func decidePresent(d Desired, o Observed, mode string) Plan {
 		case leaving && incomplete:
 			p.Refusals = append(p.Refusals, fmt.Sprintf("cache %d stays in %s: leaving it needs a flush, which an incomplete cache cannot do", c.ID, c.Mode))
 		case leaving:
-			p.Steps = append(p.Steps, Step{Kind: StepSetMode, Argv: []string{Casadm, "-Q", "-c", mode, "-i", itoa(c.ID), "-f", "yes"},
+			p.Steps = append(p.Steps, Step{Kind: StepSetMode, Argv: casadm.SetModeArgv(c.ID, mode, true),
 				Why: fmt.Sprintf("leave %s for %s, flushing the dirty data first", c.Mode, mode)})
 		default:
-			p.Steps = append(p.Steps, Step{Kind: StepSetMode, Argv: []string{Casadm, "-Q", "-c", mode, "-i", itoa(c.ID)},
+			p.Steps = append(p.Steps, Step{Kind: StepSetMode, Argv: casadm.SetModeArgv(c.ID, mode, false),
 				Why: fmt.Sprintf("switch %s to %s", c.Mode, mode)})
 		}
 	}
@@ -195,20 +195,19 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 			st.Message = fmt.Sprintf("core %d (%s) is not in the plan but is inactive and holds dirty data that cannot be flushed; set allowDirtyDataLoss to drop it", k.ID, k.Disk)
 			p.Refusals = append(p.Refusals, st.Message)
 		case k.Status.State == casadm.StateInactive:
-			argv := []string{Casadm, "--remove-inactive", "-i", itoa(id), "-j", itoa(k.ID)}
+			argv := casadm.RemoveInactiveArgv(id, k.ID, dirty)
 			why := "remove the inactive core"
 			if dirty {
-				argv = append(argv, "-f")
 				why = "remove the inactive core, dropping its dirty data (allowDirtyDataLoss)"
 			}
 			p.Steps = append(p.Steps, Step{Kind: StepRemoveInactive, Argv: argv, Why: why})
 			st.Message = why
 		default:
 			if dirty {
-				p.Steps = append(p.Steps, Step{Kind: StepFlushCore, Argv: []string{Casadm, "-F", "-i", itoa(id), "-j", itoa(k.ID)},
+				p.Steps = append(p.Steps, Step{Kind: StepFlushCore, Argv: casadm.FlushCoreArgv(id, k.ID),
 					Why: "flush the dirty data of a core that leaves the cache"})
 			}
-			p.Steps = append(p.Steps, Step{Kind: StepRemoveCore, Argv: []string{Casadm, "-R", "-i", itoa(id), "-j", itoa(k.ID)},
+			p.Steps = append(p.Steps, Step{Kind: StepRemoveCore, Argv: casadm.RemoveCoreArgv(id, k.ID),
 				Why: "the core is not in the plan (casadm flushes again before removing; never -f)"})
 			st.Message = "not in the plan: flushed, then removed"
 		}
@@ -262,7 +261,7 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 			next++
 		}
 		used[next] = true
-		p.Steps = append(p.Steps, Step{Kind: StepAddCore, Argv: []string{Casadm, "-A", "-i", itoa(id), "-d", dev, "-j", itoa(next)},
+		p.Steps = append(p.Steps, Step{Kind: StepAddCore, Argv: casadm.AddCoreArgv(id, dev, next),
 			Why: "add the QLC device as a core"})
 		desiredStatus = append(desiredStatus, CoreStatus{Device: dev, CoreID: next, ExportedObject: exported(id, next), State: CorePending,
 			Message: "to be added as core " + itoa(next)})
@@ -277,7 +276,7 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 	if d.IOClassCSV != "" {
 		want, _ := parseClasses(d.IOClassCSV)
 		if fresh || c.IOClasses == nil || !sameClasses(want, *c.IOClasses) {
-			p.Steps = append(p.Steps, Step{Kind: StepLoadIOClasses, Argv: []string{Casadm, "-C", "-C", "-i", itoa(id), "-f", "-"},
+			p.Steps = append(p.Steps, Step{Kind: StepLoadIOClasses, Argv: casadm.LoadIOClassesArgv(id, "-"),
 				Stdin: []byte(d.IOClassCSV), Why: "load the ClassificationPolicy's IO classes"})
 		}
 		file := IOClassFilePath(id)
@@ -497,19 +496,18 @@ func paramSteps(p Params, c *ObservedCache, id int, fresh bool) []Step {
 	want := p.wanted()
 	var steps []Step
 	for _, ns := range []string{"cleaning", "cleaning-alru", "cleaning-acp", "promotion", "promotion-nhit"} {
-		argv := []string{Casadm, "-X", "-n", ns, "-i", itoa(id)}
-		n := len(argv)
+		var set []string
 		for _, o := range want[ns] {
 			have, ok := ocfDefaults[ns][o.title], true
 			if !fresh {
 				have, ok = paramValue(c, ns, o.title)
 			}
 			if !ok || have != o.value {
-				argv = append(argv, o.flag, o.value)
+				set = append(set, o.flag, o.value)
 			}
 		}
-		if len(argv) > n {
-			steps = append(steps, Step{Kind: StepSetParam, Argv: argv, Why: "set " + ns + " parameters"})
+		if len(set) > 0 {
+			steps = append(steps, Step{Kind: StepSetParam, Argv: casadm.SetParamsArgv(ns, id, set...), Why: "set " + ns + " parameters"})
 		}
 	}
 	return steps
@@ -537,20 +535,20 @@ func seqCutoffSteps(s *SeqCutoff, c *ObservedCache, id int, fresh bool, cores []
 			p, ok := ps.Get(title)
 			return p.Value, ok
 		}
-		argv := []string{Casadm, "-X", "-n", "seq-cutoff", "-i", itoa(id), "-j", itoa(k.CoreID)}
-		n := len(argv)
+		var set []string
 		if s.Policy != "" {
 			if v, ok := get("Sequential cutoff policy"); !ok || v != s.Policy {
-				argv = append(argv, "-p", s.Policy)
+				set = append(set, "-p", s.Policy)
 			}
 		}
 		if s.ThresholdKiB != 0 {
 			if v, ok := get("Sequential cutoff threshold [KiB]"); !ok || v != utoa(s.ThresholdKiB) {
-				argv = append(argv, "-t", utoa(s.ThresholdKiB))
+				set = append(set, "-t", utoa(s.ThresholdKiB))
 			}
 		}
-		if len(argv) > n {
-			steps = append(steps, Step{Kind: StepSetParam, Argv: argv, Why: "set the sequential cut-off of core " + itoa(k.CoreID)})
+		if len(set) > 0 {
+			steps = append(steps, Step{Kind: StepSetParam, Argv: casadm.SetCoreParamsArgv("seq-cutoff", id, k.CoreID, set...),
+				Why: "set the sequential cut-off of core " + itoa(k.CoreID)})
 		}
 	}
 	return steps

@@ -14,7 +14,7 @@ import (
 // class (`casadm -P -i N -d -o csv`), cache after cache in casadm's list order.
 func Stats(ctx context.Context, exec hostexec.Executor) ([]casadm.Stats, error) {
 	r := Runner{Exec: exec}
-	out, err := r.casadm(ctx, "-L", "-o", "csv", "-b")
+	out, err := r.casadm(ctx, casadm.ListArgv())
 	if err != nil {
 		return nil, err
 	}
@@ -24,15 +24,14 @@ func Stats(ctx context.Context, exec hostexec.Executor) ([]casadm.Stats, error) 
 	}
 	var all []casadm.Stats
 	for _, c := range list.Caches {
-		id := itoa(c.ID)
-		for _, args := range [][]string{{"-P", "-i", id, "-o", "csv"}, {"-P", "-i", id, "-d", "-o", "csv"}} {
-			out, err := r.casadm(ctx, args...)
+		for _, argv := range [][]string{casadm.StatsArgv(c.ID), casadm.IOClassStatsArgv(c.ID)} {
+			out, err := r.casadm(ctx, argv)
 			if err != nil {
 				return nil, err
 			}
 			s, err := casadm.ParseStats(strings.NewReader(string(out)))
 			if err != nil {
-				return nil, fmt.Errorf("casadm %s: %w", strings.Join(args, " "), err)
+				return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 			}
 			all = append(all, s...)
 		}

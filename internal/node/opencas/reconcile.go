@@ -146,9 +146,8 @@ func writeFile(path, content string) error {
 	return fsutil.WriteFileAtomic(path, []byte(content), 0o644)
 }
 
-// casadm runs one read-only casadm command.
-func (r Runner) casadm(ctx context.Context, args ...string) ([]byte, error) {
-	argv := append([]string{Casadm}, args...)
+// casadm runs one read-only casadm command (argv from the casadm adapter).
+func (r Runner) casadm(ctx context.Context, argv []string) ([]byte, error) {
 	out, err := r.Exec.Run(ctx, argv, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), withOutput(err, out))
@@ -161,7 +160,7 @@ func (r Runner) casadm(ctx context.Context, args ...string) ([]byte, error) {
 // the conf files under the host root.
 func (r Runner) Observe(ctx context.Context, d Desired) (Observed, error) {
 	var o Observed
-	out, err := r.casadm(ctx, "-L", "-o", "csv", "-b")
+	out, err := r.casadm(ctx, casadm.ListArgv())
 	if err != nil {
 		return o, err
 	}
@@ -202,7 +201,7 @@ func readOptional(path string) (string, error) {
 func (r Runner) observeCache(ctx context.Context, d Desired, c casadm.Cache) (*ObservedCache, error) {
 	oc := &ObservedCache{Cache: c, CoreUsage: map[int]*casadm.Usage{}, Params: map[string]casadm.Params{}, SeqCutoff: map[int]casadm.Params{}}
 	id := itoa(c.ID)
-	out, err := r.casadm(ctx, "-P", "-i", id, "-o", "csv")
+	out, err := r.casadm(ctx, casadm.StatsArgv(c.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +211,7 @@ func (r Runner) observeCache(ctx context.Context, d Desired, c casadm.Cache) (*O
 	}
 	oc.Stats = &stats[0]
 	for _, k := range c.Cores {
-		out, err := r.casadm(ctx, "-P", "-i", id, "-j", itoa(k.ID), "-f", "usage", "-o", "csv")
+		out, err := r.casadm(ctx, casadm.CoreUsageArgv(c.ID, k.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +222,7 @@ func (r Runner) observeCache(ctx context.Context, d Desired, c casadm.Cache) (*O
 		oc.CoreUsage[k.ID] = s[0].Usage
 	}
 	for _, ns := range d.Params.ParamNamespaces() {
-		out, err := r.casadm(ctx, "-G", "-n", ns, "-i", id, "-o", "csv")
+		out, err := r.casadm(ctx, casadm.GetParamsArgv(ns, c.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +235,7 @@ func (r Runner) observeCache(ctx context.Context, d Desired, c casadm.Cache) (*O
 			if k.Status.State == casadm.StateInactive {
 				continue
 			}
-			out, err := r.casadm(ctx, "-G", "-n", "seq-cutoff", "-i", id, "-j", itoa(k.ID), "-o", "csv")
+			out, err := r.casadm(ctx, casadm.GetCoreParamsArgv("seq-cutoff", c.ID, k.ID))
 			if err != nil {
 				return nil, err
 			}
@@ -246,7 +245,7 @@ func (r Runner) observeCache(ctx context.Context, d Desired, c casadm.Cache) (*O
 		}
 	}
 	if d.IOClassCSV != "" {
-		out, err := r.casadm(ctx, "-C", "-L", "-i", id, "-o", "csv")
+		out, err := r.casadm(ctx, casadm.ListIOClassesArgv(c.ID))
 		if err != nil {
 			return nil, err
 		}

@@ -12,9 +12,6 @@ import (
 	"github.com/prism-storage/prism/internal/ioclass"
 )
 
-// Casadm is the name the runner executes (found on the host's PATH).
-const Casadm = "casadm"
-
 // Desired is the cache Prism wants on one fast device.
 type Desired struct {
 	// CacheID is the casadm cache id (1-16384) a new cache gets. A cache loaded from its

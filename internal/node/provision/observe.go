@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +20,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/signature"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
 // observe reads everything Decide needs fresh from the device at path (the inventory's
@@ -42,10 +42,10 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	if !r.allowFiles && size != dev.SizeBytes {
 		return obs, nil, fmt.Errorf("%s is %d bytes now, %d in the inventory; waiting for the next inventory", path, size, dev.SizeBytes)
 	}
-	if ro, ok := r.sysfsFlag(dev.Name, "ro"); ok {
-		dev.ReadOnly = ro
+	if ro, ok := r.sysfs().ClassInt(dev.Name, "ro"); ok {
+		dev.ReadOnly = ro != 0
 	}
-	if ss, ok := r.sysfsInt(dev.Name, "queue/logical_block_size"); ok {
+	if ss, ok := r.sysfs().ClassInt(dev.Name, "queue/logical_block_size"); ok {
 		dev.LogicalBlockSizeBytes = int32(ss)
 	}
 	if dev.LogicalBlockSizeBytes <= 0 {
@@ -73,16 +73,16 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		for _, n := range sortedKernel(kernel) {
 			if p, ok := obs.Disk.Table().Partition(n); ok && !kernel[n].matches(p) {
 				stale = append(stale, fmt.Sprintf("the kernel has %s at %s, size %s, but the table says %s, size %s", partitionName(dev.Name, n),
-					gpt.FormatBytes(kernel[n].start*512), gpt.FormatBytes(kernel[n].size*512), gpt.FormatBytes(p.StartBytes), gpt.FormatBytes(p.SizeBytes)))
+					gpt.FormatBytes(kernel[n].Start*512), gpt.FormatBytes(kernel[n].Size*512), gpt.FormatBytes(p.StartBytes), gpt.FormatBytes(p.SizeBytes)))
 			}
 			dev.Partitions = append(dev.Partitions, partitionName(dev.Name, n))
 		}
-		if dev.Holders, err = r.holders(dev.Name); err != nil {
+		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
 			return obs, nil, err
 		}
 		obs.PartitionHolders = map[int][]string{}
 		for n := range kernel {
-			if obs.PartitionHolders[n], err = r.holders(dev.Name, partitionName(dev.Name, n)); err != nil {
+			if obs.PartitionHolders[n], err = r.sysfs().ClassHolders(dev.Name, partitionName(dev.Name, n)); err != nil {
 				return obs, nil, err
 			}
 		}
@@ -194,27 +194,9 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 	return c, nil
 }
 
-// holders lists <HostRoot>/sys/class/block/<name>[/<part>]/holders.
-func (r Runner) holders(name string, part ...string) ([]string, error) {
-	dir := filepath.Join(append([]string{cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name}, append(part, "holders")...)...)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the holders of %s: %w", name, err)
-	}
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out, nil
-}
-
 // mounts lists the mounts of the device (the open file f) or of its kernel partitions, from
-// the host's mount table (<HostRoot>/proc/1/mountinfo; the agent's own /proc/self/mountinfo
-// where the host's is not visible: mounts are matched by device number, the same in every
-// mount namespace).
+// the host's mount table (mountTables), matched by device number, the same in every mount
+// namespace.
 func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -225,20 +207,29 @@ func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) 
 		devs[fmt.Sprintf("%d:%d", unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)))] = name
 	}
 	for n, k := range kernel {
-		if k.dev != "" {
-			devs[k.dev] = partitionName(name, n)
+		if k.Dev != "" {
+			devs[k.Dev] = partitionName(name, n)
 		}
 	}
 	if len(devs) == 0 {
 		return nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(cmp.Or(r.HostRoot, "/"), "proc", "1", "mountinfo"))
-	if err != nil {
-		if b, err = os.ReadFile("/proc/self/mountinfo"); err != nil {
-			return nil, fmt.Errorf("reading the mount table: %w", err)
+	var b []byte
+	var err error
+	for _, p := range mountTables(r.HostRoot) {
+		if b, err = os.ReadFile(p); err == nil {
+			return mountsOf(b, devs), nil
 		}
 	}
-	return mountsOf(b, devs), nil
+	return nil, fmt.Errorf("reading the mount table: %w", err)
+}
+
+// mountTables are where the host's mount table is, best first: init's under the host root,
+// init's in this PID namespace (the agent's pod runs with hostPID, so that is the host's
+// init), and the agent's own (a mount in another namespace then shows only through the
+// exclusive open, which the kernel refuses for a mounted device whatever the namespace).
+func mountTables(hostRoot string) []string {
+	return []string{filepath.Join(cmp.Or(hostRoot, "/"), "proc", "1", "mountinfo"), "/proc/1/mountinfo", "/proc/self/mountinfo"}
 }
 
 // mountsOf picks the mountinfo lines whose device number (field 3) is in devs.
@@ -257,73 +248,34 @@ func mountsOf(mountinfo []byte, devs map[string]string) []string {
 	return out
 }
 
-// sysfsFlag and sysfsInt read <HostRoot>/sys/class/block/<name>/<file>; ok is false when
-// sysfs is not there (fixture hosts), and the inventory's value stands.
-func (r Runner) sysfsFlag(name, file string) (bool, bool) {
-	v, ok := r.sysfsInt(name, file)
-	return v != 0, ok
-}
-
-func (r Runner) sysfsInt(name, file string) (int64, bool) {
-	if name == "" || strings.Contains(name, "/") {
-		return 0, false
-	}
-	v, err := readInt(filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name, file))
-	return v, err == nil
-}
-
 // kernelPartition is a partition as the kernel has it, from sysfs (512-byte units).
-type kernelPartition struct {
-	start, size int64
-	dev         string // major:minor
-}
+type kernelPartition sysfs.KernelPartition
 
 func (k kernelPartition) matches(p gpt.Partition) bool {
-	return k.start*512 == p.StartBytes && k.size*512 == p.SizeBytes
+	return k.Start*512 == p.StartBytes && k.Size*512 == p.SizeBytes
 }
 
 func (k kernelPartition) String() string {
-	if k.start == 0 && k.size == 0 {
+	if k.Start == 0 && k.Size == 0 {
 		return "not listed"
 	}
-	return fmt.Sprintf("kernel: start %s, size %s", gpt.FormatBytes(k.start*512), gpt.FormatBytes(k.size*512))
+	return fmt.Sprintf("kernel: start %s, size %s", gpt.FormatBytes(k.Start*512), gpt.FormatBytes(k.Size*512))
 }
 
-// kernelPartitions reads <HostRoot>/sys/class/block/<name>/<part>/{partition,start,size,dev}.
+// kernelPartitions is the kernel's view of the disk's partitions (sysfs under HostRoot).
 func (r Runner) kernelPartitions(name string) (map[int]kernelPartition, error) {
-	if name == "" || strings.ContainsAny(name, "/") {
-		return nil, fmt.Errorf("bad device name %q", name)
-	}
-	dir := filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block", name)
-	entries, err := os.ReadDir(dir)
+	ps, err := r.sysfs().KernelPartitions(name)
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]kernelPartition{}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), name) {
-			continue
-		}
-		num, err := readInt(filepath.Join(dir, e.Name(), "partition"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		start, err := readInt(filepath.Join(dir, e.Name(), "start"))
-		if err != nil {
-			return nil, err
-		}
-		size, err := readInt(filepath.Join(dir, e.Name(), "size"))
-		if err != nil {
-			return nil, err
-		}
-		dev, _ := os.ReadFile(filepath.Join(dir, e.Name(), "dev"))
-		out[int(num)] = kernelPartition{start: start, size: size, dev: strings.TrimSpace(string(dev))}
+	out := make(map[int]kernelPartition, len(ps))
+	for n, p := range ps {
+		out[n] = kernelPartition(p)
 	}
 	return out, nil
 }
+
+func (r Runner) sysfs() sysfs.Host { return sysfs.Host{Root: cmp.Or(r.HostRoot, "/")} }
 
 func sortedKernel(m map[int]kernelPartition) []int {
 	var ks []int
@@ -332,12 +284,4 @@ func sortedKernel(m map[int]kernelPartition) []int {
 	}
 	slices.Sort(ks)
 	return ks
-}
-
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }

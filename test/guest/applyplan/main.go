@@ -120,7 +120,12 @@ func run(o options) (Output, error) {
 	if node == "" {
 		node = doc.Node
 	}
-	var cp plan.ClusterPlan
+	// What `kubectl prism plan -o json` prints: the planner's result, and the device sets
+	// of nodes with a cache (not this command's business).
+	var cp struct {
+		plan.ClusterPlan
+		RookDeviceSets json.RawMessage `json:"rookDeviceSets"`
+	}
 	if err := decodeFile(o.planFile, &cp); err != nil {
 		return Output{}, err
 	}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds Prism's image as an OCI archive, without a container engine (make images):
+#
+#   bin/images/prism.oci.tar   one image for the operator (/prism-manager, the entrypoint) and
+#                              the agent (/prism-agent), named as the chart's default
+#                              image.repository:tag (ghcr.io/prism-storage/prism:<appVersion>)
+#
+# Layers: the root, made of the Debian packages of hack/images/packages.lock (exact versions,
+# SHA256-checked; the closure of hack/packages.txt's image-root group, from hack/images/lock.sh),
+# then the static Go binaries. go-containerregistry (go.mod's version) writes the OCI layout.
+#
+# The .debs and the root layer are cached outside the clone, in ~/.cache/prism/images
+# (PRISM_IMAGES_CACHE): the root layer's key hashes the lock and the code that lays it out, so
+# a warm build only compiles the binaries and writes the archive. Needs apt-get (for cold
+# caches: apt-get download), dpkg-deb and Go; not root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cd "$repo"
+log() { echo "images: $*" >&2; }
+start=$(date +%s.%N)
+secs() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN {printf "%.1f s", n - s}'; }
+
+out_dir=${PRISM_IMAGES_OUT:-$repo/bin/images}
+version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+created=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+lock="$here/packages.lock"
+cache_root=${PRISM_IMAGES_CACHE:-$HOME/.cache/prism/images}
+pool="$cache_root/debs"
+mkdir -p "$out_dir" "$pool"
+
+# The builder itself (go build caches it).
+mkimage="$out_dir/.mkimage"
+go build -o "$mkimage" ./hack/images/mkimage
+
+# 1. The root layer, cached by the lock and the code that lays it out.
+key=$( (cat "$lock"; cat hack/images/rootfs.go hack/images/mkimage/main.go; grep 'go-containerregistry ' go.sum) | sha256sum | cut -c1-16)
+layer_dir="$cache_root/root-$key"
+exec 9>"$cache_root/.lock-$key"
+flock 9
+if [[ -f $layer_dir/root.tar.gz ]]; then
+  log "cached root layer $layer_dir ($(secs))"
+else
+  # The locked .debs, into a pool shared by every key (apt-get download checks them against
+  # the signed indexes; mkimage root checks the lock's SHA256).
+  missing=()
+  while read -r name ver arch _; do
+    f="${name}_${ver//:/%3a}_${arch}.deb"
+    [[ -f $pool/$f ]] || missing+=("$name=$ver")
+  done < <(grep -v '^#' "$lock")
+  if ((${#missing[@]})); then
+    log "downloading ${#missing[@]} packages into $pool"
+    if ! (cd "$pool" && apt-get download -qq "${missing[@]}" 2>"$pool/.download.err"); then
+      if [[ $(id -u) -eq 0 ]]; then
+        log "apt-get download failed; apt-get update and once more"
+        apt-get update -qq >/dev/null
+      fi
+      (cd "$pool" && apt-get download -qq "${missing[@]}" 2>"$pool/.download.err") || {
+        cat "$pool/.download.err" >&2
+        log "a locked version is not on this host's Debian mirror (a point release replaced it?): run hack/images/lock.sh, review and commit the new lock"
+        exit 1
+      }
+    fi
+    log "downloaded ($(secs))"
+  fi
+  tmp=$(mktemp -d "$cache_root/build-$key.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  "$mkimage" root --lock "$lock" --debs "$pool" --out "$tmp/root.tar.gz"
+  cp "$lock" "$tmp/packages.lock"
+  rm -rf "$layer_dir"
+  mv "$tmp" "$layer_dir"
+  trap - EXIT
+  log "built root layer $layer_dir ($(du -h "$layer_dir/root.tar.gz" | cut -f1), $(secs))"
+  # Keep the three most recently built root layers.
+  ls -1dt "$cache_root"/root-*/ 2>/dev/null | tail -n +4 | while read -r old; do
+    log "removing old root layer $old"
+    rm -rf "$old"
+  done
+fi
+touch "$layer_dir"
+flock -u 9
+
+# 2. The static binaries, as the Dockerfile builds them.
+bins="$out_dir/.bin"
+mkdir -p "$bins"
+for b in manager agent; do
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bins/prism-$b" "./cmd/$b"
+done
+log "binaries built ($(secs))"
+
+# 3. The OCI archive.
+read -r ref digest archive < <("$mkimage" image --root "$layer_dir/root.tar.gz" \
+  --bin "/prism-manager=$bins/prism-manager" --bin "/prism-agent=$bins/prism-agent" \
+  --chart charts/prism --created "$created" --revision "$revision" --version "$version" \
+  --out "$out_dir/prism.oci.tar")
+log "$ref $digest"
+log "$archive: $(du -h "$archive" | cut -f1) ($(secs) in all)"
+echo "$archive"

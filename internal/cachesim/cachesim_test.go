@@ -1,0 +1,444 @@
+package cachesim
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/ioclass/defaults"
+)
+
+func TestPercents(t *testing.T) {
+	for in, want := range map[string][]float64{
+		"5%":           {5},
+		"5":            {5},
+		"1%..5%":       {1, 2, 3, 4, 5},
+		"1%..20%/5":    {1, 6, 11, 16, 20},
+		"20%,1%, 2.5":  {1, 2.5, 20},
+		"1%..3%,2%":    {1, 2, 3},
+		"0.5%..1%/.25": {0.5, 0.75, 1},
+	} {
+		got, err := Percents(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Percents(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", ",", "0%", "101%", "-1%", "20%..1%", "1%..200%", "x", "1%..5%/0", "1%..5%/x", "NaN", "1%..100%/0.01"} {
+		if got, err := Percents(in); err == nil {
+			t.Errorf("Percents(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+func TestParseDeviceFilter(t *testing.T) {
+	for in, want := range map[string]DeviceFilter{"8:16": {true, 8, 16}, "259,3": {true, 259, 3}} {
+		if got, err := ParseDeviceFilter(in); err != nil || got != want {
+			t.Errorf("ParseDeviceFilter(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "8", "8:", ":1", "a:b", "8:-1", "4294967296:0"} {
+		if _, err := ParseDeviceFilter(in); err == nil {
+			t.Errorf("ParseDeviceFilter(%q): no error", in)
+		}
+	}
+}
+
+// TestExpandSummary: groups become evenly spaced bios, interleaved in
+// proportion, 4 KiB aligned when both ends are; flushes are skipped.
+func TestExpandSummary(t *testing.T) {
+	s := &defaults.Summary{Workloads: []defaults.Workload{
+		{Name: "w1", Data: defaults.DeviceTrace{Groups: []defaults.Group{
+			{Comm: "a", RWBS: "WS", Size: 4096, Count: 3, FirstSector: 0, LastSector: 24},
+			{Comm: "k", RWBS: "FWS", Size: 0, Count: 9},
+			{Comm: "b", RWBS: "R", Size: 8192, Count: 1, FirstSector: 100, LastSector: 100},
+		}}},
+		{Name: "w2", Data: defaults.DeviceTrace{Groups: []defaults.Group{
+			{Comm: "c", RWBS: "W", Size: 512, Count: 2, FirstSector: 1, LastSector: 4},
+			{Comm: "d", RWBS: "D", Size: 4096, Count: 2, FirstSector: 0, LastSector: 8},
+		}}},
+	}}
+	got, err := ExpandSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := func(comm string, lba, size uint64, write bool) ioclass.IO {
+		return ioclass.IO{Comm: comm, LBA: lba, Size: size, Write: write}
+	}
+	want := []ioclass.IO{
+		w("a", 0, 4096, true), // at 1/6
+		w("a", 8, 4096, true), // at 3/6 (12 → aligned down to 8), ties with b's 1/2 and comes first
+		w("b", 100, 8192, false),
+		w("a", 24, 4096, true), // at 5/6
+		w("c", 1, 512, false),  /* placeholder */
+	}
+	want[4] = w("c", 1, 512, true)
+	want = append(want, w("c", 4, 512, true))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExpandSummary:\n got %v\nwant %v", got, want)
+	}
+	for _, bad := range []defaults.Group{
+		{RWBS: "W", Size: 1000, Count: 1},
+		{RWBS: "W", Size: 4096, Count: 0},
+		{RWBS: "W", Size: 4096, Count: 1, FirstSector: 9, LastSector: 8},
+		{RWBS: "W", Size: 4096, Count: maxGroupIOs + 1},
+		{RWBS: "W", Size: 4096, Count: 1, FirstSector: math.MaxUint64, LastSector: math.MaxUint64},
+	} {
+		s := &defaults.Summary{Workloads: []defaults.Workload{{Name: "x", Data: defaults.DeviceTrace{Groups: []defaults.Group{bad}}}}}
+		if _, err := ExpandSummary(s); err == nil || !strings.Contains(err.Error(), "workload x group 0") {
+			t.Errorf("group %+v: error %v", bad, err)
+		}
+	}
+}
+
+// TestExpandCommittedTrace: the committed trace expands to its groups' bios
+// and bytes, direction by direction.
+func TestExpandCommittedTrace(t *testing.T) {
+	f, err := os.Open("../ioclass/defaults/testdata/ceph-osd-trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, capacity, err := Open(f, DeviceFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capacity != 10<<30 {
+		t.Errorf("capacity %d, want the data device's 10 GiB", capacity)
+	}
+	var n, wbytes, rbytes uint64
+	var io ioclass.IO
+	for src.Next(&io) {
+		n++
+		if io.Write {
+			wbytes += io.Size
+		} else {
+			rbytes += io.Size
+		}
+	}
+	s, err := defaults.LoadSummary("../ioclass/defaults/testdata/ceph-osd-trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantN, wantW, wantR uint64
+	for _, wl := range s.Workloads {
+		for _, g := range wl.Data.Groups {
+			switch g.Dir() {
+			case defaults.Write:
+				if g.Size > 0 {
+					wantN += g.Count
+					wantW += g.Bytes()
+				}
+			case defaults.Read:
+				wantN += g.Count
+				wantR += g.Bytes()
+			}
+		}
+	}
+	if n != wantN || wbytes != wantW || rbytes != wantR {
+		t.Errorf("expanded %d bios, %d written, %d read; the summary has %d, %d, %d", n, wbytes, rbytes, wantN, wantW, wantR)
+	}
+}
+
+const tracefsText = `# tracer: nop
+#
+osd-1 (   10) [000] ..... 1.0: block_bio_queue: 8,16 WS 2048 + 8 [tp_osd_tp]
+osd-1 (   10) [000] ..... 1.1: block_bio_queue: 8,16 FWS 0 + 0 [bstore_kv_sync]
+osd-1 (   10) [000] ..... 1.2: block_bio_queue: 8,32 R 64 + 128 [tp_osd_tp]
+osd-1 (   10) [000] ..... 1.3: block_bio_queue: 8,16 D 4096 + 8 [tp_osd_tp]
+osd-1 (   10) [000] ..... 1.4: block_rq_issue: 8,16 WS 2048 + 8 [tp_osd_tp]
+`
+
+func TestTracefsSource(t *testing.T) {
+	read := func(dev DeviceFilter) ([]ioclass.IO, *tracefsSource) {
+		src, _, err := Open(strings.NewReader(tracefsText), dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []ioclass.IO
+		var io ioclass.IO
+		for src.Next(&io) {
+			out = append(out, io)
+		}
+		if src.Err() != nil {
+			t.Fatal(src.Err())
+		}
+		return out, src.(*tracefsSource)
+	}
+	all, src := read(DeviceFilter{})
+	want := []ioclass.IO{{Size: 4096, Write: true, Comm: "tp_osd_tp", LBA: 2048, PID: 10}, {Size: 65536, Comm: "tp_osd_tp", LBA: 64, PID: 10}}
+	if !reflect.DeepEqual(all, want) {
+		t.Errorf("all disks: %v, want %v", all, want)
+	}
+	if got := src.Devices(); !reflect.DeepEqual(got, []string{"8:16", "8:32"}) {
+		t.Errorf("devices %v", got)
+	}
+	one, _ := read(DeviceFilter{true, 8, 16})
+	if !reflect.DeepEqual(one, want[:1]) {
+		t.Errorf("8:16: %v", one)
+	}
+	src2, _, _ := Open(strings.NewReader("x-1 [000] ..... 1.0: block_bio_queue: 8,16 W x + 8 [dd]\n"), DeviceFilter{})
+	var io ioclass.IO
+	if src2.Next(&io) || src2.Err() == nil || !strings.Contains(src2.Err().Error(), "line 1") {
+		t.Errorf("bad line: err %v", src2.Err())
+	}
+}
+
+func TestZipf(t *testing.T) {
+	z := &Zipf{VolumeBytes: 1 << 30, BlockBytes: 4096, Theta: 0.99, Count: 200000, Comm: "tp_osd_tp", Seed: 3}
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[uint64]int{}
+	var io ioclass.IO
+	n := 0
+	for z.Next(&io) {
+		n++
+		if io.Size != 4096 || !io.Write || io.Comm != "tp_osd_tp" || io.LBA%8 != 0 || io.LBA*512 >= 1<<30 {
+			t.Fatalf("io %v", io)
+		}
+		counts[io.LBA]++
+	}
+	if n != 200000 {
+		t.Fatalf("%d writes", n)
+	}
+	// Zipf 0.99 over 2^18 blocks: the most popular block gets 1/ζ(n) ≈ 1/13.0
+	// of the draws, the second half as many.
+	var top, second int
+	for _, c := range counts {
+		if c > top {
+			top, second = c, top
+		} else if c > second {
+			second = c
+		}
+	}
+	if f := float64(top) / float64(n); f < 0.07 || f > 0.085 {
+		t.Errorf("top block share %.4f, want about 0.077", f)
+	}
+	if r := float64(top) / float64(second); r < 1.8 || r > 2.2 {
+		t.Errorf("top/second %.2f, want about 2", r)
+	}
+	for _, bad := range []Zipf{{VolumeBytes: 1 << 20, BlockBytes: 4096, Theta: 1}, {VolumeBytes: 1 << 20, BlockBytes: 4096, Theta: 0},
+		{VolumeBytes: 4096, BlockBytes: 4096, Theta: 0.5}, {VolumeBytes: 1 << 20, BlockBytes: 1000, Theta: 0.5}} {
+		if err := bad.Start(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// bruteOptimum tries every choice of what to keep: the fewest misses of a
+// write-back cache of capacity lines over seq.
+func bruteOptimum(seq []uint32, capacity int) uint64 {
+	var best uint64 = math.MaxUint64
+	var rec func(i int, cache []uint32, misses uint64)
+	rec = func(i int, cache []uint32, misses uint64) {
+		if misses >= best {
+			return
+		}
+		if i == len(seq) {
+			best = misses
+			return
+		}
+		for _, c := range cache {
+			if c == seq[i] {
+				rec(i+1, cache, misses)
+				return
+			}
+		}
+		rec(i+1, cache, misses+1) // bypass
+		if len(cache) < capacity {
+			rec(i+1, append(append([]uint32(nil), cache...), seq[i]), misses+1)
+			return
+		}
+		for j := range cache {
+			next := append([]uint32(nil), cache...)
+			next[j] = seq[i]
+			rec(i+1, next, misses+1)
+		}
+	}
+	rec(0, nil, 0)
+	return best
+}
+
+func TestOptimumIsOptimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := 0; trial < 300; trial++ {
+		var o optTrace
+		for range 4 + rng.IntN(9) {
+			o.add(uint64(rng.IntN(5)))
+		}
+		next := o.nextUse()
+		for capacity := 0; capacity <= 3; capacity++ {
+			if got, want := Optimum(o.seq, next, uint64(capacity)), bruteOptimum(o.seq, capacity); got != want {
+				t.Fatalf("seq %v capacity %d: Optimum %d, exhaustive search %d", o.seq, capacity, got, want)
+			}
+		}
+	}
+}
+
+// TestCacheSemantics: hand-checked cases of the model.
+func TestCacheSemantics(t *testing.T) {
+	c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
+		Classes: []Class{{ID: 0, Priority: 22, MaxSize: 100}, {ID: 1, Priority: -1, MaxSize: 50}, {ID: 2, Priority: 5, MaxSize: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := func(off uint64, class int) { c.Submit(Request{Write: true, Offset: off, Size: 4096, Class: class}) }
+	w(0, 1)    // pinned class, cap 1 line: miss, dirty
+	w(0, 1)    // hit
+	w(4096, 1) // at its cap: recycles its own line 0 (written back)
+	if s := c.Stats(1); s.WrTotal != 3 || s.WrFullMiss != 2 || s.CleanerCoreWr != 4096 || s.CoreWr != 0 {
+		t.Errorf("class 1: %+v", s)
+	}
+	w(8192, 0)  // free line
+	w(12288, 0) // full: pinned class 1 is within its cap, so the victim is class 0's own LRU line (written back)
+	if n, _ := c.Lines(1); n != 1 {
+		t.Errorf("pinned class lost its line: %d", n)
+	}
+	if s := c.Stats(0); s.CleanerCoreWr != 4096 || s.WrFullMiss != 2 {
+		t.Errorf("class 0: %+v", s)
+	}
+	w(16384, 2) // allocation 0: pass-through
+	if s := c.Stats(2); s.WrPT != 1 || s.CoreWr != 4096 {
+		t.Errorf("class 2: %+v", s)
+	}
+	if c.DirtyLines() != 2 {
+		t.Errorf("%d dirty lines, want 2", c.DirtyLines())
+	}
+	c.Flush()
+	if c.DirtyLines() != 0 {
+		t.Errorf("dirty after flush")
+	}
+	if _, err := New(Config{Lines: 1, LineBytes: 3000, Mode: WriteBack, SeqCutoffPolicy: SeqFull}); err == nil {
+		t.Error("line size 3000 accepted")
+	}
+}
+
+// TestRunFullCacheMatchesOptimum: a fast tier as large as the volume never
+// evicts, so with the final flush it writes each distinct line once, which
+// is the optimum.
+func TestRunFullCacheMatchesOptimum(t *testing.T) {
+	cfg, err := ioclass.Compile(&ioclass.DefaultCephOSD().Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ioclass.NewEvaluator(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &Zipf{VolumeBytes: 64 << 20, BlockBytes: 4096, Theta: 0.99, Count: 50000, Comm: "tp_osd_tp", Seed: 1}
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	res, sum, err := Run(z, ev, cfg, Options{CapacityBytes: 64 << 20, Percents: []float64{1, 100}, Optimum: true, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := res[1]
+	if full.Flush != 0 || full.DirtyEnd != sum.DistinctLines*4096 || full.OptQLCWrite != full.DirtyEnd || full.AlphaFlushed != full.AlphaOpt {
+		t.Errorf("100 %%: %+v, %d distinct lines", full, sum.DistinctLines)
+	}
+	small := res[0]
+	if !(small.AlphaFlushed < small.AlphaOpt) || small.ClientWrite != 50000*4096 {
+		t.Errorf("1 %%: α %.3f not below the optimum %.3f, or client writes %d", small.AlphaFlushed, small.AlphaOpt, small.ClientWrite)
+	}
+}
+
+// FuzzExpandSummary: any JSON either fails with an error or expands to
+// exactly its groups' data bios, each within its group's sectors.
+func FuzzExpandSummary(f *testing.F) {
+	data, err := os.ReadFile("../ioclass/defaults/testdata/ceph-osd-trace.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"workloads":[{"name":"w","data":{"groups":[{"comm":"a","rwbs":"W","size":4096,"count":3,"firstSector":1,"lastSector":9}]}}]}`))
+	f.Add([]byte(`{"workloads":[{"data":{"groups":[{"rwbs":"R","size":512,"count":1,"firstSector":18446744073709551615,"lastSector":18446744073709551615}]}}]}`))
+	f.Add([]byte(`{} {}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ReadSummary(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var want uint64
+		for _, w := range s.Workloads {
+			for _, g := range w.Data.Groups {
+				if d := g.Dir(); g.Size > 0 && (d == defaults.Read || d == defaults.Write) {
+					if g.Count > 1<<16 {
+						return // memory, not logic
+					}
+					want += g.Count
+				}
+			}
+		}
+		ios, err := ExpandSummary(s)
+		if err != nil {
+			return
+		}
+		if uint64(len(ios)) != want {
+			t.Fatalf("%d bios, the groups hold %d", len(ios), want)
+		}
+		for _, io := range ios {
+			if io.Size == 0 || io.Size%512 != 0 {
+				t.Fatalf("bio %v", io)
+			}
+		}
+		if _, err := json.Marshal(s); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzPercents: what parses is sorted, unique, within (0, 100].
+func FuzzPercents(f *testing.F) {
+	for _, s := range []string{"1%..20%", "5%", "1,2,3", "1%..20%/5", "0.5%..1%/.25", "..", "/", "1%..%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := Percents(s)
+		if err != nil {
+			return
+		}
+		for i, p := range ps {
+			if !(p > 0 && p <= 100) || (i > 0 && ps[i-1] >= p) {
+				t.Fatalf("Percents(%q) = %v", s, ps)
+			}
+		}
+	})
+}
+
+// FuzzCache: random requests never break the model's invariants: occupancy
+// within the lines, dirty within occupancy, every byte written counted.
+func FuzzCache(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, uint8(4), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, lines uint8, lineShift uint8) {
+		lb := uint64(4096) << (lineShift % 5)
+		c, err := New(Config{Lines: uint64(lines%64) + 1, LineBytes: lb, Mode: WriteBack, SeqCutoffPolicy: SeqFull, SeqCutoffBytes: 16384,
+			Classes: []Class{{ID: 0, Priority: 22, MaxSize: 100}, {ID: 1, Priority: -1, MaxSize: 30}, {ID: 2, Priority: 1, MaxSize: 60}, {ID: 3, Priority: 200, MaxSize: 0}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var written uint64
+		for i := 0; i+3 <= len(data); i += 3 {
+			r := Request{Write: data[i]&1 != 0, Class: int(data[i]>>1) % 5, Offset: uint64(data[i+1]) * 2048, Size: 512 * (1 + uint64(data[i+2]%64))}
+			c.Submit(r)
+			if r.Write {
+				written += r.Size
+			}
+			var occ, dirty, exp uint64
+			for id := 0; id <= 3; id++ {
+				n, d := c.Lines(id)
+				occ, dirty = occ+n, dirty+d
+				exp += c.Stats(id).ExpWr
+			}
+			if occ > c.cfg.Lines || dirty > occ || dirty != c.DirtyLines() || exp != written {
+				t.Fatalf("after %d requests: %d lines of %d, %d dirty (%d), %d of %d bytes counted", i/3+1, occ, c.cfg.Lines, dirty, c.DirtyLines(), exp, written)
+			}
+		}
+	})
+}

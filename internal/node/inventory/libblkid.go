@@ -1,0 +1,82 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/blkid"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/sysfs"
+)
+
+// libblkidSignatures asks libblkid, in one `wipefs --no-act --json` for every disk, what it
+// finds on each: the formats Prism's own detector does not know (f2fs, squashfs, erofs,
+// bcache, ...) must make a device ineligible too. When the call for all fails, each disk is
+// asked alone, so that one unreadable disk does not hide the others; a disk whose probe fails
+// gets the error.
+func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice) ([][]blkid.Signature, []error) {
+	sigs, errs := make([][]blkid.Signature, len(disks)), make([]error, len(disks))
+	if exec == nil || len(disks) == 0 {
+		return sigs, errs
+	}
+	probe := func(idx []int) error {
+		paths := make([]string, len(idx))
+		for j, i := range idx {
+			paths[j] = host.DevicePath(disks[i].Name)
+		}
+		argv, err := blkid.WipefsArgv(paths...)
+		if err != nil {
+			return err
+		}
+		out, err := exec.Run(ctx, argv, nil)
+		if err != nil {
+			return err
+		}
+		found, err := blkid.ParseWipefs(out)
+		if err != nil {
+			return err
+		}
+		for _, s := range found {
+			k := slices.IndexFunc(idx, func(i int) bool { return filepath.Base(host.DevicePath(disks[i].Name)) == s.Device })
+			if k < 0 {
+				return fmt.Errorf("wipefs names a device %q it was not asked about", s.Device)
+			}
+			sigs[idx[k]] = append(sigs[idx[k]], s)
+		}
+		return nil
+	}
+	all := make([]int, len(disks))
+	for i := range disks {
+		all[i] = i
+	}
+	if err := probe(all); err == nil {
+		return sigs, errs
+	}
+	clear(sigs)
+	for i := range disks {
+		errs[i] = probe([]int{i})
+	}
+	return sigs, errs
+}
+
+// mergeLibblkid adds to d what libblkid found that Prism's detector did not (same name and
+// offset), within the API's limit on the list.
+func mergeLibblkid(d *prismv1.Device, found []blkid.Signature) {
+	gpt := slices.ContainsFunc(d.Signatures, func(o prismv1.DeviceSignature) bool { return o.Name == "gpt" })
+	for _, s := range found {
+		if s.Type == "PMBR" && gpt {
+			continue // a GPT's protective MBR: part of the GPT already listed, as blkid -p reports it
+		}
+		dup := slices.ContainsFunc(d.Signatures, func(o prismv1.DeviceSignature) bool { return o.Name == s.Type && o.OffsetBytes == s.Offset })
+		if dup || len(d.Signatures) >= maxSignatures {
+			continue
+		}
+		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: blkid.Kind(s.Type), Name: s.Type, OffsetBytes: s.Offset})
+	}
+}
+
+// maxSignatures is the API's limit on a device's signatures list.
+const maxSignatures = 16

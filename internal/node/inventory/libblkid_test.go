@@ -1,0 +1,108 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/sysfs"
+	"github.com/prism-storage/prism/test/support/fixturehost"
+)
+
+// wipefsOnly is libblkid played by the real wipefs, failing for the devices in fail.
+type wipefsOnly struct {
+	calls int
+	fail  string
+}
+
+func (w *wipefsOnly) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+	w.calls++
+	if argv[0] != "wipefs" || argv[1] != "--no-act" {
+		return nil, fmt.Errorf("unexpected %q", argv)
+	}
+	if w.fail != "" && strings.Contains(strings.Join(argv, " "), w.fail) {
+		return nil, errors.New("wipefs: " + w.fail + ": probing initialization failed: Input/output error")
+	}
+	return hostexec.Local{}.Run(ctx, argv, stdin)
+}
+
+// A format only libblkid knows (squashfs, written by the real mksquashfs when installed, or
+// an f2fs superblock magic otherwise) makes the device ineligible, named; an empty device
+// stays eligible; a device whose probe fails is not eligible, with the error.
+func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
+	if _, err := exec.LookPath("wipefs"); err != nil {
+		t.Skip("wipefs (util-linux) is not installed")
+	}
+	n := fixturehost.Node{Name: "probe"}
+	for i := range 3 {
+		n.Devices = append(n.Devices, fixturehost.Device{Name: fmt.Sprintf("nvme%dn1", i), Model: "Test NVMe", Serial: fmt.Sprintf("S%d", i),
+			Bus: "nvme", SizeBytes: 10 << 30, Content: "empty", Source: "test"})
+	}
+	root := t.TempDir()
+	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+		t.Fatal(err)
+	}
+	host := sysfs.Host{Root: root}
+	// f2fs: magic 0xF2F52010 at 1 KiB, in a superblock libblkid checks no further for a probe.
+	f, err := os.OpenFile(host.DevicePath("nvme1n1"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := make([]byte, 4096)
+	copy(sb[0:], []byte{0x10, 0x20, 0xf5, 0xf2})
+	sb[4], sb[6] = 1, 7               // major version 1, minor 7
+	sb[12], sb[16], sb[20] = 9, 12, 9 // log sector size 512, log block size 4096, ...
+	if _, err := f.WriteAt(sb, 1024); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, _ := exec.Command("wipefs", "--no-act", "--json", host.DevicePath("nvme1n1")).Output()
+	if !strings.Contains(string(out), `"f2fs"`) {
+		t.Skipf("this libblkid does not take the hand-made f2fs superblock (%s): nothing to test with", out)
+	}
+
+	w := &wipefsOnly{}
+	rep, err := Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 1 {
+		t.Errorf("%d wipefs calls, want one for all disks", w.calls)
+	}
+	for _, d := range rep.Devices {
+		switch d.Name {
+		case "nvme1n1":
+			if d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "holds data: f2fs (Other at offset 1024)") {
+				t.Errorf("f2fs device: %+v", d.Eligibility)
+			}
+		default:
+			if !d.Eligibility.Eligible {
+				t.Errorf("%s: %+v", d.Name, d.Eligibility)
+			}
+		}
+	}
+
+	w = &wipefsOnly{fail: "nvme2n1"}
+	rep, err = Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 4 {
+		t.Errorf("%d wipefs calls, want one for all then one per disk", w.calls)
+	}
+	for _, d := range rep.Devices {
+		bad := d.Name == "nvme2n1" || d.Name == "nvme1n1"
+		if d.Eligibility.Eligible == bad {
+			t.Errorf("%s: eligible %t: %+v", d.Name, d.Eligibility.Eligible, d.Eligibility)
+		}
+		if d.Name == "nvme2n1" && !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "cannot be proven empty") {
+			t.Errorf("nvme2n1: %+v", d.Eligibility.Reasons)
+		}
+	}
+}
