@@ -8,16 +8,6 @@ import (
 	"unicode/utf16"
 )
 
-// NewPartition is one GPT partition to create.
-type NewPartition struct {
-	Number                int
-	StartBytes, SizeBytes int64
-	// Name is the GPT partition name (at most 36 UTF-16 code units).
-	Name string
-	// TypeGUID is the partition type GUID.
-	TypeGUID string
-}
-
 // WipeSignaturesArgv is `wipefs --all --force <dev>`: every signature libblkid knows
 // (filesystems, LVM, RAID, crypt, partition tables), for a device a policy lets Prism wipe.
 // --force: Prism holds the device open exclusively while it runs, so wipefs's own exclusive

@@ -29,9 +29,6 @@ const (
 	LabelDOS = "dos"
 )
 
-// gptEntriesBytes is the partition entry array Prism (and sgdisk --clear) writes: 128 entries of 128 bytes.
-const gptEntriesBytes = 128 * 128
-
 // MaxPartitionNumber is the highest partition number a table of 128 entries holds.
 const MaxPartitionNumber = 128
 
