@@ -281,6 +281,49 @@ func TestOptimumIsOptimal(t *testing.T) {
 	}
 }
 
+// TestRequestKeepsItsOwnLines: the emulator's case (cmd/casadm-emulator,
+// TestRequestKeepsItsOwnLines): a cache of two 4 KiB lines holding lines 0
+// and 1; a 12 KiB write to lines 1-3 maps line 2 by evicting line 0, may not
+// evict line 1 or 2 (its own) for line 3, and goes pass-through.
+func TestRequestKeepsItsOwnLines(t *testing.T) {
+	for _, capPct := range []int{100, 50} {
+		c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
+			Classes: []Class{{ID: 0, Priority: 255, MaxSize: capPct}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := uint64(2 * capPct / 100)
+		for a := range lines {
+			c.Submit(Request{Write: true, Offset: a * 4096, Size: 4096})
+		}
+		c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
+		s := c.Stats(0)
+		if s.WrPT != 1 || s.PTWr != 12288 || s.WrTotal != lines || s.CleanerReqs != lines {
+			t.Errorf("cap %d %%: %d pass-through (%d bytes), %d serviced, %d written back; want 1, 12288, %d, %d",
+				capPct, s.WrPT, s.PTWr, s.WrTotal, s.CleanerReqs, lines, lines)
+		}
+		if n, dirty := c.Lines(0); n != 0 || dirty != 0 {
+			t.Errorf("cap %d %%: %d lines (%d dirty) left; the pass-through write invalidates lines 1-3 and line 0 was evicted", capPct, n, dirty)
+		}
+	}
+	// A line of the request further on is not evicted either: three lines hold 3 and 0
+	// (3 less recently used); the write to 1-3 maps 1 into the free line, then line 2
+	// evicts line 0, not line 3, its own.
+	c, err := New(Config{Lines: 3, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Submit(Request{Write: true, Offset: 3 * 4096, Size: 4096})
+	c.Submit(Request{Write: true, Offset: 0, Size: 4096})
+	c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
+	if s := c.Stats(0); s.WrPT != 0 || s.WrTotal != 3 || s.WrPartialMiss != 1 || s.CleanerReqs != 1 {
+		t.Errorf("write to 1-3: %d pass-through, %d serviced, %d partial misses, %d written back; want 0, 3, 1, 1", s.WrPT, s.WrTotal, s.WrPartialMiss, s.CleanerReqs)
+	}
+	if n, dirty := c.Lines(0); n != 3 || dirty != 3 {
+		t.Errorf("write to 1-3: %d lines, %d dirty; want lines 1-3, dirty", n, dirty)
+	}
+}
+
 // TestCacheSemantics: hand-checked cases of the model.
 func TestCacheSemantics(t *testing.T) {
 	c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
