@@ -96,6 +96,41 @@ func TestExpandSummary(t *testing.T) {
 	}
 }
 
+// TestExpandSummaryBios: a workload that lists its bios (prism-agent trace)
+// replays them in order, rewrites included, reads and writes with data only;
+// one without them is still expanded from its groups.
+func TestExpandSummaryBios(t *testing.T) {
+	s := &defaults.Summary{Workloads: []defaults.Workload{
+		{Name: "capture", Data: defaults.DeviceTrace{
+			Groups: []defaults.Group{{Comm: "ignored", RWBS: "W", Size: 4096, Count: 1}},
+			Bios: []defaults.Bio{
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
+				{Sector: 0, Bytes: 0, RWBS: "FWS", Comm: "dd", TGID: 7},
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
+				{Sector: 0, Bytes: 65536, RWBS: "DS", Comm: "blkdiscard"},
+				{Sector: 2, Bytes: 512, RWBS: "RA", Comm: "cat", TGID: 9},
+			}}},
+		{Name: "groups", Data: defaults.DeviceTrace{Groups: []defaults.Group{{Comm: "g", RWBS: "W", Size: 4096, Count: 1, FirstSector: 16, LastSector: 16}}}},
+	}}
+	got, err := ExpandSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ioclass.IO{
+		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
+		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
+		{Size: 512, Comm: "cat", LBA: 2, PID: 9},
+		{Size: 4096, Write: true, Comm: "g", LBA: 16},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExpandSummary:\n got %v\nwant %v", got, want)
+	}
+	s.Workloads[0].Data.Bios[0].Sector = math.MaxUint64 / 512
+	if _, err := ExpandSummary(s); err == nil || !strings.Contains(err.Error(), "workload capture bio 0") {
+		t.Errorf("a bio beyond a 64-bit offset: error %v", err)
+	}
+}
+
 // TestExpandCommittedTrace: the committed trace expands to its groups' bios
 // and bytes, direction by direction.
 func TestExpandCommittedTrace(t *testing.T) {

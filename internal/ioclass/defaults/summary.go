@@ -12,6 +12,8 @@ import (
 type Summary struct {
 	Host      Host       `json:"host"`
 	Workloads []Workload `json:"workloads"`
+	// Capture is set by `prism-agent trace`: what it recorded and how.
+	Capture *Capture `json:"capture,omitempty"`
 }
 
 // Host is what the trace was taken on.
@@ -58,6 +60,10 @@ type DeviceTrace struct {
 	// Others are bios from tasks outside the OSD process (udev or LVM scans,
 	// other tools on the machine, kernel writeback threads), by task name.
 	Others []Row `json:"others,omitempty"`
+	// Bios are every bio in queue order, when the recorder kept them
+	// (`prism-agent trace` does; the committed OSD trace does not): a replay
+	// then needs no reconstruction from the groups.
+	Bios []Bio `json:"bios,omitempty"`
 }
 
 // Group is every bio with the same submitter, operation, size and region.
