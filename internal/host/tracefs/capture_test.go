@@ -158,7 +158,7 @@ var pattern = []io{
 	{true, "part", 4 * 4096, 4096},
 	{true, "part", 1 << 20, 64 << 10},
 	{false, "part", 1 << 20, 8192},
-	{true, "disk", 0, 4096},                         // the GPT's sector 0: outside the partition
+	{true, "disk", 0, 4096},                        // the GPT's sector 0: outside the partition
 	{true, "disk", (partStart + 800) * 512, 16384}, // inside it, through the disk
 	{true, "disk", 40 << 20, 4096},                 // after it
 	{true, "part", 3 * 4096, 4096},                 // a rewrite
