@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -119,44 +118,43 @@ func trace(ctx context.Context, f traceFlags, exec hostexec.Executor, stdout, st
 		defer file.Close()
 		out = file
 	}
-	res, err := host.Capture(ctx, f.name, target, f.bufferKiB, tracefs.Limits{Duration: f.duration, MaxEvents: f.maxEvents})
-	if err != nil {
-		return err
-	}
 	var uts unix.Utsname
 	kernel := ""
 	if unix.Uname(&uts) == nil {
 		kernel = unix.ByteSliceToString(uts.Release[:])
 	}
-	s := res.Summary(kernel, command)
-	data, err := json.Marshal(s)
+	// Each bio is written as it is read: the command's memory does not grow with the trace
+	// (it runs inside the agent pod's memory limit).
+	w := tracefs.NewSummaryWriter(out, target, kernel, command)
+	res, err := host.Capture(ctx, f.name, target, f.bufferKiB, tracefs.Limits{Duration: f.duration, MaxEvents: f.maxEvents}, w.Add)
+	if err == nil {
+		err = w.Close(res)
+	}
+	if err == nil && file != nil {
+		err = file.Close()
+	}
 	if err != nil {
-		return err
-	}
-	if _, err := out.Write(append(data, '\n')); err != nil {
-		return err
-	}
-	if file != nil {
-		if err := file.Close(); err != nil {
-			return err
+		if file != nil {
+			os.Remove(f.output) // half a summary is no summary
 		}
+		return err
 	}
-	fmt.Fprintln(stderr, describe(s))
-	if s.Capture.Lost > 0 {
-		fmt.Fprintf(stderr, "warning: the ring buffer dropped %d events: the trace is incomplete; raise --buffer-kib\n", s.Capture.Lost)
+	c := w.Capture(res)
+	fmt.Fprintln(stderr, describe(c, w.Data()))
+	if c.Lost > 0 {
+		fmt.Fprintf(stderr, "warning: the ring buffer dropped %d events: the trace is incomplete; raise --buffer-kib\n", c.Lost)
 	}
 	return nil
 }
 
 // describe is the capture's one-paragraph account on stderr.
-func describe(s *defaults.Summary) string {
-	c := s.Capture
+func describe(c *defaults.Capture, data defaults.DeviceTrace) string {
 	where := fmt.Sprintf("disk %s", c.Disk)
 	if c.Partition {
 		where = fmt.Sprintf("disk %s sectors %d-%d", c.Disk, c.StartSector, c.StartSector+c.Sectors-1)
 	}
 	var parts []string
-	totals := s.Workloads[0].Data.Totals()
+	totals := data.Totals()
 	for _, d := range []defaults.Direction{defaults.Write, defaults.Read, defaults.Discard, defaults.Flush, defaults.Other} {
 		if r, ok := totals[d]; ok {
 			parts = append(parts, fmt.Sprintf("%d %s (%d bytes)", r.Count, d, r.Bytes))

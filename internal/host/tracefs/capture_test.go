@@ -3,7 +3,9 @@
 package tracefs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -144,7 +146,7 @@ func mine(recs []defaults.Record) []defaults.Record {
 	return out
 }
 
-type io struct {
+type op struct {
 	write bool
 	dev   string // "disk" or "part"
 	off   int64  // bytes on that device
@@ -153,7 +155,7 @@ type io struct {
 
 // pattern is what the tests write and read: on the partition, on the disk inside the
 // partition's range, and on the disk outside it (before and after).
-var pattern = []io{
+var pattern = []op{
 	{true, "part", 3 * 4096, 4096},
 	{true, "part", 4 * 4096, 4096},
 	{true, "part", 1 << 20, 64 << 10},
@@ -220,8 +222,15 @@ func TestCaptureLoopDevice(t *testing.T) {
 			err error
 		}
 		done := make(chan result, 1)
+		var records []defaults.Record
+		var summary bytes.Buffer
+		w := NewSummaryWriter(&summary, target, "test", "go test")
 		go func() {
-			res, err := fs.Capture(context.Background(), name, target, 256, Limits{Duration: 3 * time.Second, MaxEvents: 100000})
+			res, err := fs.Capture(context.Background(), name, target, 256, Limits{Duration: 3 * time.Second, MaxEvents: 100000},
+				func(r defaults.Record) { records = append(records, r); w.Add(r) })
+			if err == nil {
+				err = w.Close(res)
+			}
 			done <- result{res, err}
 		}()
 		dir := running(t, fs, name)
@@ -231,7 +240,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 			t.Fatal(r.err)
 		}
 		gone(t, dir)
-		got := mine(r.res.Records)
+		got := mine(records)
 		comm := ""
 		for i := range got {
 			comm = got[i].Comm // the test binary's thread names; not what is checked
@@ -244,7 +253,12 @@ func TestCaptureLoopDevice(t *testing.T) {
 			t.Errorf("%s: stopped by %s after %v, %d lost", tc.dev, r.res.StoppedBy, r.res.Elapsed, r.res.Lost)
 		}
 		// The summary: what simulate replays.
-		s := r.res.Summary("test", "go test")
+		var s defaults.Summary
+		dec := json.NewDecoder(&summary)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("%s: the summary: %v", tc.dev, err)
+		}
 		var bytesWritten, writes uint64
 		for _, w := range want {
 			if w.RWBS == "WS" {
@@ -274,7 +288,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 		if s.Host.DataBytes != int64(target.Sectors*512) || s.Capture.Partition != tc.partition || s.Capture.Events != uint64(len(s.Workloads[0].Data.Bios)) {
 			t.Errorf("%s: summary host %+v capture %+v", tc.dev, s.Host, *s.Capture)
 		}
-		t.Logf("%s: %d bios in %v (%d of this process, comm %q)", tc.dev, len(r.res.Records), r.res.Elapsed.Round(time.Millisecond), len(got), comm)
+		t.Logf("%s: %d bios in %v (%d of this process, comm %q)", tc.dev, len(records), r.res.Elapsed.Round(time.Millisecond), len(got), comm)
 	}
 }
 
@@ -288,22 +302,28 @@ func TestCaptureStops(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	done := make(chan Result, 1)
-	go func() {
-		res, err := fs.Capture(context.Background(), "prism-test-max", target, 0, Limits{Duration: time.Hour, MaxEvents: 3})
+	type result struct {
+		res     Result
+		records []defaults.Record
+	}
+	done := make(chan result, 1)
+	capture := func(ctx context.Context, name string, lim Limits) {
+		var records []defaults.Record
+		res, err := fs.Capture(ctx, name, target, 0, lim, func(r defaults.Record) { records = append(records, r) })
 		if err != nil {
 			t.Error(err)
 		}
-		done <- res
-	}()
+		done <- result{res, records}
+	}
+	go capture(context.Background(), "prism-test-max", Limits{Duration: time.Hour, MaxEvents: 3})
 	dir := running(t, fs, "prism-test-max")
 	for i := range 10 {
 		direct(t, disk, true, int64(i)*4096, 4096)
 	}
 	select {
-	case res := <-done:
-		if len(res.Records) != 3 || res.StoppedBy != StoppedByMaxEvents {
-			t.Errorf("max 3 events: %d records, stopped by %s", len(res.Records), res.StoppedBy)
+	case r := <-done:
+		if len(r.records) != 3 || r.res.Events != 3 || r.res.StoppedBy != StoppedByMaxEvents {
+			t.Errorf("max 3 events: %d records (%d counted), stopped by %s", len(r.records), r.res.Events, r.res.StoppedBy)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the capture did not stop at max events")
@@ -311,21 +331,15 @@ func TestCaptureStops(t *testing.T) {
 	gone(t, dir)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		res, err := fs.Capture(ctx, "prism-test-cancel", target, 0, Limits{Duration: time.Hour})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
+	go capture(ctx, "prism-test-cancel", Limits{Duration: time.Hour})
 	dir = running(t, fs, "prism-test-cancel")
 	direct(t, disk, true, 0, 4096)
 	began := time.Now()
 	cancel()
 	select {
-	case res := <-done:
-		if res.StoppedBy != StoppedByInterrupted || len(mine(res.Records)) != 1 {
-			t.Errorf("cancelled: stopped by %s, %d of this process's bios (want 1: drained after the stop)", res.StoppedBy, len(mine(res.Records)))
+	case r := <-done:
+		if r.res.StoppedBy != StoppedByInterrupted || len(mine(r.records)) != 1 {
+			t.Errorf("cancelled: stopped by %s, %d of this process's bios (want 1: drained after the stop)", r.res.StoppedBy, len(mine(r.records)))
 		}
 		t.Logf("cancel to return: %v", time.Since(began).Round(time.Millisecond))
 	case <-time.After(30 * time.Second):

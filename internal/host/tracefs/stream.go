@@ -179,10 +179,9 @@ func (i *Instance) Stream(ctx context.Context, lim Limits, keep func(defaults.Re
 	return r.events, r.lost, stoppedBy, nil
 }
 
-// Result is one capture.
+// Result is how a capture went.
 type Result struct {
-	Target    Target
-	Records   []defaults.Record
+	Events    uint64
 	Lost      uint64
 	StoppedBy string
 	Started   time.Time
@@ -190,17 +189,16 @@ type Result struct {
 }
 
 // Capture traces one target in a new instance called name until a limit is reached or ctx
-// ends, and always removes the instance before it returns, also on an error or a
-// cancelled ctx.
-func (fs FS) Capture(ctx context.Context, name string, t Target, bufferKiB int, lim Limits) (res Result, err error) {
-	res.Target = t
+// ends, handing each record to keep, and always removes the instance before it returns, also
+// on an error or a cancelled ctx.
+func (fs FS) Capture(ctx context.Context, name string, t Target, bufferKiB int, lim Limits, keep func(defaults.Record)) (res Result, err error) {
 	inst, err := fs.NewInstance(Options{Name: name, Targets: []Target{t}, BufferKiB: bufferKiB})
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, inst.Remove()) }()
 	res.Started = time.Now()
-	_, res.Lost, res.StoppedBy, err = inst.Stream(ctx, lim, func(rec defaults.Record) { res.Records = append(res.Records, rec) })
+	res.Events, res.Lost, res.StoppedBy, err = inst.Stream(ctx, lim, keep)
 	res.Elapsed = time.Since(res.Started)
 	return res, err
 }

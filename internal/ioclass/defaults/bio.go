@@ -96,12 +96,16 @@ func clip(data []byte) string {
 func Bios(recs []Record, dev Device) []Bio {
 	var out []Bio
 	for _, r := range recs {
-		if r.Major != dev.Major || r.Minor != dev.Minor || r.Sector < dev.Start || r.Sector-dev.Start >= dev.Sectors {
-			continue
+		if dev.In(r) {
+			out = append(out, BioOf(r, dev))
 		}
-		out = append(out, Bio{Sector: r.Sector - dev.Start, Bytes: r.Bytes, RWBS: r.RWBS, Comm: r.Comm, TGID: r.TGID})
 	}
 	return out
+}
+
+// BioOf is a record of dev as a bio of it (sector relative to its start).
+func BioOf(r Record, dev Device) Bio {
+	return Bio{Sector: r.Sector - dev.Start, Bytes: r.Bytes, RWBS: r.RWBS, Comm: r.Comm, TGID: r.TGID}
 }
 
 // LostEvents reads the two places tracefs reports dropped events: the trace
