@@ -98,9 +98,9 @@ const drainQuiet = 300 * time.Millisecond
 // Stream enables the event and reads trace_pipe (which consumes the buffer, so a capture of
 // any length needs only a small one) until the duration passes, MaxEvents bios were kept or
 // ctx ends, handing each record to keep in timestamp order (trace_pipe merges the CPUs'
-// buffers). It then disables the event
-// and drains what was queued before (unless MaxEvents was reached). lost counts the events
-// the ring buffer dropped because the reader fell behind.
+// buffers). It then disables the event and drains what was queued before (unless MaxEvents
+// was reached). lost counts the events the ring buffer dropped because the reader fell
+// behind.
 func (i *Instance) Stream(ctx context.Context, lim Limits, keep func(defaults.Record)) (events, lost uint64, stoppedBy string, err error) {
 	if lim.Duration <= 0 {
 		return 0, 0, "", fmt.Errorf("capture duration %v: want a positive duration", lim.Duration)
