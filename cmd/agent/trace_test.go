@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +95,7 @@ func TestTraceCommand(t *testing.T) {
 	pattern = append(pattern, w{12 * 4096, 4096}, w{1 << 20, 64 << 10})
 
 	for _, cancelled := range []bool{false, true} {
-		name := "prism-test-cmd-" + map[bool]string{false: "duration", true: "cancel"}[cancelled]
+		name := fmt.Sprintf("prism-test-%d-cmd-%v", os.Getpid(), cancelled)
 		output := filepath.Join(t.TempDir(), "trace.json")
 		duration := 3 * time.Second
 		if cancelled {

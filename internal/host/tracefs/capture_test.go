@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -216,7 +217,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 			(!tc.partition && target.Sectors != loopBytes/512) {
 			t.Fatalf("Resolve(%s) = %+v", tc.dev, target)
 		}
-		name := "prism-test-" + filepath.Base(tc.dev)
+		name := fmt.Sprintf("prism-test-%d-%s", os.Getpid(), filepath.Base(tc.dev))
 		type result struct {
 			res Result
 			err error
@@ -315,8 +316,9 @@ func TestCaptureStops(t *testing.T) {
 		}
 		done <- result{res, records}
 	}
-	go capture(context.Background(), "prism-test-max", Limits{Duration: time.Hour, MaxEvents: 3})
-	dir := running(t, fs, "prism-test-max")
+	name := fmt.Sprintf("prism-test-%d-max", os.Getpid())
+	go capture(context.Background(), name, Limits{Duration: time.Hour, MaxEvents: 3})
+	dir := running(t, fs, name)
 	for i := range 10 {
 		direct(t, disk, true, int64(i)*4096, 4096)
 	}
@@ -331,8 +333,9 @@ func TestCaptureStops(t *testing.T) {
 	gone(t, dir)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	go capture(ctx, "prism-test-cancel", Limits{Duration: time.Hour})
-	dir = running(t, fs, "prism-test-cancel")
+	name = fmt.Sprintf("prism-test-%d-cancel", os.Getpid())
+	go capture(ctx, name, Limits{Duration: time.Hour})
+	dir = running(t, fs, name)
 	direct(t, disk, true, 0, 4096)
 	began := time.Now()
 	cancel()
@@ -353,7 +356,8 @@ func TestCaptureStops(t *testing.T) {
 func TestNewInstance(t *testing.T) {
 	fs := hostFS(t)
 	target := Target{Major: 7, Minor: 99, Partition: true, Start: 2048, Sectors: 8}
-	inst, err := fs.NewInstance(Options{Name: "prism-test-filter", Targets: []Target{target, {Major: 8, Minor: 0}}, BufferKiB: 64})
+	name := fmt.Sprintf("prism-test-%d-filter", os.Getpid())
+	inst, err := fs.NewInstance(Options{Name: name, Targets: []Target{target, {Major: 8, Minor: 0}}, BufferKiB: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +374,7 @@ func TestNewInstance(t *testing.T) {
 	if kib, err := readUint(filepath.Join(inst.Dir(), "buffer_size_kb")); err != nil || kib < 64 || kib > 64+8 {
 		t.Errorf("buffer_size_kb = %d, %v; want 64 rounded up to pages", kib, err)
 	}
-	if _, err := fs.NewInstance(Options{Name: "prism-test-filter", Targets: []Target{target}}); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := fs.NewInstance(Options{Name: name, Targets: []Target{target}}); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("a second instance of the same name: %v", err)
 	}
 	if err := inst.Remove(); err != nil {
