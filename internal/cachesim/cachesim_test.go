@@ -428,7 +428,8 @@ func TestRunFullCacheMatchesOptimum(t *testing.T) {
 }
 
 // FuzzExpandSummary: any JSON either fails with an error or expands to
-// exactly its groups' data bios, each within its group's sectors.
+// exactly its groups' data bios, or its listed bios with data where a
+// workload lists them.
 func FuzzExpandSummary(f *testing.F) {
 	data, err := os.ReadFile("../ioclass/defaults/testdata/ceph-osd-trace.json")
 	if err != nil {
@@ -438,6 +439,7 @@ func FuzzExpandSummary(f *testing.F) {
 	f.Add([]byte(`{"workloads":[{"name":"w","data":{"groups":[{"comm":"a","rwbs":"W","size":4096,"count":3,"firstSector":1,"lastSector":9}]}}]}`))
 	f.Add([]byte(`{"workloads":[{"data":{"groups":[{"rwbs":"R","size":512,"count":1,"firstSector":18446744073709551615,"lastSector":18446744073709551615}]}}]}`))
 	f.Add([]byte(`{} {}`))
+	f.Add([]byte(`{"workloads":[{"name":"capture","data":{"groups":[],"bios":[[8,4096,"WS","dd",7],[0,0,"FWS","dd",7],[2,512,"RA","cat",0]]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSummary(bytes.NewReader(data))
 		if err != nil {
@@ -445,6 +447,14 @@ func FuzzExpandSummary(f *testing.F) {
 		}
 		var want uint64
 		for _, w := range s.Workloads {
+			if len(w.Data.Bios) > 0 { // listed bios are replayed, not the groups
+				for _, b := range w.Data.Bios {
+					if d := b.Dir(); b.Bytes > 0 && (d == defaults.Read || d == defaults.Write) {
+						want++
+					}
+				}
+				continue
+			}
 			for _, g := range w.Data.Groups {
 				if d := g.Dir(); g.Size > 0 && (d == defaults.Read || d == defaults.Write) {
 					if g.Count > 1<<16 {
@@ -459,7 +469,7 @@ func FuzzExpandSummary(f *testing.F) {
 			return
 		}
 		if uint64(len(ios)) != want {
-			t.Fatalf("%d bios, the groups hold %d", len(ios), want)
+			t.Fatalf("%d bios, the groups and listed bios hold %d", len(ios), want)
 		}
 		for _, io := range ios {
 			if io.Size == 0 || io.Size%512 != 0 {
