@@ -213,7 +213,11 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 			d.InternalWriteUnitSource = "drive-database"
 		}
 	} else {
-		d.Vendor, ev.VendorSource = deviceVendor(d.Model, disk.NVMeController != "", vid, ssvid, firstOf(udev.Properties["ID_VENDOR"], disk.Vendor))
+		inquiryVendor := firstOf(udev.Properties["ID_VENDOR"], disk.Vendor)
+		if udev.Properties["ID_BUS"] == "usb" {
+			inquiryVendor = "" // a USB bridge answers the INQUIRY with its own name, not the drive maker's
+		}
+		d.Vendor, ev.VendorSource = deviceVendor(d.Model, disk.NVMeController != "", vid, ssvid, inquiryVendor)
 		d.InferredTier = infer(&d, &ev)
 		if d.InferredTier != nil {
 			d.TierReason += fmt.Sprintf("; its evidence points to %s (%s confidence), which only selectors with inferredTiers: Accept use", d.InferredTier.Tier, d.InferredTier.Confidence)
