@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -73,8 +74,20 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
-	sigs := readSignatures(opts.Host, disks, opts.SignatureReaders)
-	probed, probeErrs := libblkidSignatures(ctx, opts.Probe, opts.Host, disks)
+	// Open every disk first (cheap), then let libblkid probe the ones that opened while
+	// Prism's own detector reads them: the one wipefs process runs beside the reads instead
+	// of after them, and a disk nobody can open (a root disk an LSM guards, a card reader
+	// without media) does not fail the whole probe.
+	files, sigs := openDisks(opts.Host, disks)
+	var probed [][]blkid.Signature
+	var probeErrs []error
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
+	}()
+	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders)
+	<-probeDone
 	for i := range disks {
 		sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
 	}
@@ -109,14 +122,32 @@ type signatures struct {
 	libblkidErr error
 }
 
-// readSignatures reads the on-disk signatures of every disk, several at a time: the reads
-// mostly wait on the devices (a seek on a hard disk, a queue on a loop device). Result i
-// belongs to disks[i], so the report keeps the disks' order whatever order the reads
-// finish in.
-func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []signatures {
-	out := make([]signatures, len(disks))
+// openDisks opens every disk read-only (never O_EXCL: DetectPath's rule). A disk that does
+// not open gets its error in sigs and a nil file.
+func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signatures) {
+	files, sigs := make([]*os.File, len(disks)), make([]signatures, len(disks))
+	for i := range disks {
+		f, err := os.OpenFile(host.DevicePath(disks[i].Name), os.O_RDONLY, 0)
+		if err != nil {
+			sigs[i].err = fmt.Errorf("signature: %w", err)
+			continue
+		}
+		files[i] = f
+	}
+	return files, sigs
+}
+
+// readSignatures reads the on-disk signatures of every disk that opened, several at a time
+// (the reads mostly wait on the devices: a seek on a hard disk, a queue on a loop device),
+// and closes the files. Result i belongs to disks[i], so the report keeps the disks' order
+// whatever order the reads finish in.
+func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int) {
 	read := func(i int) {
-		out[i].found, out[i].err = signature.DetectPath(host.DevicePath(disks[i].Name))
+		if files[i] == nil {
+			return
+		}
+		out[i].found, out[i].err = signature.DetectFile(files[i], host.DevicePath(disks[i].Name))
+		files[i].Close()
 	}
 	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
 	if readers > 0 {
@@ -126,7 +157,7 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []s
 		for i := range disks {
 			read(i)
 		}
-		return out
+		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -138,7 +169,6 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []s
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (d prismv1.Device, warnings []string, noCharDevice bool) {
