@@ -21,7 +21,8 @@ import (
 // initialization failed"): that disk gets the error and the others are asked again, without
 // it. When a failure names no disk of the call, each disk is asked alone, so that one
 // unreadable disk never hides the others. A disk that did not open is not asked: Prism's own
-// read already failed on it, and that failure makes it ineligible.
+// read already failed on it, and that failure makes it ineligible; nor is a disk whose
+// eligibility sysfs settles (contentIrrelevant).
 func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File) ([][]blkid.Signature, []error) {
 	sigs, errs := make([][]blkid.Signature, len(disks)), make([]error, len(disks))
 	if exec == nil || len(disks) == 0 {
@@ -59,7 +60,7 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 	}
 	var todo []int
 	for i := range disks {
-		if files == nil || files[i] != nil {
+		if (files == nil || files[i] != nil) && !contentIrrelevant(disks[i]) {
 			todo = append(todo, i)
 		}
 	}
@@ -79,6 +80,15 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 		errs[i] = probe([]int{i})
 	}
 	return sigs, errs
+}
+
+// contentIrrelevant reports a disk whose eligibility sysfs already settles: read-only,
+// removable, below the minimum size, partitioned or held by a stacked device. What libblkid
+// would find on it changes nothing (Prism's own detector still lists what it finds), and
+// probing a blank disk costs libblkid about fifty reads, so such disks are not asked. A
+// missing /dev/disk/by-id link does not count: udev may publish one before the next inventory.
+func contentIrrelevant(d sysfs.BlockDevice) bool {
+	return d.ReadOnly || d.Removable || d.SizeBytes < MinimumDeviceBytes || len(d.Partitions) > 0 || len(d.Holders) > 0
 }
 
 // mergeLibblkid adds to d what libblkid found that Prism's detector did not (same name and

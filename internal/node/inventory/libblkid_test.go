@@ -144,4 +144,19 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 	if d := rep.Devices[0]; d.Name != "nvme0n1" || d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "no such file") {
 		t.Errorf("nvme0n1: %+v", d.Eligibility)
 	}
+
+	// A partitioned disk is ineligible whatever libblkid finds: it is not asked either.
+	if err := os.MkdirAll(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1", "partition"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w = &wipefsOnly{}
+	if _, err := Take(context.Background(), Options{Host: host, Probe: w}); err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 1 || strings.Contains(w.asked[0], "nvme1n1") || !strings.Contains(w.asked[0], "nvme2n1") {
+		t.Errorf("wipefs asked about %q, want nvme2n1 alone", w.asked)
+	}
 }
