@@ -88,6 +88,14 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	}()
 	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders)
 	<-probeDone
+	// Closed only now: while Prism holds a disk open, the pages either reader fetched stay
+	// in the disk's page cache for the other (the kernel drops a block device's cache
+	// when its last opener closes it), so libblkid and Prism read each range once.
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
 	for i := range disks {
 		sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
 	}
@@ -138,8 +146,8 @@ func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signat
 }
 
 // readSignatures reads the on-disk signatures of every disk that opened, several at a time
-// (the reads mostly wait on the devices: a seek on a hard disk, a queue on a loop device),
-// and closes the files. Result i belongs to disks[i], so the report keeps the disks' order
+// (the reads mostly wait on the devices: a seek on a hard disk, a queue on a loop device);
+// the caller closes the files. Result i belongs to disks[i], so the report keeps the disks' order
 // whatever order the reads finish in.
 func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int) {
 	read := func(i int) {
@@ -147,7 +155,6 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File
 			return
 		}
 		out[i].found, out[i].err = signature.DetectFile(files[i], host.DevicePath(disks[i].Name))
-		files[i].Close()
 	}
 	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
 	if readers > 0 {
