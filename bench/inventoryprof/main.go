@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/node/inventory"
@@ -25,9 +26,13 @@ func main() {
 	n := flag.Int("n", 200, "inventories to take (at least 1)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the loop to this file")
 	once := flag.Bool("once", false, "print one inventory as JSON and exit")
+	wipefs := flag.Bool("wipefs", true, "run libblkid's probe (one wipefs for the disks), as prism-agent inventory does")
 	flag.Parse()
 
 	opts := inventory.Options{Host: sysfs.Host{Root: *root}, IncludeLoop: *includeLoop}
+	if *wipefs {
+		opts.Probe = hostexec.Local{}
+	}
 	rep, err := inventory.Take(context.Background(), opts) // warm-up; parses the drive database once
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "inventoryprof:", err)

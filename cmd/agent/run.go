@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -125,10 +127,14 @@ func hostExec(tools string) hostexec.Executor {
 // period. A forced collection on a heap of a few MiB, every 5 minutes or udev change,
 // costs about a millisecond (docs/benchmarks.md).
 func backgroundInventory(opts inventory.Options, latest *exporter.LatestDevices, endurance *exporter.Exporter) func(context.Context) (inventory.Report, error) {
+	debugOnce := onceEach(logf.Log.WithName("inventory").V(1))
 	return func(ctx context.Context) (inventory.Report, error) {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		rep, err := inventory.Take(ctx, opts)
+		for _, line := range rep.Debug {
+			debugOnce(line)
+		}
 		if err == nil {
 			latest.Set(rep.Devices)
 			if endurance != nil {
@@ -140,5 +146,21 @@ func backgroundInventory(opts inventory.Options, latest *exporter.LatestDevices,
 		}
 		debug.FreeOSMemory()
 		return rep, err
+	}
+}
+
+// onceEach logs each distinct message once per process, at the logger's level: facts about
+// the host (no NVMe character devices under the host root) hold for the agent's whole life
+// and are no news at every inventory.
+func onceEach(log logr.Logger) func(msg string) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[msg] {
+			seen[msg] = true
+			log.Info(msg)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"runtime/metrics"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
+
 	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/test/support/fixturehost"
 )
@@ -60,5 +62,19 @@ func TestBackgroundInventoryReturnsItsMemory(t *testing.T) {
 	// to 3 MiB under load); most of the burst must not stay.
 	if freeAfter > burstBytes/8 {
 		t.Errorf("%d bytes of free heap kept after the inventory; want them returned to the OS", freeAfter)
+	}
+}
+
+// A host fact (no NVMe character devices) is logged once, not at every inventory.
+func TestOnceEachLogsEachMessageOnce(t *testing.T) {
+	var got []string
+	log := funcr.New(func(_, args string) { got = append(got, args) }, funcr.Options{})
+	say := onceEach(log)
+	for range 3 {
+		say("no NVMe Identify for nvme0")
+		say("another fact")
+	}
+	if len(got) != 2 {
+		t.Fatalf("logged %q, want each message once", got)
 	}
 }

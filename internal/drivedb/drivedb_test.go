@@ -102,6 +102,18 @@ var realModels = []lookupCase{
 	// Documented format, not captured: the 6500 ION reported the Micron way.
 	{name: "6500 ION is TLC", model: "Micron_6500_MTFD", size: 30720136773632,
 		family: "6500 ION", tier: TierOther, media: MediaTLC, dwpd: 0.3},
+	// Captured: SOLIDIGM SSDPFKNU010TZ in public parted output (a P41 Plus, client QLC).
+	{name: "P41 Plus 1TB", model: "SOLIDIGM SSDPFKNU010TZ", size: 1024209543168,
+		family: "P41 Plus", tier: TierCapacity, media: MediaQLC, tbw: 400, warranty: 5},
+	// Captured: SOLIDIGM SBFPF2BV0P12 in a public inventory (D5-P5336 122.88TB).
+	{name: "D5-P5336 122.88TB", model: "SOLIDIGM SBFPF2BV0P12", size: 122880000000000,
+		family: "D5-P5336", tier: TierCapacity, media: MediaQLC},
+	// The ordering part number with the Micron_6500_ prefix Micron NVMe drives report.
+	{name: "6500 ION part number", model: "Micron_6500_MTFDKCC30T7TGR", size: 30720136773632,
+		family: "6500 ION", tier: TierOther, media: MediaTLC, dwpd: 0.3},
+	// Tested with in smartmontools' drivedb.h.
+	{name: "5400 SATA", model: "Micron_5400_MTFDDAK1T9TGB", size: 1920383410176,
+		family: "5400", tier: TierOther, media: MediaTLC, warranty: 5},
 	// Known TLC data-centre drives: recognised, but Other.
 	// Documented format, not captured: Intel P5510 part SSDPF2KX076TZ.
 	{name: "D7-P5510", model: "INTEL SSDPF2KX076TZ", size: 7681501126656,

@@ -137,6 +137,12 @@ func DetectPath(path string) ([]Signature, error) {
 		return nil, fmt.Errorf("signature: %w", err)
 	}
 	defer f.Close()
+	return DetectFile(f, path)
+}
+
+// DetectFile is DetectPath for a device the caller has opened read-only (and closes); path
+// names it in errors.
+func DetectFile(f *os.File, path string) ([]Signature, error) {
 	// Stat reports 0 for block devices; seeking to the end gives their size.
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {

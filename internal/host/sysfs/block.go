@@ -249,7 +249,7 @@ func (r *attrReader) problem(attr string, err error) {
 
 // str reads a required attribute.
 func (r *attrReader) str(attr string) string {
-	b, err := os.ReadFile(filepath.Join(r.dir, attr))
+	b, err := readAttr(filepath.Join(r.dir, attr))
 	if err != nil {
 		r.problem(attr, unwrapPathError(err))
 		return ""
@@ -259,7 +259,7 @@ func (r *attrReader) str(attr string) string {
 
 // optional reads an attribute that some devices lack.
 func (r *attrReader) optional(attr string) string {
-	b, err := os.ReadFile(filepath.Join(r.dir, attr))
+	b, err := readAttr(filepath.Join(r.dir, attr))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.problem(attr, unwrapPathError(err))

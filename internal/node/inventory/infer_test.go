@@ -21,6 +21,8 @@ func TestInferRules(t *testing.T) {
 		{"SCM-class endurance", func(d *prismv1.Device) { d.SizeBytes = 375 * tb / 1000 }, prismv1.DeviceEvidence{EnduranceEstimateTBW: "20531.25"}, prismv1.TierFast, prismv1.ConfidenceHigh},
 		// 30.72 TB at 0.58 DWPD over 5 years: 32 519 TB.
 		{"coarse unit and QLC rating", qlcUnit, prismv1.DeviceEvidence{EnduranceEstimateTBW: "32519"}, prismv1.TierCapacity, prismv1.ConfidenceMedium},
+		// SCM-class rating with a QLC-sized unit: one field lies; advice only.
+		{"SCM rating with a coarse unit", qlcUnit, prismv1.DeviceEvidence{EnduranceEstimateTBW: "1681920"}, prismv1.TierFast, prismv1.ConfidenceLow},
 		{"coarse unit alone", qlcUnit, prismv1.DeviceEvidence{}, prismv1.TierCapacity, prismv1.ConfidenceLow},
 		// 3 DWPD on 30.72 TB: a mixed-use rating keeps confidence low.
 		{"coarse unit, mixed-use rating", qlcUnit, prismv1.DeviceEvidence{EnduranceEstimateTBW: "168192"}, prismv1.TierCapacity, prismv1.ConfidenceLow},

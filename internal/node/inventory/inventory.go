@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -73,8 +74,28 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
-	sigs := readSignatures(opts.Host, disks, opts.SignatureReaders)
-	probed, probeErrs := libblkidSignatures(ctx, opts.Probe, opts.Host, disks)
+	// Open every disk first (cheap), then let libblkid probe the ones that opened while
+	// Prism's own detector reads them: the one wipefs process runs beside the reads instead
+	// of after them, and a disk nobody can open (a root disk an LSM guards, a card reader
+	// without media) does not fail the whole probe.
+	files, sigs := openDisks(opts.Host, disks)
+	var probed [][]blkid.Signature
+	var probeErrs []error
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
+	}()
+	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders)
+	<-probeDone
+	// Closed only now: while Prism holds a disk open, the pages either reader fetched stay
+	// in the disk's page cache for the other (the kernel drops a block device's cache
+	// when its last opener closes it), so libblkid and Prism read each range once.
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
 	for i := range disks {
 		sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
 	}
@@ -109,14 +130,31 @@ type signatures struct {
 	libblkidErr error
 }
 
-// readSignatures reads the on-disk signatures of every disk, several at a time: the reads
-// mostly wait on the devices (a seek on a hard disk, a queue on a loop device). Result i
-// belongs to disks[i], so the report keeps the disks' order whatever order the reads
-// finish in.
-func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []signatures {
-	out := make([]signatures, len(disks))
+// openDisks opens every disk read-only (never O_EXCL: DetectPath's rule). A disk that does
+// not open gets its error in sigs and a nil file.
+func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signatures) {
+	files, sigs := make([]*os.File, len(disks)), make([]signatures, len(disks))
+	for i := range disks {
+		f, err := os.OpenFile(host.DevicePath(disks[i].Name), os.O_RDONLY, 0)
+		if err != nil {
+			sigs[i].err = fmt.Errorf("signature: %w", err)
+			continue
+		}
+		files[i] = f
+	}
+	return files, sigs
+}
+
+// readSignatures reads the on-disk signatures of every disk that opened, several at a time
+// (the reads mostly wait on the devices: a seek on a hard disk, a queue on a loop device);
+// the caller closes the files. Result i belongs to disks[i], so the report keeps the disks' order
+// whatever order the reads finish in.
+func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int) {
 	read := func(i int) {
-		out[i].found, out[i].err = signature.DetectPath(host.DevicePath(disks[i].Name))
+		if files[i] == nil {
+			return
+		}
+		out[i].found, out[i].err = signature.DetectFile(files[i], host.DevicePath(disks[i].Name))
 	}
 	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
 	if readers > 0 {
@@ -126,7 +164,7 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []s
 		for i := range disks {
 			read(i)
 		}
-		return out
+		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -138,7 +176,6 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, readers int) []s
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (d prismv1.Device, warnings []string, noCharDevice bool) {
@@ -213,7 +250,11 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 			d.InternalWriteUnitSource = "drive-database"
 		}
 	} else {
-		d.Vendor, ev.VendorSource = deviceVendor(d.Model, disk.NVMeController != "", vid, ssvid, firstOf(udev.Properties["ID_VENDOR"], disk.Vendor))
+		inquiryVendor := firstOf(udev.Properties["ID_VENDOR"], disk.Vendor)
+		if udev.Properties["ID_BUS"] == "usb" {
+			inquiryVendor = "" // a USB bridge answers the INQUIRY with its own name, not the drive maker's
+		}
+		d.Vendor, ev.VendorSource = deviceVendor(d.Model, disk.NVMeController != "", vid, ssvid, inquiryVendor)
 		d.InferredTier = infer(&d, &ev)
 		if d.InferredTier != nil {
 			d.TierReason += fmt.Sprintf("; its evidence points to %s (%s confidence), which only selectors with inferredTiers: Accept use", d.InferredTier.Tier, d.InferredTier.Confidence)

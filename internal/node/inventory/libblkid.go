@@ -3,8 +3,10 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/blkid"
@@ -12,12 +14,16 @@ import (
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
-// libblkidSignatures asks libblkid, in one `wipefs --no-act --json` for every disk, what it
-// finds on each: the formats Prism's own detector does not know (f2fs, squashfs, erofs,
-// bcache, ...) must make a device ineligible too. When the call for all fails, each disk is
-// asked alone, so that one unreadable disk does not hide the others; a disk whose probe fails
-// gets the error.
-func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice) ([][]blkid.Signature, []error) {
+// libblkidSignatures asks libblkid, in one `wipefs --no-act --json` for every disk that
+// opened (files[i] != nil), what it finds on each: the formats Prism's own detector does not
+// know (f2fs, squashfs, erofs, bcache, ...) must make a device ineligible too. wipefs stops at
+// the first disk it cannot probe and names it ("wipefs: error: /dev/sdX: probing
+// initialization failed"): that disk gets the error and the others are asked again, without
+// it. When a failure names no disk of the call, each disk is asked alone, so that one
+// unreadable disk never hides the others. A disk that did not open is not asked: Prism's own
+// read already failed on it, and that failure makes it ineligible; nor is a disk whose
+// eligibility sysfs settles (contentIrrelevant).
+func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File) ([][]blkid.Signature, []error) {
 	sigs, errs := make([][]blkid.Signature, len(disks)), make([]error, len(disks))
 	if exec == nil || len(disks) == 0 {
 		return sigs, errs
@@ -39,27 +45,50 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 		if err != nil {
 			return err
 		}
+		got := make([][]blkid.Signature, len(idx))
 		for _, s := range found {
 			k := slices.IndexFunc(idx, func(i int) bool { return filepath.Base(host.DevicePath(disks[i].Name)) == s.Device })
 			if k < 0 {
 				return fmt.Errorf("wipefs names a device %q it was not asked about", s.Device)
 			}
-			sigs[idx[k]] = append(sigs[idx[k]], s)
+			got[k] = append(got[k], s)
+		}
+		for k, i := range idx {
+			sigs[i] = got[k]
 		}
 		return nil
 	}
-	all := make([]int, len(disks))
+	var todo []int
 	for i := range disks {
-		all[i] = i
+		if (files == nil || files[i] != nil) && !contentIrrelevant(disks[i]) {
+			todo = append(todo, i)
+		}
 	}
-	if err := probe(all); err == nil {
-		return sigs, errs
+	for len(todo) > 0 {
+		err := probe(todo)
+		if err == nil {
+			return sigs, errs
+		}
+		named := slices.IndexFunc(todo, func(i int) bool { return strings.Contains(err.Error(), host.DevicePath(disks[i].Name)+":") })
+		if named < 0 || ctx.Err() != nil {
+			break
+		}
+		errs[todo[named]] = err
+		todo = slices.Delete(todo, named, named+1)
 	}
-	clear(sigs)
-	for i := range disks {
+	for _, i := range todo {
 		errs[i] = probe([]int{i})
 	}
 	return sigs, errs
+}
+
+// contentIrrelevant reports a disk whose eligibility sysfs already settles: read-only,
+// removable, below the minimum size, partitioned or held by a stacked device. What libblkid
+// would find on it changes nothing (Prism's own detector still lists what it finds), and
+// probing a blank disk costs libblkid about fifty reads, so such disks are not asked. A
+// missing /dev/disk/by-id link does not count: udev may publish one before the next inventory.
+func contentIrrelevant(d sysfs.BlockDevice) bool {
+	return d.ReadOnly || d.Removable || d.SizeBytes < MinimumDeviceBytes || len(d.Partitions) > 0 || len(d.Holders) > 0
 }
 
 // mergeLibblkid adds to d what libblkid found that Prism's detector did not (same name and

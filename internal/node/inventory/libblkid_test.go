@@ -15,16 +15,23 @@ import (
 	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
-// wipefsOnly is libblkid played by the real wipefs, failing for the devices in fail.
+// wipefsOnly is libblkid played by the real wipefs, failing for the devices in fail; with
+// real, the failure reads as wipefs words it, naming the device's path.
 type wipefsOnly struct {
 	calls int
 	fail  string
+	real  string
+	asked []string
 }
 
 func (w *wipefsOnly) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
 	w.calls++
+	w.asked = append(w.asked, strings.Join(argv[3:], " "))
 	if argv[0] != "wipefs" || argv[1] != "--no-act" {
 		return nil, fmt.Errorf("unexpected %q", argv)
+	}
+	if w.real != "" && strings.Contains(strings.Join(argv, " "), w.real) {
+		return nil, &hostexec.ExitError{Argv: argv, ExitCode: 1, Stderr: "wipefs: error: " + w.real + ": probing initialization failed: Operation not permitted"}
 	}
 	if w.fail != "" && strings.Contains(strings.Join(argv, " "), w.fail) {
 		return nil, errors.New("wipefs: " + w.fail + ": probing initialization failed: Input/output error")
@@ -104,5 +111,52 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 		if d.Name == "nvme2n1" && !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "cannot be proven empty") {
 			t.Errorf("nvme2n1: %+v", d.Eligibility.Reasons)
 		}
+	}
+
+	// wipefs names the disk it could not probe: that disk gets the error, the others are
+	// asked once more without it (two calls, not one per disk).
+	w = &wipefsOnly{real: host.DevicePath("nvme2n1")}
+	rep, err = Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 2 || strings.Contains(w.asked[1], "nvme2n1") {
+		t.Errorf("wipefs asked about %q, want all, then all but nvme2n1", w.asked)
+	}
+	for _, d := range rep.Devices {
+		if bad := d.Name == "nvme2n1" || d.Name == "nvme1n1"; d.Eligibility.Eligible == bad {
+			t.Errorf("%s: eligible %t: %+v", d.Name, d.Eligibility.Eligible, d.Eligibility)
+		}
+	}
+
+	// A disk that does not open is not asked: Prism's own read failed and says so.
+	if err := os.Remove(host.DevicePath("nvme0n1")); err != nil {
+		t.Fatal(err)
+	}
+	w = &wipefsOnly{}
+	rep, err = Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 1 || strings.Contains(w.asked[0], "nvme0n1") {
+		t.Errorf("wipefs asked about %q, want one call without nvme0n1", w.asked)
+	}
+	if d := rep.Devices[0]; d.Name != "nvme0n1" || d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "no such file") {
+		t.Errorf("nvme0n1: %+v", d.Eligibility)
+	}
+
+	// A partitioned disk is ineligible whatever libblkid finds: it is not asked either.
+	if err := os.MkdirAll(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1", "partition"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w = &wipefsOnly{}
+	if _, err := Take(context.Background(), Options{Host: host, Probe: w}); err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != 1 || strings.Contains(w.asked[0], "nvme1n1") || !strings.Contains(w.asked[0], "nvme2n1") {
+		t.Errorf("wipefs asked about %q, want nvme2n1 alone", w.asked)
 	}
 }

@@ -62,15 +62,22 @@ func infer(d *prismv1.Device, ev *prismv1.DeviceEvidence) *prismv1.InferredTier 
 		return &prismv1.InferredTier{Tier: prismv1.TierFast, Confidence: prismv1.ConfidenceHigh, Reasons: append([]string(nil), ev.Markers...)}
 	}
 	dwpd, dwpdReason := ratedDWPD(d.SizeBytes, ev.EnduranceEstimateTBW)
-	if dwpdReason != "" && dwpd >= fastDWPD {
-		return &prismv1.InferredTier{Tier: prismv1.TierFast, Confidence: prismv1.ConfidenceHigh,
-			Reasons: []string{dwpdReason + fmt.Sprintf(": at least %g, which only storage-class memory or SLC flash is rated", fastDWPD)}}
-	}
-	if d.InternalWriteUnitSource != "nvme-npwg" || d.InternalWriteUnitBytes < coarseWriteUnit {
-		return nil
-	}
+	coarse := d.InternalWriteUnitSource == "nvme-npwg" && d.InternalWriteUnitBytes >= coarseWriteUnit
 	unit := fmt.Sprintf("the namespace's preferred write granularity (NPWG) is %d KiB, a coarse internal write unit (at least %d KiB: QLC indirection units)",
 		d.InternalWriteUnitBytes>>10, coarseWriteUnit>>10)
+	if dwpdReason != "" && dwpd >= fastDWPD {
+		fast := dwpdReason + fmt.Sprintf(": at least %g, which only storage-class memory or SLC flash is rated", fastDWPD)
+		if coarse {
+			// One of the two fields is wrong (or the drive is something new): an SCM or SLC
+			// drive maps 4 KiB units. Advice only, never used by a selector.
+			return &prismv1.InferredTier{Tier: prismv1.TierFast, Confidence: prismv1.ConfidenceLow,
+				Reasons: []string{fast, unit + ", which contradicts it: storage-class memory and SLC drives write 4 KiB units, so confidence stays low"}}
+		}
+		return &prismv1.InferredTier{Tier: prismv1.TierFast, Confidence: prismv1.ConfidenceHigh, Reasons: []string{fast}}
+	}
+	if !coarse {
+		return nil
+	}
 	if dwpdReason != "" && dwpd <= lowDWPD {
 		return &prismv1.InferredTier{Tier: prismv1.TierCapacity, Confidence: prismv1.ConfidenceMedium,
 			Reasons: []string{unit, dwpdReason + fmt.Sprintf(": at most %g, a read-intensive or QLC rating", lowDWPD)}}

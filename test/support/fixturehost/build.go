@@ -103,27 +103,40 @@ func writeDevice(root, identifyFixtures string, d Device, major, minor int) erro
 		i := strings.LastIndex(d.Name, "n") // nvme0n1: controller nvme0, namespace 1
 		ctrl, files["nsid"] = d.Name[:i], d.Name[i+1:]
 		cdir := filepath.Join(root, "sys", "class", "nvme", ctrl)
-		if err := writeFiles(cdir, map[string]string{"model": d.Model, "serial": d.Serial, "firmware_rev": d.Firmware, "transport": "pcie"}); err != nil {
+		model, serial, firmware := d.Model, d.Serial, d.Firmware
+		if c := d.IDCtrl; c != nil {
+			// The kernel's sysfs attributes come from Identify Controller.
+			model, serial, firmware = firstNonEmpty(model, c.MN), firstNonEmpty(serial, c.SN), firstNonEmpty(firmware, c.FR)
+		}
+		if err := writeFiles(cdir, map[string]string{"model": model, "serial": serial, "firmware_rev": firmware, "transport": "pcie"}); err != nil {
 			return err
 		}
 		if err := symlink(filepath.Join("..", "..", "class", "nvme", ctrl), filepath.Join(blk, "device")); err != nil {
 			return err
 		}
 	} else {
-		files["device/model"] = scsiModel(d)
-		files["device/vendor"] = firstNonEmpty(d.Vendor, "ATA")
-		files["device/rev"] = d.Firmware
+		in := inquiry(d)
+		files["device/model"] = in.Product
+		files["device/vendor"] = in.Vendor
+		files["device/rev"] = in.Revision
 	}
 	if err := writeFiles(blk, files); err != nil {
 		return err
 	}
 	link := byIDName(d)
-	if err := symlink(filepath.Join("..", "..", d.Name), filepath.Join(root, "dev", "disk", "by-id", link)); err != nil {
-		return err
+	if !d.NoByID {
+		if err := symlink(filepath.Join("..", "..", d.Name), filepath.Join(root, "dev", "disk", "by-id", link)); err != nil {
+			return err
+		}
 	}
-	if err := writeFiles(filepath.Join(root, "run", "udev", "data"), map[string]string{
-		fmt.Sprintf("b%d:%d", major, minor): udevData(d, link),
-	}); err != nil {
+	if d.Udev != UdevNone {
+		if err := writeFiles(filepath.Join(root, "run", "udev", "data"), map[string]string{
+			fmt.Sprintf("b%d:%d", major, minor): udevData(d, link),
+		}); err != nil {
+			return err
+		}
+	}
+	if err := writeEvidence(root, d, ctrl); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(root, "dev", d.Name), contents[d.Content](), 0o644); err != nil {
@@ -168,9 +181,31 @@ func writeDevice(root, identifyFixtures string, d Device, major, minor int) erro
 	return nil
 }
 
+// inquiry is the SCSI INQUIRY of a non-NVMe disk: the fixture's, or vendor ATA (SCSI/ATA
+// translation) and the model's first 16 characters.
+func inquiry(d Device) Inquiry {
+	if d.Inquiry != nil {
+		return *d.Inquiry
+	}
+	return Inquiry{Vendor: firstNonEmpty(d.Vendor, "ATA"), Product: scsiModel(d), Revision: d.Firmware}
+}
+
+func underscores(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), " ", "_") }
+
+// udevEnc escapes as udev's ID_*_ENC properties do (spaces as \x20).
+func udevEnc(s string) string { return strings.ReplaceAll(s, " ", `\x20`) }
+
 // byIDName is the link udev's rules (60-persistent-storage.rules) create from model and serial.
 func byIDName(d Device) string {
-	model := strings.ReplaceAll(strings.TrimSpace(d.Model), " ", "_")
+	model := underscores(d.Model)
+	switch d.Udev {
+	case UdevSCSIID:
+		in := inquiry(d)
+		return "scsi-S" + underscores(in.Vendor) + "_" + underscores(in.Product) + "_" + d.Serial
+	case UdevUSBID:
+		in := inquiry(d)
+		return "usb-" + underscores(in.Vendor) + "_" + underscores(in.Product) + "_" + d.Serial + "-0:0"
+	}
 	switch d.Bus {
 	case "nvme":
 		return "nvme-" + model + "_" + d.Serial
@@ -185,7 +220,26 @@ func byIDName(d Device) string {
 
 func udevData(d Device, link string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "S:disk/by-id/%s\n", link)
+	if !d.NoByID {
+		fmt.Fprintf(&b, "S:disk/by-id/%s\n", link)
+	}
+	switch d.Udev {
+	case UdevATAID:
+		fmt.Fprintf(&b, "E:ID_ATA=1\nE:ID_TYPE=disk\nE:ID_BUS=ata\n")
+		fmt.Fprintf(&b, "E:ID_MODEL=%s\nE:ID_MODEL_ENC=%s\n", underscores(d.Model), udevEnc(d.Model))
+		fmt.Fprintf(&b, "E:ID_REVISION=%s\nE:ID_SERIAL=%s_%s\nE:ID_SERIAL_SHORT=%s\n", d.Firmware, underscores(d.Model), d.Serial, d.Serial)
+		return b.String()
+	case UdevSCSIID, UdevUSBID:
+		in := inquiry(d)
+		bus := map[string]string{UdevSCSIID: "scsi", UdevUSBID: "usb"}[d.Udev]
+		if d.Udev == UdevSCSIID {
+			fmt.Fprintf(&b, "E:ID_SCSI=1\n")
+		}
+		fmt.Fprintf(&b, "E:ID_VENDOR=%s\nE:ID_VENDOR_ENC=%s\n", underscores(in.Vendor), udevEnc(in.Vendor))
+		fmt.Fprintf(&b, "E:ID_MODEL=%s\nE:ID_MODEL_ENC=%s\n", underscores(in.Product), udevEnc(in.Product))
+		fmt.Fprintf(&b, "E:ID_REVISION=%s\nE:ID_TYPE=disk\nE:ID_SERIAL_SHORT=%s\nE:ID_BUS=%s\n", in.Revision, d.Serial, bus)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "E:ID_MODEL=%s\n", strings.ReplaceAll(d.Model, " ", "_"))
 	fmt.Fprintf(&b, "E:ID_MODEL_ENC=%s\n", strings.ReplaceAll(d.Model, " ", `\x20`))
 	fmt.Fprintf(&b, "E:ID_SERIAL_SHORT=%s\n", d.Serial)

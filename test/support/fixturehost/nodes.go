@@ -9,6 +9,10 @@ import (
 // NodesDir is where the simulated nodes are described, relative to the repository root.
 const NodesDir = "test/fixtures/nodes"
 
+// UnknownDrivesDir holds nodes of drives the drive database does not know, built from their
+// raw evidence (evidence.go); its README.md gives each value's public source.
+const UnknownDrivesDir = "test/fixtures/unknown-drives"
+
 // IdentifyDir is where recorded NVMe Identify pages live, relative to the repository root.
 const IdentifyDir = "internal/host/nvme/testdata"
 

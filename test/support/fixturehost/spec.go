@@ -53,16 +53,57 @@ type Device struct {
 	Holders    []string `json:"holders,omitempty"`
 	// Content is what the start of the device holds: empty, gpt, ext4, xfs, lvm2 or bluestore.
 	Content string `json:"content,omitempty"`
+
+	// Raw evidence, for drives described by what the hardware reports (evidence.go).
+	// PCI are the NVMe controller's PCI IDs in sysfs.
+	PCI *PCIIDs `json:"pci,omitempty"`
+	// IDCtrl and IDNS are Identify Controller and Namespace fields, encoded into the pages
+	// the agent reads (instead of a recording named by identify).
+	IDCtrl *IdentifyController `json:"idCtrl,omitempty"`
+	IDNS   *IdentifyNamespace  `json:"idNs,omitempty"`
+	// EnduranceLog is log 09h of the namespace's endurance group (idNs.endgid).
+	EnduranceLog *EnduranceGroupLog `json:"enduranceLog,omitempty"`
+	// ATA is what ATA IDENTIFY says through smartctl (instead of a recording named by smartctl).
+	ATA *ATAIdentify `json:"ata,omitempty"`
+	// Inquiry is the SCSI INQUIRY sysfs shows for a disk behind SCSI/ATA translation; by
+	// default vendor ATA (or vendor) and the model's first 16 characters.
+	Inquiry *Inquiry `json:"inquiry,omitempty"`
+	// Udev is what udev recorded: ata_id, scsi_id, usb_id or none (see the Udev* constants).
+	Udev string `json:"udev,omitempty"`
+	// NoByID leaves /dev/disk/by-id without a link to the disk.
+	NoByID bool `json:"noByID,omitempty"`
+
 	// Source says where the drive's model string, size and limits come from.
 	Source string `json:"source"`
 	// Expect is what Prism should conclude about the drive; tests check the inventory against it.
 	Expect Expectation `json:"expect,omitempty"`
 }
 
-// Expectation is the tier a drive should get and the eligibility filters it should fail.
+// Expectation is the tier a drive should get and the eligibility filters it should fail, and
+// for drives described by raw evidence what Prism should make of that evidence.
 type Expectation struct {
 	Tier       string   `json:"tier,omitempty"`
 	Ineligible []string `json:"ineligible,omitempty"`
+	// Model is the model the inventory should report, when it differs from model (a cut
+	// INQUIRY form completed by ATA IDENTIFY, an NVMe Identify MN).
+	Model string `json:"model,omitempty"`
+	// ModelSource is evidence.modelSource (nvme-identify, ata-identify, udev-ata, udev-scsi, sysfs).
+	ModelSource string `json:"modelSource,omitempty"`
+	// Vendor and VendorSource are the vendor the inventory should name and where from; vendor
+	// "none" says no vendor may be named.
+	Vendor       string `json:"vendor,omitempty"`
+	VendorSource string `json:"vendorSource,omitempty"`
+	// InferredTier and Confidence: the inference for a drive the database does not know;
+	// "none" says there must be none.
+	InferredTier string `json:"inferredTier,omitempty"`
+	Confidence   string `json:"confidence,omitempty"`
+	// InternalWriteUnitBytes and EnduranceEstimateTBW: the evidence the inventory should publish.
+	InternalWriteUnitBytes int64  `json:"internalWriteUnitBytes,omitempty"`
+	EnduranceEstimateTBW   string `json:"enduranceEstimateTBW,omitempty"`
+	// ReasonContains are substrings the tier reason (with the inference's reasons) must hold.
+	ReasonContains []string `json:"reasonContains,omitempty"`
+	// WarningContains are substrings some inventory warning about this device must hold.
+	WarningContains []string `json:"warningContains,omitempty"`
 }
 
 // Load reads a node description.
@@ -104,6 +145,9 @@ func (n Node) validate() error {
 		case "nvme", "ata", "scsi", "usb", "virtio":
 		default:
 			return fmt.Errorf("devices[%d].bus %q is not one of nvme, ata, scsi, usb, virtio", i, d.Bus)
+		}
+		if err := d.validateEvidence(i); err != nil {
+			return err
 		}
 		if d.Smartctl != "" && (d.Bus != "ata" && d.Bus != "scsi" || !strings.HasPrefix(d.Name, "sd")) {
 			return fmt.Errorf("devices[%d].smartctl: the agent runs smartctl for sd* disks on the ata or scsi bus only, not %s on %s", i, d.Name, d.Bus)
