@@ -18,7 +18,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
 # (docs/decisions/0018).
 # casadm is not in any registry: it comes with Open CAS on the host (docs/cache.md).
 FROM debian:12-slim
-RUN apt-get update && apt-get install -y --no-install-recommends fdisk smartmontools udev util-linux && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends fdisk mount smartmontools udev util-linux && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/prism-manager /out/prism-agent /
 USER 65532:65532
 ENTRYPOINT ["/prism-manager"]
