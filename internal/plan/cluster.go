@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func Plan(in Input) ClusterPlan {
 		out.Problems = append(out.Problems, cacheErr.Error())
 		for i := range out.Nodes {
 			out.Nodes[i].Plan = nil
-			annotateSlots(&out.Nodes[i].Selection, prismv1.NodePlan{})
+			annotateSlots(&out.Nodes[i].Selection, prismv1.NodePlan{}, nil)
 		}
 		out.RookStorageNodes = []RookNode{}
 		return out
@@ -80,18 +81,30 @@ func Plan(in Input) ClusterPlan {
 	return out
 }
 
-// annotateSlots records each capacity device's planned DB partition in the selection.
-func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
-	slot := map[string]string{}
+// annotateSlots records each capacity device's planned DB partition in the selection; paths
+// are p's slotPaths.
+func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan, paths []string) {
+	// Data device → partition, sorted by data device (where a device had two slots, the
+	// last counts).
+	type dbSlot struct{ device, path string }
+	slots := make([]dbSlot, 0, len(paths))
+	k := 0
 	for _, f := range p.FastDevices {
 		for _, s := range f.Slots {
 			if s.DataDevice != "" {
-				slot[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
+				slots = append(slots, dbSlot{s.DataDevice, paths[k]})
 			}
+			k++
 		}
 	}
+	slices.SortStableFunc(slots, func(a, b dbSlot) int { return strings.Compare(a.device, b.device) })
 	for i := range sel.Capacity {
-		sel.Capacity[i].DBSlot = slot[sel.Capacity[i].StablePath]
+		c := &sel.Capacity[i]
+		c.DBSlot = ""
+		j, found := slices.BinarySearchFunc(slots, c.StablePath, func(s dbSlot, path string) int { return strings.Compare(s.device, path) })
+		for ; found && j < len(slots) && slots[j].device == c.StablePath; j++ {
+			c.DBSlot = slots[j].path
+		}
 	}
 }
 
@@ -124,43 +137,48 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
 	results := make([]NodeResult, len(sorted))
-	rook := make([]*RookNode, len(sorted))
+	rook := make([]RookNode, len(sorted)) // a node without an entry keeps the zero RookNode
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
 	eachIndex(len(sorted), func(i int) {
-		results[i] = planNode(sorted[i], spec)
+		var paths []string
+		results[i], paths = planNode(sorted[i], spec)
 		if p := results[i].Plan; p != nil {
-			if n, ok := rookNode(sorted[i].Node, *p, deviceClass); ok {
-				rook[i] = &n
-			}
+			rook[i], _ = rookNode(sorted[i].Node, *p, deviceClass, paths)
 		}
 	})
-	out := ClusterPlan{Nodes: results, RookStorageNodes: []RookNode{}}
+	entries := 0
+	for i := range rook {
+		if rook[i].Devices != nil {
+			entries++
+		}
+	}
+	out := ClusterPlan{Nodes: results, RookStorageNodes: make([]RookNode, 0, entries)}
 	for i, r := range results {
 		for _, p := range r.Problems {
 			out.Problems = append(out.Problems, r.Node+": "+p)
 		}
-		if rook[i] != nil {
-			out.RookStorageNodes = append(out.RookStorageNodes, *rook[i])
+		if rook[i].Devices != nil {
+			out.RookStorageNodes = append(out.RookStorageNodes, rook[i])
 		}
 	}
 	return out
 }
 
-// planNode selects and lays out one node.
-func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult {
+// planNode selects and lays out one node; the paths are its plan's slotPaths.
+func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResult, []string) {
 	r := NodeResult{Node: n.Node}
 	switch {
 	case n.NoInventory:
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: "no StorageNode yet: is the prism agent running on this node?"}
-		return r
+		return r, nil
 	case n.ClaimedBy != "":
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", n.ClaimedBy)}
-		return r
+		return r, nil
 	}
 	r.Selection = SelectNode(n.Node, n.Devices, spec, n.Previous)
 	if !Complete(r.Selection) {
-		return r
+		return r, nil
 	}
 	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
 	r.Warnings = l.Warnings
@@ -171,12 +189,13 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult
 	}
 	if len(r.Problems) > 0 {
 		r.Selection.Message = "plan refused: " + strings.Join(r.Problems, "; ")
-		return r
+		return r, nil
 	}
-	annotateSlots(&r.Selection, l.Plan)
+	paths := slotPaths(l.Plan)
+	annotateSlots(&r.Selection, l.Plan, paths)
 	p := l.Plan
 	r.Plan = &p
-	return r
+	return r, paths
 }
 
 // eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.
