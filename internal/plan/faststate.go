@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -19,11 +20,13 @@ type fastState struct {
 	prevCache *prismv1.PlannedPartition
 }
 
-func newFastState(path string, size, wantedSlot int64, perFast int, prev *prismv1.FastDevicePlan, out *Layout) *fastState {
-	f := &fastState{path: path, sizeBytes: size, slotSize: wantedSlot, slots: make([]string, perFast)}
+// init starts a fast device with slots (perFast free ones), or with its previous plan's.
+func (f *fastState) init(path string, size, wantedSlot int64, slots []string, prev *prismv1.FastDevicePlan, out *Layout) {
+	*f = fastState{path: path, sizeBytes: size, slotSize: wantedSlot, slots: slots}
 	if prev == nil || len(prev.Slots) == 0 {
-		return f
+		return
 	}
+	perFast := len(slots)
 	// Slots that exist keep their size and positions; more slots may be added after them.
 	f.fixed = true
 	f.prevCache = prev.Cache
@@ -43,22 +46,25 @@ func newFastState(path string, size, wantedSlot int64, perFast int, prev *prismv
 	if prev.Cache == nil {
 		n = max(n, perFast)
 	}
-	f.slots = make([]string, n)
+	if n > len(f.slots) {
+		f.slots = make([]string, n)
+	}
+	f.slots = f.slots[:n]
 	for _, s := range prev.Slots {
 		f.slots[s.Index] = s.DataDevice
 	}
-	return f
 }
 
 // keepAssignments keeps every previous slot whose data device is still selected, and frees
 // the others (the device was removed or replaced).
-func (f *fastState) keepAssignments(capacity []string, assigned map[string]bool) {
+// assigned is indexed like capacity (sorted), a path listed twice at its first index.
+func (f *fastState) keepAssignments(capacity []string, assigned []bool) {
 	for i, dev := range f.slots {
 		if dev == "" {
 			continue
 		}
-		if contains(capacity, dev) && !assigned[dev] {
-			assigned[dev] = true
+		if j, ok := slices.BinarySearch(capacity, dev); ok && !assigned[j] {
+			assigned[j] = true
 			continue
 		}
 		f.slots[i] = ""
@@ -89,7 +95,7 @@ func (f *fastState) assign(dev string) {
 
 // finish lays the slots out on the device and checks that they fit; the rest becomes the
 // cache partition when the policy enables a cache.
-func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[string]int64, out *Layout) (prismv1.FastDevicePlan, bool) {
+func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, facts deviceFacts, out *Layout) (prismv1.FastDevicePlan, bool) {
 	if f.slotSize < MinSlotBytes {
 		out.Problems = append(out.Problems, fmt.Sprintf("%s: DB slots of %d MiB are below the %d MiB minimum", f.path, f.slotSize/MiB, MinSlotBytes/MiB))
 		return prismv1.FastDevicePlan{}, false
@@ -120,8 +126,11 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 			},
 			DataDevice: dev,
 		})
-		if dev != "" && sizes[dev] > 0 {
-			if pct := float64(f.slotSize) * 100 / float64(sizes[dev]); pct < WarnBelowPercent {
+		if dev == "" {
+			continue
+		}
+		if size := facts.size(dev); size > 0 {
+			if pct := float64(f.slotSize) * 100 / float64(size); pct < WarnBelowPercent {
 				small++
 				smallest = min(smallest, pct)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -24,15 +23,17 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	for i := range devices {
 		ordered[i] = &devices[i]
 	}
-	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(ordered[i]) < sortKey(ordered[j]) })
+	slices.SortStableFunc(ordered, func(a, b *prismv1.Device) int { return strings.Compare(sortKey(a), sortKey(b)) })
 
 	taken := make(map[string]bool, len(devices))
-	overLimit := make(map[string]string)
+	var overLimit map[string]string
 	// A wipe grant covers fast devices only: the agent wipes a fast device before it writes
 	// its table, but hands capacity devices to Rook as they are (decision 0020).
 	asCapacity := overrides{planned: wipe.planned}
-	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, overLimit)
-	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, overLimit)
+	// Both tiers' choices share one array: a device is chosen at most once.
+	chosen := make([]prismv1.SelectedDevice, 0, len(devices))
+	sel.Fast = pick(chosen, ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, &overLimit)
+	sel.Capacity = pick(chosen[len(sel.Fast):len(sel.Fast)], ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, &overLimit)
 	// Reasons are built only for the devices finally left out: most devices of a large node
 	// fail one selector and pass the other, and their reason would be thrown away.
 	for _, d := range ordered {
@@ -101,20 +102,28 @@ func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Ti
 	return unusable(d, wipe)
 }
 
-func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken map[string]bool, overLimit map[string]string) []prismv1.SelectedDevice {
-	var chosen []prismv1.SelectedDevice
+// pick appends the devices a selector takes to chosen, whose capacity holds every device; nil
+// when it takes none. The result's capacity is its length, so that appending to it never
+// writes into what follows in chosen's array.
+func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken map[string]bool, overLimit *map[string]string) []prismv1.SelectedDevice {
 	for _, d := range devs {
 		if taken[d.Name] || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
 			continue
 		}
 		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
-			overLimit[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
+			if *overLimit == nil {
+				*overLimit = map[string]string{}
+			}
+			(*overLimit)[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
 			continue
 		}
 		taken[d.Name] = true
 		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes})
 	}
-	return chosen
+	if len(chosen) == 0 {
+		return nil
+	}
+	return chosen[:len(chosen):len(chosen)]
 }
 
 const tierMismatch = "tier "
@@ -258,10 +267,10 @@ func (o overrides) overridden(d *prismv1.Device, filter string) bool {
 
 // plannedDevices are the stable paths a plan uses: its fast devices and its slots' data devices.
 func plannedDevices(p *prismv1.NodePlan) map[string]bool {
-	m := map[string]bool{}
-	if p == nil {
-		return m
+	if p == nil || len(p.FastDevices) == 0 {
+		return nil
 	}
+	m := map[string]bool{}
 	for _, f := range p.FastDevices {
 		m[f.StablePath] = true
 		for _, s := range f.Slots {
@@ -274,9 +283,12 @@ func plannedDevices(p *prismv1.NodePlan) map[string]bool {
 }
 
 func wipeGrants(node string, grants []prismv1.WipeGrant) map[string]bool {
-	m := map[string]bool{}
+	var m map[string]bool
 	for _, g := range grants {
 		if g.Node == node {
+			if m == nil {
+				m = map[string]bool{}
+			}
 			m[g.Path] = true
 		}
 	}
