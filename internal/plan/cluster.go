@@ -50,7 +50,7 @@ func Plan(in Input) ClusterPlan {
 		out.Problems = append(out.Problems, cacheErr.Error())
 		for i := range out.Nodes {
 			out.Nodes[i].Plan = nil
-			annotateSlots(&out.Nodes[i].Selection, prismv1.NodePlan{}, nil)
+			annotateSlots(&out.Nodes[i].Selection, nil)
 		}
 		out.RookStorageNodes = []RookNode{}
 		return out
@@ -81,29 +81,16 @@ func Plan(in Input) ClusterPlan {
 	return out
 }
 
-// annotateSlots records each capacity device's planned DB partition in the selection; paths
-// are p's slotPaths.
-func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan, paths []string) {
-	// Data device → partition, sorted by data device (where a device had two slots, the
-	// last counts).
-	type dbSlot struct{ device, path string }
-	slots := make([]dbSlot, 0, len(paths))
-	k := 0
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			if s.DataDevice != "" {
-				slots = append(slots, dbSlot{s.DataDevice, paths[k]})
-			}
-			k++
-		}
-	}
-	slices.SortStableFunc(slots, func(a, b dbSlot) int { return strings.Compare(a.device, b.device) })
+// annotateSlots records each capacity device's planned DB partition in the selection; slots
+// are its plan's slotEntries.
+func annotateSlots(sel *prismv1.NodeSelection, slots []RookDevice) {
 	for i := range sel.Capacity {
 		c := &sel.Capacity[i]
 		c.DBSlot = ""
-		j, found := slices.BinarySearchFunc(slots, c.StablePath, func(s dbSlot, path string) int { return strings.Compare(s.device, path) })
-		for ; found && j < len(slots) && slots[j].device == c.StablePath; j++ {
-			c.DBSlot = slots[j].path
+		j, found := slices.BinarySearchFunc(slots, c.StablePath, func(s RookDevice, path string) int { return strings.Compare(s.Name, path) })
+		// Where a device had two slots, the last counts.
+		for ; found && j < len(slots) && slots[j].Name == c.StablePath; j++ {
+			c.DBSlot = slots[j].Config.MetadataDevice
 		}
 	}
 }
@@ -141,10 +128,10 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
 	eachIndex(len(sorted), func(i int) {
-		var paths []string
-		results[i], paths = planNode(sorted[i], spec)
+		var slots []RookDevice
+		results[i], slots = planNode(sorted[i], spec)
 		if p := results[i].Plan; p != nil {
-			rook[i], _ = rookNode(sorted[i].Node, *p, deviceClass, paths)
+			rook[i], _ = rookNode(sorted[i].Node, *p, deviceClass, slots)
 		}
 	})
 	entries := 0
@@ -165,8 +152,8 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	return out
 }
 
-// planNode selects and lays out one node; the paths are its plan's slotPaths.
-func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResult, []string) {
+// planNode selects and lays out one node; the slots are its plan's slotEntries.
+func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResult, []RookDevice) {
 	r := NodeResult{Node: n.Node}
 	switch {
 	case n.NoInventory:
@@ -191,11 +178,11 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResul
 		r.Selection.Message = "plan refused: " + strings.Join(r.Problems, "; ")
 		return r, nil
 	}
-	paths := slotPaths(l.Plan)
-	annotateSlots(&r.Selection, l.Plan, paths)
+	slots := slotEntries(l.Plan)
+	annotateSlots(&r.Selection, slots)
 	p := l.Plan
 	r.Plan = &p
-	return r, paths
+	return r, slots
 }
 
 // eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.

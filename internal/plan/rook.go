@@ -119,7 +119,7 @@ func (c *RookDeviceConfig) UnmarshalJSON(b []byte) error {
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
-		if n, ok := rookNode(name, p, deviceClass, slotPaths(p)); ok {
+		if n, ok := rookNode(name, p, deviceClass, slotEntries(p)); ok {
 			nodes = append(nodes, n)
 		}
 	}
@@ -128,38 +128,12 @@ func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode
 }
 
 // rookNode is the entry of one node, false when the node has no OSD for storage.nodes.
-// paths are the plan's slotPaths.
-func rookNode(name string, p prismv1.NodePlan, deviceClass string, paths []string) (RookNode, bool) {
-	if OnClaims(p) {
+// slots are the plan's slotEntries, which the entry keeps as its devices.
+func rookNode(name string, p prismv1.NodePlan, deviceClass string, slots []RookDevice) (RookNode, bool) {
+	if OnClaims(p) || len(slots) == 0 {
 		return RookNode{}, false
 	}
-	slots := 0
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			if s.DataDevice != "" {
-				slots++
-			}
-		}
-	}
-	if slots == 0 {
-		return RookNode{}, false
-	}
-	n := RookNode{Name: name, Devices: make([]RookDevice, 0, slots)}
-	k, size, sizeOf := 0, "", int64(-1)
-	for _, f := range p.FastDevices {
-		if mib := f.SlotSizeBytes / MiB; mib != sizeOf {
-			size, sizeOf = strconv.FormatInt(mib, 10), mib
-		}
-		for _, s := range f.Slots {
-			path := paths[k]
-			k++
-			if s.DataDevice == "" {
-				continue
-			}
-			// databaseSizeMB goes to the device only when the node's slots differ in size.
-			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: RookDeviceConfig{MetadataDevice: path, DatabaseSizeMB: size}})
-		}
-	}
+	n := RookNode{Name: name, Devices: slots}
 	// Settings every device shares go to the node config (Rook applies it to each device).
 	n.Config = make(map[string]string, 2)
 	if deviceClass != "" {
@@ -171,7 +145,6 @@ func rookNode(name string, p prismv1.NodePlan, deviceClass string, paths []strin
 			n.Devices[i].Config.DatabaseSizeMB = ""
 		}
 	}
-	slices.SortFunc(n.Devices, func(a, b RookDevice) int { return strings.Compare(a.Name, b.Name) })
 	return n, true
 }
 
@@ -184,38 +157,70 @@ func sameSize(devs []RookDevice) bool {
 	return true
 }
 
-// slotPaths are the partition paths of every slot of p (prismv1.PartitionPath), fast device
-// by fast device and slot by slot, cut from one string: a node's slots cost two allocations
-// instead of one each, and the selection's dbSlot and the Rook entries share them.
-func slotPaths(p prismv1.NodePlan) []string {
+// slotEntries are the occupied DB slots of p as Rook device entries, sorted by data device
+// (slots of one device in plan order): metadataDevice is the slot's partition path
+// (prismv1.PartitionPath) and databaseSizeMB its size. The Rook entry's devices and the
+// selection's dbSlot are both read from them, so that a node's slots are named and sorted
+// once, and the paths are cut from one string.
+func slotEntries(p prismv1.NodePlan) []RookDevice {
 	n, size := 0, 0
 	for _, f := range p.FastDevices {
-		n += len(f.Slots)
-		size += len(f.Slots) * (len(f.StablePath) + len(prismv1.PartitionSuffix) + 3)
+		for _, s := range f.Slots {
+			if s.DataDevice != "" {
+				n++
+				size += len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
+			}
+		}
 	}
 	if n == 0 {
 		return nil
 	}
 	var b strings.Builder
 	b.Grow(size)
-	var digits [20]byte
 	for _, f := range p.FastDevices {
 		for _, s := range f.Slots {
-			b.WriteString(f.StablePath)
-			b.WriteString(prismv1.PartitionSuffix)
-			b.Write(strconv.AppendInt(digits[:0], int64(s.Partition.Number), 10))
+			if s.DataDevice != "" {
+				b.WriteString(f.StablePath)
+				b.WriteString(partitionSuffix(s.Partition.Number))
+			}
 		}
 	}
-	all, paths, at := b.String(), make([]string, 0, n), 0
+	all, at := b.String(), 0
+	devs := make([]RookDevice, 0, n)
+	mib, sizeMB := int64(-1), ""
 	for _, f := range p.FastDevices {
+		if m := f.SlotSizeBytes / MiB; m != mib {
+			mib, sizeMB = m, strconv.FormatInt(m, 10)
+		}
 		for _, s := range f.Slots {
-			end := at + len(f.StablePath) + len(prismv1.PartitionSuffix) + len(strconv.AppendInt(digits[:0], int64(s.Partition.Number), 10))
-			paths = append(paths, all[at:end])
+			if s.DataDevice == "" {
+				continue
+			}
+			end := at + len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
+			devs = append(devs, RookDevice{Name: s.DataDevice, Config: RookDeviceConfig{MetadataDevice: all[at:end], DatabaseSizeMB: sizeMB}})
 			at = end
 		}
 	}
-	return paths
+	slices.SortStableFunc(devs, func(a, b RookDevice) int { return strings.Compare(a.Name, b.Name) })
+	return devs
 }
+
+// partitionSuffix is what prismv1.PartitionPath appends to a device's path for partition
+// number, from a table for the numbers a GPT can have.
+func partitionSuffix(number int32) string {
+	if number >= 0 && int(number) < len(partitionSuffixes) {
+		return partitionSuffixes[number]
+	}
+	return prismv1.PartitionSuffix + strconv.Itoa(int(number))
+}
+
+var partitionSuffixes = func() []string {
+	s := make([]string, 129)
+	for i := range s {
+		s[i] = prismv1.PartitionSuffix + strconv.Itoa(i)
+	}
+	return s
+}()
 
 // MinAllocSize picks bluestore_min_alloc_size for the capacity devices: their common
 // internal write unit. It refuses when they disagree or one is unknown, because the value is
