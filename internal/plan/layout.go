@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -60,19 +59,19 @@ type Layout struct {
 // (and is where its replacement goes). Pure and deterministic.
 func PlanLayout(in LayoutInput) Layout {
 	var out Layout
-	facts := factsByPath(in.Devices)
 	capacity := stablePaths(in.Selection.Capacity)
 	fast := stablePaths(in.Selection.Fast)
 	if len(fast) == 0 || len(capacity) == 0 {
 		return out
 	}
-	slotSize := wantedSlotSize(in.Spec, capacity, facts)
+	sizes := sizesOf(in.Devices, capacity, fast)
+	slotSize := wantedSlotSize(in.Spec, sizes.capacity)
 	perFast := slotsPerFast(len(capacity), len(fast), in.Spec)
 
 	devs := make([]fastState, len(fast))
 	slots := make([]string, len(fast)*perFast) // every fast device's slots, unless a previous plan has more
 	for i, path := range fast {
-		devs[i].init(path, facts.size(path), slotSize, slots[i*perFast:(i+1)*perFast:(i+1)*perFast], previousDevice(in.Previous, path), &out)
+		devs[i].init(path, sizes.fast[i], slotSize, slots[i*perFast:(i+1)*perFast:(i+1)*perFast], previousDevice(in.Previous, path), &out)
 	}
 	// assigned[i]: capacity[i] has a slot (a path listed twice counts at its first index).
 	assigned := make([]bool, len(capacity))
@@ -89,14 +88,14 @@ func PlanLayout(in LayoutInput) Layout {
 		}
 		f := leastLoaded(devs, in.Spec.DB.MaxDataDevicesPerFastDevice)
 		if f == nil {
-			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(facts.name(c), c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
+			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(nameOf(in.Devices, c), c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
 			continue
 		}
 		f.assign(c)
 		assigned[first] = true
 	}
 	for i := range devs {
-		p, ok := devs[i].finish(in.Spec, facts, &out)
+		p, ok := devs[i].finish(in.Spec, capacity, sizes.capacity, &out)
 		if ok {
 			if out.Plan.FastDevices == nil {
 				out.Plan.FastDevices = make([]prismv1.FastDevicePlan, 0, len(devs)-i)
@@ -114,52 +113,48 @@ func PlanLayout(in LayoutInput) Layout {
 	return out
 }
 
-// deviceFact is what the layout needs of an inventory device.
-type deviceFact struct {
-	path, name string
-	size       int64
+// selectedSizes are the sizes of the selected devices, indexed like their sorted stable
+// paths (a path listed twice at its first index).
+type selectedSizes struct {
+	capacity, fast []int64
 }
 
-// deviceFacts are a node's devices sorted by stable path, for looking up sizes and names
-// without a map per node.
-type deviceFacts []deviceFact
-
-func factsByPath(devices []prismv1.Device) deviceFacts {
-	facts := make(deviceFacts, len(devices))
-	for i, d := range devices {
-		facts[i] = deviceFact{path: d.StablePath, name: d.Name, size: d.SizeBytes}
+// sizesOf looks the selected devices up in the inventory, by stable path; where two devices
+// have one path, the last listed counts.
+func sizesOf(devices []prismv1.Device, capacity, fast []string) selectedSizes {
+	all := make([]int64, len(capacity)+len(fast))
+	s := selectedSizes{capacity: all[:len(capacity):len(capacity)], fast: all[len(capacity):]}
+	for i := range devices {
+		d := &devices[i]
+		if d.StablePath == "" {
+			continue
+		}
+		if j, ok := slices.BinarySearch(capacity, d.StablePath); ok {
+			s.capacity[j] = d.SizeBytes
+		}
+		if j, ok := slices.BinarySearch(fast, d.StablePath); ok {
+			s.fast[j] = d.SizeBytes
+		}
 	}
-	slices.SortStableFunc(facts, func(a, b deviceFact) int { return strings.Compare(a.path, b.path) })
-	return facts
+	return s
 }
 
-// find is the device with the stable path (the last listed, when several have it).
-func (f deviceFacts) find(path string) *deviceFact {
-	i := sort.Search(len(f), func(i int) bool { return f[i].path > path })
-	if i == 0 || f[i-1].path != path {
-		return nil
+// nameOf is the kernel name of the device with the stable path (the last listed), "" when
+// none has it.
+func nameOf(devices []prismv1.Device, path string) string {
+	name := ""
+	for i := range devices {
+		if devices[i].StablePath == path {
+			name = devices[i].Name
+		}
 	}
-	return &f[i-1]
-}
-
-func (f deviceFacts) size(path string) int64 {
-	if d := f.find(path); d != nil {
-		return d.size
-	}
-	return 0
-}
-
-func (f deviceFacts) name(path string) string {
-	if d := f.find(path); d != nil {
-		return d.name
-	}
-	return ""
+	return name
 }
 
 // wantedSlotSize is the policy's absolute size, or its percentage of the largest selected
 // capacity device, rounded up to a MiB: all slots on a device are equal, so a replacement
 // disk of the same model always fits its predecessor's slot.
-func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, facts deviceFacts) int64 {
+func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacitySizes []int64) int64 {
 	if spec.DB.Size != nil {
 		return alignUp(spec.DB.Size.Value())
 	}
@@ -168,8 +163,8 @@ func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, fa
 		pct = int64(*spec.DB.PercentOfData)
 	}
 	var largest int64
-	for _, c := range capacity {
-		largest = max(largest, facts.size(c))
+	for _, size := range capacitySizes {
+		largest = max(largest, size)
 	}
 	// largest/100*pct + the remainder's share: largest*pct would overflow int64 above 92 PB.
 	return alignUp(largest/100*pct + largest%100*pct/100)

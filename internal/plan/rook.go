@@ -163,47 +163,49 @@ func sameSize(devs []RookDevice) bool {
 // selection's dbSlot are both read from them, so that a node's slots are named and sorted
 // once, and the paths are cut from one string.
 func slotEntries(p prismv1.NodePlan) []RookDevice {
-	n, size := 0, 0
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
+	// Sort references to the slots, not the entries: moving entries, which hold pointers,
+	// costs the garbage collector's write barriers.
+	var stack [256]slotRef
+	refs := stack[:0]
+	for i, f := range p.FastDevices {
+		for j, s := range f.Slots {
 			if s.DataDevice != "" {
-				n++
-				size += len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
+				refs = append(refs, slotRef{int32(i), int32(j)})
 			}
 		}
 	}
-	if n == 0 {
+	if len(refs) == 0 {
 		return nil
+	}
+	slot := func(r slotRef) *prismv1.DBSlot { return &p.FastDevices[r.fast].Slots[r.slot] }
+	slices.SortStableFunc(refs, func(a, b slotRef) int { return strings.Compare(slot(a).DataDevice, slot(b).DataDevice) })
+	size := 0
+	for _, r := range refs {
+		size += len(p.FastDevices[r.fast].StablePath) + len(partitionSuffix(slot(r).Partition.Number))
 	}
 	var b strings.Builder
 	b.Grow(size)
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			if s.DataDevice != "" {
-				b.WriteString(f.StablePath)
-				b.WriteString(partitionSuffix(s.Partition.Number))
-			}
-		}
+	for _, r := range refs {
+		b.WriteString(p.FastDevices[r.fast].StablePath)
+		b.WriteString(partitionSuffix(slot(r).Partition.Number))
 	}
 	all, at := b.String(), 0
-	devs := make([]RookDevice, 0, n)
+	devs := make([]RookDevice, len(refs))
 	mib, sizeMB := int64(-1), ""
-	for _, f := range p.FastDevices {
+	for i, r := range refs {
+		f, s := &p.FastDevices[r.fast], slot(r)
 		if m := f.SlotSizeBytes / MiB; m != mib {
 			mib, sizeMB = m, strconv.FormatInt(m, 10)
 		}
-		for _, s := range f.Slots {
-			if s.DataDevice == "" {
-				continue
-			}
-			end := at + len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
-			devs = append(devs, RookDevice{Name: s.DataDevice, Config: RookDeviceConfig{MetadataDevice: all[at:end], DatabaseSizeMB: sizeMB}})
-			at = end
-		}
+		end := at + len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
+		devs[i] = RookDevice{Name: s.DataDevice, Config: RookDeviceConfig{MetadataDevice: all[at:end], DatabaseSizeMB: sizeMB}}
+		at = end
 	}
-	slices.SortStableFunc(devs, func(a, b RookDevice) int { return strings.Compare(a.Name, b.Name) })
 	return devs
 }
+
+// slotRef is a slot of a plan: fast device and slot, by index.
+type slotRef struct{ fast, slot int32 }
 
 // partitionSuffix is what prismv1.PartitionPath appends to a device's path for partition
 // number, from a table for the numbers a GPT can have.
