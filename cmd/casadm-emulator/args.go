@@ -90,15 +90,11 @@ func countArgParams(argv []string) int {
 // the exit code.
 func (c *cli) parse(argv []string) int {
 	if len(argv) < 2 {
-		c.errf("No command given.\n")
-		c.try()
-		return 1
+		return c.refuse("No command given.\n")
 	}
 	name := argv[1]
 	if argsIsUnrecognized(name) {
-		c.errf("Unrecognized command %s\n", name)
-		c.try()
-		return 1
+		return c.refuse("Unrecognized command %s\n", name)
 	}
 	var cmd *command
 	for i := range commands {
@@ -108,9 +104,7 @@ func (c *cli) parse(argv []string) int {
 		}
 	}
 	if cmd == nil {
-		c.errf("Unrecognized command %s\n", name)
-		c.try()
-		return 1
+		return c.refuse("Unrecognized command %s\n", name)
 	}
 	if len(argv) >= 3 {
 		for _, a := range argv[2:] {
@@ -124,19 +118,13 @@ func (c *cli) parse(argv []string) int {
 	switch {
 	case cmd.ns != nil:
 		if len(argv) < 3 {
-			c.errf("Missing namespace option.\n")
-			c.try()
-			return 1
+			return c.refuse("Missing namespace option.\n")
 		}
 		if len(argv) < 4 {
-			c.errf("Missing namespace name.\n")
-			c.try()
-			return 1
+			return c.refuse("Missing namespace name.\n")
 		}
 		if !argsIs(argv[2], "name", 'n') {
-			c.errf("Unrecognized option.\n")
-			c.try()
-			return 1
+			return c.refuse("Unrecognized option.\n")
 		}
 		found := false
 		for _, e := range cmd.ns {
@@ -146,9 +134,7 @@ func (c *cli) parse(argv []string) int {
 			}
 		}
 		if !found {
-			c.errf("Unrecognized namespace entry.\n")
-			c.try()
-			return 1
+			return c.refuse("Unrecognized namespace entry.\n")
 		}
 		first = 4
 		c.a.ns = ns
@@ -164,23 +150,17 @@ func (c *cli) parse(argv []string) int {
 			}
 		}
 		if o.required && k == 0 {
-			c.errf("Missing required option %s\n", optName(o))
-			c.try()
-			return 1
+			return c.refuse("Missing required option %s\n", optName(o))
 		}
 		if k > 1 {
-			c.errf("Option supplied more than once %s\n", optName(o))
-			c.try()
-			return 1
+			return c.refuse("Option supplied more than once %s\n", optName(o))
 		}
 	}
 
 	for i := first; i < len(argv); i++ {
 		a := argv[i]
 		if argsIsUnrecognized(a) {
-			c.errf("Invalid format %s\n", a)
-			c.try()
-			return 1
+			return c.refuse("Invalid format %s\n", a)
 		}
 		var o *opt
 		for j := range opts {
@@ -190,33 +170,33 @@ func (c *cli) parse(argv []string) int {
 			}
 		}
 		if o == nil {
-			c.errf("Unrecognized option %s\n", a)
-			c.try()
-			return 1
+			return c.refuse("Unrecognized option %s\n", a)
 		}
 		var args []string
 		if o.arg != "" {
 			n := countArgParams(argv[i+1:])
 			if n == 0 && !o.optional {
-				c.errf("Missing required argument in %s\n", a)
-				c.try()
-				return 1
+				return c.refuse("Missing required argument in %s\n", a)
 			}
 			if n != 1 && (n != 0 || !o.optional) {
-				c.errf("Invalid number of arguments for %s\n", a)
-				c.try()
-				return 1
+				return c.refuse("Invalid number of arguments for %s\n", a)
 			}
 			args = argv[i+1 : i+1+n]
 			i += n
 		}
 		if !cmd.handleOpt(c, ns, o.long, args) {
-			c.errf("Error during options handling\n")
-			c.try()
-			return 1
+			return c.refuse("Error during options handling\n")
 		}
 	}
 	return cmd.run(c)
+}
+
+// refuse prints what is wrong with the command line and casadm's hint to
+// its help, and returns the exit code 1.
+func (c *cli) refuse(format string, a ...any) int {
+	c.errf(format, a...)
+	c.try()
+	return 1
 }
 
 // strtoul is C's strtoul(s, &end, 10) requiring the whole string: leading
