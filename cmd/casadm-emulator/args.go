@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,16 +97,11 @@ func (c *cli) parse(argv []string) int {
 	if argsIsUnrecognized(name) {
 		return c.refuse("Unrecognized command %s\n", name)
 	}
-	var cmd *command
-	for i := range commands {
-		if argsIs(name, commands[i].long, commands[i].short) {
-			cmd = &commands[i]
-			break
-		}
-	}
-	if cmd == nil {
+	i := slices.IndexFunc(commands, func(x command) bool { return argsIs(name, x.long, x.short) })
+	if i < 0 {
 		return c.refuse("Unrecognized command %s\n", name)
 	}
+	cmd := &commands[i]
 	if len(argv) >= 3 {
 		for _, a := range argv[2:] {
 			if argsIs(a, "help", 'H') {
@@ -162,16 +158,11 @@ func (c *cli) parse(argv []string) int {
 		if argsIsUnrecognized(a) {
 			return c.refuse("Invalid format %s\n", a)
 		}
-		var o *opt
-		for j := range opts {
-			if argsIs(a, opts[j].long, opts[j].short) {
-				o = &opts[j]
-				break
-			}
-		}
-		if o == nil {
+		j := slices.IndexFunc(opts, func(o opt) bool { return argsIs(a, o.long, o.short) })
+		if j < 0 {
 			return c.refuse("Unrecognized option %s\n", a)
 		}
+		o := &opts[j]
 		var args []string
 		if o.arg != "" {
 			n := countArgParams(argv[i+1:])

@@ -718,20 +718,15 @@ func setParamOpt(c *cli, ns, long string, a []string) bool {
 		return true
 	}
 	switch long {
-	case "cache-id":
-		return commonOpt(c, long, a)
-	case "core-id":
+	case "cache-id", "core-id":
 		return commonOpt(c, long, a)
 	}
+	if r, ok := numericParams[ns+"/"+long]; ok {
+		return num(r.what, r.min, r.max)
+	}
 	switch ns + "/" + long {
-	case "seq-cutoff/threshold":
-		return num("sequential cutoff threshold", 1, 4294841344/kib)
 	case "seq-cutoff/policy":
 		return policy("always", "full", "never")
-	case "seq-detect/promotion-count":
-		return num("sequence detector promotion request count", 0, 1000)
-	case "seq-detect/promotion-threshold":
-		return num("sequence detector promotion threshold", 0, 4194304)
 	case "cleaning/policy":
 		return policy("nop", "alru", "acp")
 	case "promotion/policy":
@@ -745,30 +740,30 @@ func setParamOpt(c *cli, ns, long string, a []string) bool {
 		}
 		c.a.params[long] = v
 		return true
-	case "prefetch-readahead/threshold":
-		return num("readahead threshold", 0, 4194304)
-	case "promotion-nhit/threshold":
-		return num("threshold", 2, 1000)
-	case "promotion-nhit/trigger":
-		return num("trigger", 0, 100)
-	case "cleaning-alru/wake-up":
-		return num("wake-up time", 0, 3600)
-	case "cleaning-alru/staleness-time":
-		return num("staleness time", 1, 3600)
-	case "cleaning-alru/flush-max-buffers":
-		return num("flush max buffers", 1, 10000)
-	case "cleaning-alru/activity-threshold":
-		return num("activity threshold", 0, 1000000)
-	case "cleaning-alru/dirty-ratio-threshold":
-		return num("dirty ratio trigger threshold", 0, 100)
-	case "cleaning-alru/dirty-ratio-inertia":
-		return num("dirty ratio trigger inertia", 0, 4095)
-	case "cleaning-acp/wake-up":
-		return num("wake-up time", 0, 10000)
-	case "cleaning-acp/flush-max-buffers":
-		return num("flush max buffers", 1, 10000)
 	}
 	return false
+}
+
+// numericParams are the numeric -X parameters by namespace/option: what casadm calls the
+// value in its messages, and its range.
+var numericParams = map[string]struct {
+	what     string
+	min, max uint64
+}{
+	"seq-cutoff/threshold":                {"sequential cutoff threshold", 1, 4294841344 / kib},
+	"seq-detect/promotion-count":          {"sequence detector promotion request count", 0, 1000},
+	"seq-detect/promotion-threshold":      {"sequence detector promotion threshold", 0, 4194304},
+	"prefetch-readahead/threshold":        {"readahead threshold", 0, 4194304},
+	"promotion-nhit/threshold":            {"threshold", 2, 1000},
+	"promotion-nhit/trigger":              {"trigger", 0, 100},
+	"cleaning-alru/wake-up":               {"wake-up time", 0, 3600},
+	"cleaning-alru/staleness-time":        {"staleness time", 1, 3600},
+	"cleaning-alru/flush-max-buffers":     {"flush max buffers", 1, 10000},
+	"cleaning-alru/activity-threshold":    {"activity threshold", 0, 1000000},
+	"cleaning-alru/dirty-ratio-threshold": {"dirty ratio trigger threshold", 0, 100},
+	"cleaning-alru/dirty-ratio-inertia":   {"dirty ratio trigger inertia", 0, 4095},
+	"cleaning-acp/wake-up":                {"wake-up time", 0, 10000},
+	"cleaning-acp/flush-max-buffers":      {"flush max buffers", 1, 10000},
 }
 
 func (c *cli) setParam() int {
