@@ -18,12 +18,7 @@ import (
 func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec, current *prismv1.NodePlan) prismv1.NodeSelection {
 	sel := prismv1.NodeSelection{Node: node}
 	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
-	// Order pointers, not copies: a Device is large and a node may have dozens.
-	ordered := make([]*prismv1.Device, len(devices))
-	for i := range devices {
-		ordered[i] = &devices[i]
-	}
-	slices.SortStableFunc(ordered, func(a, b *prismv1.Device) int { return strings.Compare(sortKey(a), sortKey(b)) })
+	ordered := byStablePath(devices)
 
 	taken := make(map[string]bool, len(devices))
 	var overLimit map[string]string
@@ -86,6 +81,28 @@ func rejection(d *prismv1.Device, fast, capacity string, spec *prismv1.HybridSto
 
 // Complete reports whether a node has both tiers.
 func Complete(sel prismv1.NodeSelection) bool { return len(sel.Fast) > 0 && len(sel.Capacity) > 0 }
+
+// byStablePath orders pointers to the devices (a Device is large and a node may have dozens)
+// by sortKey, stably.
+func byStablePath(devices []prismv1.Device) []*prismv1.Device {
+	// The keys are read once into an array on the stack and sorted there: a comparison then
+	// touches no Device, and a move no heap memory.
+	type keyed struct {
+		key string
+		i   int
+	}
+	var stack [64]keyed
+	keys := stack[:0]
+	for i := range devices {
+		keys = append(keys, keyed{sortKey(&devices[i]), i})
+	}
+	slices.SortStableFunc(keys, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	ordered := make([]*prismv1.Device, len(devices))
+	for i, k := range keys {
+		ordered[i] = &devices[k.i]
+	}
+	return ordered
+}
 
 func sortKey(d *prismv1.Device) string {
 	if d.StablePath != "" {
