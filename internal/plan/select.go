@@ -20,7 +20,7 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
 	ordered := byStablePath(devices)
 
-	taken := make(map[string]bool, len(devices))
+	taken := newTakenSet(ordered)
 	var overLimit map[string]string
 	// A wipe grant covers fast devices only: the agent wipes a fast device before it writes
 	// its table, but hands capacity devices to Rook as they are (decision 0020).
@@ -31,8 +31,8 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	sel.Capacity = pick(chosen[len(sel.Fast):len(sel.Fast)], ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, &overLimit)
 	// Reasons are built only for the devices finally left out: most devices of a large node
 	// fail one selector and pass the other, and their reason would be thrown away.
-	for _, d := range ordered {
-		if taken[d.Name] {
+	for i, d := range ordered {
+		if taken.has(i) {
 			continue
 		}
 		fast := whyNot(d, &spec.FastDevices, prismv1.TierFast, wipe)
@@ -82,6 +82,40 @@ func rejection(d *prismv1.Device, fast, capacity string, spec *prismv1.HybridSto
 // Complete reports whether a node has both tiers.
 func Complete(sel prismv1.NodeSelection) bool { return len(sel.Fast) > 0 && len(sel.Capacity) > 0 }
 
+// takenSet marks the devices a selector took, by index in the ordered devices. A device is
+// taken with every other of the same kernel name (a selection names devices by it); real
+// nodes have none, so the names are compared only once, to find out.
+type takenSet struct {
+	taken   []bool
+	devices []*prismv1.Device
+	// sharedNames: some devices have the same name.
+	sharedNames bool
+}
+
+func newTakenSet(devices []*prismv1.Device) takenSet {
+	t := takenSet{taken: make([]bool, len(devices)), devices: devices}
+	for i := range devices {
+		for j := i + 1; j < len(devices) && !t.sharedNames; j++ {
+			t.sharedNames = devices[i].Name == devices[j].Name
+		}
+	}
+	return t
+}
+
+func (t takenSet) has(i int) bool { return t.taken[i] }
+
+func (t takenSet) take(i int) {
+	t.taken[i] = true
+	if !t.sharedNames {
+		return
+	}
+	for j, d := range t.devices {
+		if d.Name == t.devices[i].Name {
+			t.taken[j] = true
+		}
+	}
+}
+
 // byStablePath orders pointers to the devices (a Device is large and a node may have dozens)
 // by sortKey, stably.
 func byStablePath(devices []prismv1.Device) []*prismv1.Device {
@@ -122,9 +156,9 @@ func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Ti
 // pick appends the devices a selector takes to chosen, whose capacity holds every device; nil
 // when it takes none. The result's capacity is its length, so that appending to it never
 // writes into what follows in chosen's array.
-func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken map[string]bool, overLimit *map[string]string) []prismv1.SelectedDevice {
-	for _, d := range devs {
-		if taken[d.Name] || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
+func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken takenSet, overLimit *map[string]string) []prismv1.SelectedDevice {
+	for i, d := range devs {
+		if taken.has(i) || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
 			continue
 		}
 		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
@@ -134,7 +168,7 @@ func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.De
 			(*overLimit)[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
 			continue
 		}
-		taken[d.Name] = true
+		taken.take(i)
 		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes})
 	}
 	if len(chosen) == 0 {
