@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,15 +81,24 @@ func Plan(in Input) ClusterPlan {
 }
 
 // annotateSlots records each capacity device's planned DB partition in the selection; slots
-// are its plan's slotEntries.
+// are its plan's slotEntries, sorted by data device. Where a device had two slots, the last
+// counts.
 func annotateSlots(sel *prismv1.NodeSelection, slots []RookDevice) {
+	// SelectNode lists the capacity devices by stable path too, so the two lists are walked
+	// together; a device out of that order starts the walk over.
+	j, prev := 0, ""
 	for i := range sel.Capacity {
 		c := &sel.Capacity[i]
+		if c.StablePath < prev {
+			j = 0
+		}
+		prev = c.StablePath
+		for j < len(slots) && slots[j].Name < c.StablePath {
+			j++
+		}
 		c.DBSlot = ""
-		j, found := slices.BinarySearchFunc(slots, c.StablePath, func(s RookDevice, path string) int { return strings.Compare(s.Name, path) })
-		// Where a device had two slots, the last counts.
-		for ; found && j < len(slots) && slots[j].Name == c.StablePath; j++ {
-			c.DBSlot = slots[j].Config.MetadataDevice
+		for k := j; k < len(slots) && slots[k].Name == c.StablePath; k++ {
+			c.DBSlot = slots[k].Config.MetadataDevice
 		}
 	}
 }

@@ -94,9 +94,15 @@ type takenSet struct {
 
 func newTakenSet(devices []*prismv1.Device) takenSet {
 	t := takenSet{taken: make([]bool, len(devices)), devices: devices}
-	for i := range devices {
-		for j := i + 1; j < len(devices) && !t.sharedNames; j++ {
-			t.sharedNames = devices[i].Name == devices[j].Name
+	// The names side by side on the stack: each Device is read once.
+	var stack [64]string
+	names := stack[:0]
+	for _, d := range devices {
+		names = append(names, d.Name)
+	}
+	for i := range names {
+		for j := i + 1; j < len(names) && !t.sharedNames; j++ {
+			t.sharedNames = names[i] == names[j]
 		}
 	}
 	return t
