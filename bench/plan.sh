@@ -14,7 +14,7 @@ git -C "$root" worktree add --detach -q "$tmp/base" "$base"
 cp "$root"/internal/plan/bench_test.go "$root"/internal/plan/cputime_*_test.go "$tmp/base/internal/plan/"
 (cd "$tmp/base" && go test -c -o "$tmp/base.test" ./internal/plan/)
 (cd "$root" && go test -c -o "$tmp/this.test" ./internal/plan/)
-echo "# $(date -u) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); base $(git -C "$root" rev-parse --short "$base"), this $(git -C "$root" describe --always --dirty)"
+echo "# $(date -u) $(getconf _NPROCESSORS_ONLN) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); base $(git -C "$root" rev-parse --short "$base"), this $(git -C "$root" describe --always --dirty)"
 for r in $(seq "$rounds"); do
 	for side in base this; do
 		"$tmp/$side.test" -test.run '^$' -test.bench . -test.benchmem | sed -n "s/^Benchmark/$r $side Benchmark/p"
