@@ -113,8 +113,7 @@ func PlanLayout(in LayoutInput) Layout {
 	return out
 }
 
-// selectedSizes are the sizes of the selected devices, indexed like their sorted stable
-// paths (a path listed twice at its first index).
+// selectedSizes are the sizes of the selected devices, indexed like their sorted stable paths.
 type selectedSizes struct {
 	capacity, fast []int64
 }
@@ -129,14 +128,18 @@ func sizesOf(devices []prismv1.Device, capacity, fast []string) selectedSizes {
 		if d.StablePath == "" {
 			continue
 		}
-		if j, ok := slices.BinarySearch(capacity, d.StablePath); ok {
-			s.capacity[j] = d.SizeBytes
-		}
-		if j, ok := slices.BinarySearch(fast, d.StablePath); ok {
-			s.fast[j] = d.SizeBytes
-		}
+		setSize(s.capacity, capacity, d.StablePath, d.SizeBytes)
+		setSize(s.fast, fast, d.StablePath, d.SizeBytes)
 	}
 	return s
+}
+
+// setSize sets sizes[i] for every i where the sorted paths hold path.
+func setSize(sizes []int64, paths []string, path string, size int64) {
+	j, _ := slices.BinarySearch(paths, path)
+	for ; j < len(paths) && paths[j] == path; j++ {
+		sizes[j] = size
+	}
 }
 
 // nameOf is the kernel name of the device with the stable path (the last listed), "" when
