@@ -1,6 +1,7 @@
 // Command prism-agent is Prism's node agent. `inventory` prints a host's block devices with
 // their tier and eligibility; `run` keeps the node's StorageNode status current and carries
-// out the plan in its spec (GPT partitions on the fast devices).
+// out the plan in its spec (GPT partitions on the fast devices); `trace` records a block trace
+// of one device for the sizing simulator.
 package main
 
 import (
@@ -20,6 +21,8 @@ Usage:
   prism-agent cache-check [--policy FILE [--load-into-cache N]] parse every casadm output the agent uses with Prism's
                                                               parsers (on a node with Open CAS; read-only unless
                                                               --load-into-cache)
+  prism-agent trace --device D --duration T [-o FILE]    record the bios queued to one block device (tracefs,
+                                                              read-only) as a trace for kubectl prism simulate
   prism-agent version
 
 Run "prism-agent <command> -h" for a command's flags.
@@ -38,6 +41,8 @@ func main() {
 		err = runAgent(os.Args[2:])
 	case "cache-check":
 		err = runCacheCheck(os.Args[2:], os.Stdout)
+	case "trace":
+		err = runTrace(os.Args[2:], os.Stdout, os.Stderr)
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":

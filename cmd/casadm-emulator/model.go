@@ -76,6 +76,20 @@ type model struct {
 	now      int64
 	// lost counts dirty bytes dropped by this command.
 	lost uint64
+	// inFlight are the lines of the request being mapped: core, first and last
+	// core line. OCF write-locks them, and its eviction skips any line of the
+	// request's core in that range, so a request never evicts its own lines.
+	inFlight struct {
+		set         bool
+		core        int
+		first, last uint64
+	}
+}
+
+// locked says a line belongs to the request being mapped.
+func (m *model) locked(l *Line) bool {
+	r := &m.inFlight
+	return r.set && l.Core == r.core && l.Addr >= r.first && l.Addr <= r.last
 }
 
 func newModel(c *Cache, now int64) *model {
@@ -164,7 +178,8 @@ func (m *model) drop(l *Line) {
 // victim picks the line to evict for a request of class: lines of removed
 // or overflown classes first, then, lowest priority first, lines of classes
 // whose priority value is at least the requester's; pinned classes only
-// when over their own cap. Least recently used within a class.
+// when over their own cap. Least recently used within a class. Lines of the
+// request being mapped are never candidates.
 func (m *model) victim(class int) *Line {
 	prio, _, _ := m.priority(class)
 	type verdict struct {
@@ -194,7 +209,7 @@ func (m *model) victim(class int) *Line {
 	bestRank := -1
 	for _, l := range m.all {
 		r := rank(l.Class)
-		if !r.ok || (l.Dirty && m.stranded(l)) {
+		if !r.ok || (l.Dirty && m.stranded(l)) || m.locked(l) {
 			continue
 		}
 		if r.rank > bestRank || (r.rank == bestRank && (l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best)))) {
@@ -214,11 +229,11 @@ func lessKey(a, b *Line) bool {
 	return a.Core < b.Core || (a.Core == b.Core && a.Addr < b.Addr)
 }
 
-// lruOf returns the least recently used line of a class.
+// lruOf returns the least recently used line of a class outside the request being mapped.
 func (m *model) lruOf(class int) *Line {
 	var best *Line
 	for _, l := range m.all {
-		if l.Class == class && (best == nil || l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best))) {
+		if l.Class == class && !m.locked(l) && (best == nil || l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best))) {
 			best = l
 		}
 	}
@@ -324,7 +339,9 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 	}
 	if !pt && hits < n {
 		// Map the missing lines; if one cannot be had, the whole request
-		// is serviced in pass-through, as OCF does on a mapping error.
+		// is serviced in pass-through, as OCF does on a mapping error. The
+		// request's lines, held or just mapped, are locked against eviction.
+		m.inFlight.set, m.inFlight.core, m.inFlight.first, m.inFlight.last = true, k.ID, first, last
 		for a := first; a <= last; a++ {
 			if m.idx[lineKey{k.ID, a}] != nil {
 				continue
@@ -335,6 +352,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 			}
 			m.insert(&Line{Core: k.ID, Addr: a, Class: class, LRU: m.tick(), Missing: blockMask(a, lb, a*lb, lb)})
 		}
+		m.inFlight.set = false
 	}
 
 	if pt {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prism-storage/prism/internal/host/casadm"
+	"github.com/prism-storage/prism/internal/ioclass"
 )
 
 // classStats reads -P -i 1 -d N -o csv.
@@ -435,5 +436,78 @@ func TestArgumentErrors(t *testing.T) {
 		if rc != 1 || out != want {
 			t.Errorf("casadm %s: rc %d\n got %q\nwant %q", args, rc, out, want)
 		}
+	}
+}
+
+// TestRequestKeepsItsOwnLines: while a request of several lines maps its missing lines,
+// eviction never takes a line of that request (OCF write-locks them; its LRU eviction skips
+// lines of the request's core within core_line_first..core_line_last). A cache of two 4 KiB
+// lines holds lines 0 and 1; a 12 KiB write to lines 1-3 maps line 2 by evicting line 0,
+// then finds no line it may evict for line 3 and goes pass-through, as OCF does on a
+// mapping error: line 1, a hit it held, is not evicted for line 3 (which crashed the model).
+func TestRequestKeepsItsOwnLines(t *testing.T) {
+	for _, class0 := range []int{100, 50} { // a full cache, and a class at its cap (1 line)
+		t.Run(fmt.Sprintf("cap-%d", class0), func(t *testing.T) {
+			ca := newCache(1, &Device{Path: "/dev/disk/by-id/fast", SizeBytes: 64 * gib}, "wb", 4, false)
+			ca.Lines = 2
+			ca.Classes[0].MaxSize = class0
+			k := newCore(1, "/dev/disk/by-id/qlc")
+			k.SeqCutoffPolicy = "never"
+			ca.Cores = []*Core{k}
+			ev, err := ioclass.NewEvaluator(ioclass.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newModel(ca, 0)
+			lines := 2 * class0 / 100
+			for a := range uint64(lines) {
+				m.submit(k, ev, ioclass.IO{Write: true, Size: 4096, LBA: a * 8})
+			}
+			m.submit(k, ev, ioclass.IO{Write: true, Size: 12288, LBA: 8})
+			cnt := k.stats(0)
+			if cnt.WrPT != 1 || cnt.PTWr != 12288 || cnt.WrTotal != uint64(lines) {
+				t.Errorf("the 12 KiB write: %d pass-through (%d bytes), %d serviced; want 1, 12288, %d", cnt.WrPT, cnt.PTWr, cnt.WrTotal, lines)
+			}
+			// Pass-through invalidates what the cache held of lines 1-3, after writing it back.
+			for _, l := range m.all {
+				if l.Addr >= 1 && l.Addr <= 3 {
+					t.Errorf("line %d still cached after a pass-through write over it", l.Addr)
+				}
+			}
+			// Dirty lines written back: line 0 when it made room, and (full cache) line 1,
+			// dirty, when the pass-through write invalidated it.
+			if want := uint64(lines); cnt.CleanerReqs != want {
+				t.Errorf("cleaner requests %d, want %d", cnt.CleanerReqs, want)
+			}
+		})
+	}
+	// A line of the request further on is not evicted either: three lines hold 3 and 0
+	// (3 less recently used); the write to 1-3 maps 1 into the free line, then line 2
+	// evicts line 0, not line 3, its own.
+	ca := newCache(1, &Device{Path: "/dev/disk/by-id/fast", SizeBytes: 64 * gib}, "wb", 4, false)
+	ca.Lines = 3
+	k := newCore(1, "/dev/disk/by-id/qlc")
+	k.SeqCutoffPolicy = "never"
+	ca.Cores = []*Core{k}
+	ev, err := ioclass.NewEvaluator(ioclass.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(ca, 0)
+	for _, lba := range []uint64{24, 0} {
+		m.submit(k, ev, ioclass.IO{Write: true, Size: 4096, LBA: lba})
+	}
+	m.submit(k, ev, ioclass.IO{Write: true, Size: 12288, LBA: 8})
+	if s := k.stats(0); s.WrPT != 0 || s.WrTotal != 3 || s.WrPartialMiss != 1 || s.CleanerReqs != 1 {
+		t.Errorf("write to 1-3: %d pass-through, %d serviced, %d partial misses, %d written back; want 0, 3, 1, 1", s.WrPT, s.WrTotal, s.WrPartialMiss, s.CleanerReqs)
+	}
+	var held []uint64
+	for _, l := range m.sortedLines() {
+		if l.Dirty {
+			held = append(held, l.Addr)
+		}
+	}
+	if fmt.Sprint(held) != "[1 2 3]" {
+		t.Errorf("dirty lines %v, want [1 2 3]", held)
 	}
 }

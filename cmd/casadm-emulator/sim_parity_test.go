@@ -15,10 +15,10 @@ import (
 
 // parity drives the emulator's model and internal/cachesim (the simulator's
 // model) with the same requests and fails on the first counter, occupancy
-// or dirty count that differs. It returns how many requests both ran: the
-// emulator cannot finish a request whose mapping evicted one of the
-// request's own lines (it dereferences the line it lost), where cachesim
-// keeps them as OCF does; such a request ends the comparison.
+// or dirty count that differs. Both keep a request's own lines from
+// eviction while it maps them, as OCF does; requests of several lines
+// against a class at its cap or a full cache of 100 lines exercise that.
+// It returns how many requests both ran.
 func parity(t *testing.T, name string, cfg ioclass.Config, mode string, lineKiB int, lines uint64, ios []ioclass.IO) int {
 	t.Helper()
 	ca := newCache(1, &Device{Path: "/dev/disk/by-id/fast", SizeBytes: 64 * gib}, mode, lineKiB, false)
@@ -49,24 +49,10 @@ func parity(t *testing.T, name string, cfg ioclass.Config, mode string, lineKiB 
 		t.Fatal(err)
 	}
 	m := newModel(ca, 0)
-	panicked := ""
-	submit := func(io ioclass.IO) (ok bool) {
-		defer func() {
-			if p := recover(); p != nil {
-				panicked = fmt.Sprint(p)
-				ok = false
-			}
-		}()
-		m.submit(k, ev, io)
-		return true
-	}
 	every := 1 + len(ios)/64 // compare about 64 times per run, and at the end
 	for i, io := range ios {
 		io.CoreID = 1
-		if !submit(io) {
-			t.Logf("%s: request %d (%s) evicted one of its own lines in the emulator (%s); compared up to it", name, i, io, panicked)
-			return i
-		}
+		m.submit(k, ev, io)
 		sim.Submit(cachesim.Request{Write: io.Write, Offset: io.LBA * 512, Size: io.Size, Class: ev.Classify(io)})
 		if i%every != 0 && i != len(ios)-1 {
 			continue
@@ -211,8 +197,5 @@ func TestSimulatorParity(t *testing.T) {
 			total += len(traceIOs)
 		}
 	}
-	t.Logf("compared %d of %d requests (%.1f %%)", compared, total, 100*float64(compared)/float64(total))
-	if compared < total*95/100 {
-		t.Errorf("compared %d of %d requests: the emulator stopped too early to call this parity", compared, total)
-	}
+	t.Logf("compared %d of %d requests", compared, total)
 }

@@ -160,7 +160,8 @@ func (g *goScan) argv(e ast.Expr, locals map[string]string) {
 }
 
 func (g *goScan) file(f *ast.File) {
-	// Package-level tool tables.
+	// Package-level tool tables, and runner calls inside package-level tables
+	// (formats = []format{{make: mk("mkudffs", ...)}}).
 	for _, d := range f.Decls {
 		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.VAR {
 			for _, spec := range gd.Specs {
@@ -170,6 +171,9 @@ func (g *goScan) file(f *ast.File) {
 						g.namedValue(name.Name, vs.Values[i], nil)
 					}
 				}
+				for _, v := range vs.Values {
+					g.inspect(v, nil, false)
+				}
 			}
 		}
 	}
@@ -178,28 +182,32 @@ func (g *goScan) file(f *ast.File) {
 		if !ok || fn.Body == nil {
 			continue
 		}
-		locals := singleLiteralLocals(fn.Body)
 		returnsArgv := strings.HasSuffix(fn.Name.Name, "Argv") || strings.HasSuffix(fn.Name.Name, "Argvs")
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.ReturnStmt:
-				if returnsArgv && len(n.Results) > 0 {
-					g.argv(n.Results[0], locals)
-				}
-			case *ast.AssignStmt:
-				for i, lhs := range n.Lhs {
-					if i < len(n.Rhs) {
-						g.namedValue(exprName(lhs), n.Rhs[i], locals)
-					}
-				}
-			case *ast.KeyValueExpr:
-				g.namedValue(exprName(n.Key), n.Value, locals)
-			case *ast.CallExpr:
-				g.call(n, locals)
-			}
-			return true
-		})
+		g.inspect(fn.Body, singleLiteralLocals(fn.Body), returnsArgv)
 	}
+}
+
+// inspect finds argvs and runner calls in a function body or a package-level value.
+func (g *goScan) inspect(node ast.Node, locals map[string]string, returnsArgv bool) {
+	ast.Inspect(node, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ReturnStmt:
+			if returnsArgv && len(n.Results) > 0 {
+				g.argv(n.Results[0], locals)
+			}
+		case *ast.AssignStmt:
+			for i, lhs := range n.Lhs {
+				if i < len(n.Rhs) {
+					g.namedValue(exprName(lhs), n.Rhs[i], locals)
+				}
+			}
+		case *ast.KeyValueExpr:
+			g.namedValue(exprName(n.Key), n.Value, locals)
+		case *ast.CallExpr:
+			g.call(n, locals)
+		}
+		return true
+	})
 }
 
 // namedValue looks at a value stored under a name: an argv, or a table of tools.

@@ -78,6 +78,7 @@ func TestGuardSeesTheKnownCommands(t *testing.T) {
 		"git":              "Makefile",                 // $(shell ...)
 		"/usr/bin/python3": "cmd/kubectl-prism/",       // a local assigned once
 		"npm":              "test/browser/",            // a {bin, pkg} table
+		"mkudffs":          "test/foreign/",            // a local runner mk(argv ...string)
 	} {
 		if !strings.Contains(at[cmd], file) {
 			t.Errorf("%s: not found in %s (found at %q)", cmd, file, at[cmd])

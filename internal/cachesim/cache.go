@@ -11,15 +11,12 @@
 // cmd/casadm-emulator drives both models with the same requests and
 // compares every counter.
 //
-// It differs from the emulator only where the emulator has no answer: while
-// a request maps its lines one by one, eviction never picks a line of the
-// request at or before the one being mapped (the emulator would, and then
-// fail on the line it lost). Like the emulator, it may recycle a line of the
-// request further on, which is mapped again when its turn comes (OCF locks
-// all of a request's lines; the difference shows only for requests of more
-// than one line in a class or cache too small for them). It is
-// O(classes) per eviction where the emulator scans every line, and it keeps
-// no per-line data the emulator keeps for its state file.
+// While a request maps its lines one by one, eviction never picks a line of
+// the request, held or just mapped (OCF write-locks them; its LRU eviction
+// skips lines of the request's core between core_line_first and
+// core_line_last); when no other line can go, the request is serviced in
+// pass-through. It is O(classes) per eviction where the emulator scans every
+// line, and it keeps no per-line data the emulator keeps for its state file.
 package cachesim
 
 import (
@@ -131,8 +128,8 @@ type Cache struct {
 	clock   uint64
 	// the core's sequential stream
 	streamEnd, streamBytes uint64
-	// the lines of the request being mapped up to the one being mapped now:
-	// never evicted (see the package comment).
+	// the lines of the request being mapped: never evicted (see the package
+	// comment).
 	reqFirst, reqLast uint64
 	samples           uint64
 	dirtyLines        uint64
@@ -259,11 +256,11 @@ func (c *Cache) Submit(r Request) {
 		}
 	}
 	if !pt && hits < n {
+		c.reqFirst, c.reqLast = first, last
 		for a := first; a <= last; a++ {
 			if c.idx.get(a) != none {
 				continue
 			}
-			c.reqFirst, c.reqLast = first, a
 			if !c.allocate(class) {
 				pt = true
 				break

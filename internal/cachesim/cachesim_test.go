@@ -96,6 +96,41 @@ func TestExpandSummary(t *testing.T) {
 	}
 }
 
+// TestExpandSummaryBios: a workload that lists its bios (prism-agent trace)
+// replays them in order, rewrites included, reads and writes with data only;
+// one without them is still expanded from its groups.
+func TestExpandSummaryBios(t *testing.T) {
+	s := &defaults.Summary{Workloads: []defaults.Workload{
+		{Name: "capture", Data: defaults.DeviceTrace{
+			Groups: []defaults.Group{{Comm: "ignored", RWBS: "W", Size: 4096, Count: 1}},
+			Bios: []defaults.Bio{
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
+				{Sector: 0, Bytes: 0, RWBS: "FWS", Comm: "dd", TGID: 7},
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
+				{Sector: 0, Bytes: 65536, RWBS: "DS", Comm: "blkdiscard"},
+				{Sector: 2, Bytes: 512, RWBS: "RA", Comm: "cat", TGID: 9},
+			}}},
+		{Name: "groups", Data: defaults.DeviceTrace{Groups: []defaults.Group{{Comm: "g", RWBS: "W", Size: 4096, Count: 1, FirstSector: 16, LastSector: 16}}}},
+	}}
+	got, err := ExpandSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ioclass.IO{
+		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
+		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
+		{Size: 512, Comm: "cat", LBA: 2, PID: 9},
+		{Size: 4096, Write: true, Comm: "g", LBA: 16},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExpandSummary:\n got %v\nwant %v", got, want)
+	}
+	s.Workloads[0].Data.Bios[0].Sector = math.MaxUint64 / 512
+	if _, err := ExpandSummary(s); err == nil || !strings.Contains(err.Error(), "workload capture bio 0") {
+		t.Errorf("a bio beyond a 64-bit offset: error %v", err)
+	}
+}
+
 // TestExpandCommittedTrace: the committed trace expands to its groups' bios
 // and bytes, direction by direction.
 func TestExpandCommittedTrace(t *testing.T) {
@@ -281,6 +316,49 @@ func TestOptimumIsOptimal(t *testing.T) {
 	}
 }
 
+// TestRequestKeepsItsOwnLines: the emulator's case (cmd/casadm-emulator,
+// TestRequestKeepsItsOwnLines): a cache of two 4 KiB lines holding lines 0
+// and 1; a 12 KiB write to lines 1-3 maps line 2 by evicting line 0, may not
+// evict line 1 or 2 (its own) for line 3, and goes pass-through.
+func TestRequestKeepsItsOwnLines(t *testing.T) {
+	for _, capPct := range []int{100, 50} {
+		c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
+			Classes: []Class{{ID: 0, Priority: 255, MaxSize: capPct}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := uint64(2 * capPct / 100)
+		for a := range lines {
+			c.Submit(Request{Write: true, Offset: a * 4096, Size: 4096})
+		}
+		c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
+		s := c.Stats(0)
+		if s.WrPT != 1 || s.PTWr != 12288 || s.WrTotal != lines || s.CleanerReqs != lines {
+			t.Errorf("cap %d %%: %d pass-through (%d bytes), %d serviced, %d written back; want 1, 12288, %d, %d",
+				capPct, s.WrPT, s.PTWr, s.WrTotal, s.CleanerReqs, lines, lines)
+		}
+		if n, dirty := c.Lines(0); n != 0 || dirty != 0 {
+			t.Errorf("cap %d %%: %d lines (%d dirty) left; the pass-through write invalidates lines 1-3 and line 0 was evicted", capPct, n, dirty)
+		}
+	}
+	// A line of the request further on is not evicted either: three lines hold 3 and 0
+	// (3 less recently used); the write to 1-3 maps 1 into the free line, then line 2
+	// evicts line 0, not line 3, its own.
+	c, err := New(Config{Lines: 3, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Submit(Request{Write: true, Offset: 3 * 4096, Size: 4096})
+	c.Submit(Request{Write: true, Offset: 0, Size: 4096})
+	c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
+	if s := c.Stats(0); s.WrPT != 0 || s.WrTotal != 3 || s.WrPartialMiss != 1 || s.CleanerReqs != 1 {
+		t.Errorf("write to 1-3: %d pass-through, %d serviced, %d partial misses, %d written back; want 0, 3, 1, 1", s.WrPT, s.WrTotal, s.WrPartialMiss, s.CleanerReqs)
+	}
+	if n, dirty := c.Lines(0); n != 3 || dirty != 3 {
+		t.Errorf("write to 1-3: %d lines, %d dirty; want lines 1-3, dirty", n, dirty)
+	}
+}
+
 // TestCacheSemantics: hand-checked cases of the model.
 func TestCacheSemantics(t *testing.T) {
 	c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
@@ -350,7 +428,8 @@ func TestRunFullCacheMatchesOptimum(t *testing.T) {
 }
 
 // FuzzExpandSummary: any JSON either fails with an error or expands to
-// exactly its groups' data bios, each within its group's sectors.
+// exactly its groups' data bios, or its listed bios with data where a
+// workload lists them.
 func FuzzExpandSummary(f *testing.F) {
 	data, err := os.ReadFile("../ioclass/defaults/testdata/ceph-osd-trace.json")
 	if err != nil {
@@ -360,6 +439,7 @@ func FuzzExpandSummary(f *testing.F) {
 	f.Add([]byte(`{"workloads":[{"name":"w","data":{"groups":[{"comm":"a","rwbs":"W","size":4096,"count":3,"firstSector":1,"lastSector":9}]}}]}`))
 	f.Add([]byte(`{"workloads":[{"data":{"groups":[{"rwbs":"R","size":512,"count":1,"firstSector":18446744073709551615,"lastSector":18446744073709551615}]}}]}`))
 	f.Add([]byte(`{} {}`))
+	f.Add([]byte(`{"workloads":[{"name":"capture","data":{"groups":[],"bios":[[8,4096,"WS","dd",7],[0,0,"FWS","dd",7],[2,512,"RA","cat",0]]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSummary(bytes.NewReader(data))
 		if err != nil {
@@ -367,6 +447,14 @@ func FuzzExpandSummary(f *testing.F) {
 		}
 		var want uint64
 		for _, w := range s.Workloads {
+			if len(w.Data.Bios) > 0 { // listed bios are replayed, not the groups
+				for _, b := range w.Data.Bios {
+					if d := b.Dir(); b.Bytes > 0 && (d == defaults.Read || d == defaults.Write) {
+						want++
+					}
+				}
+				continue
+			}
 			for _, g := range w.Data.Groups {
 				if d := g.Dir(); g.Size > 0 && (d == defaults.Read || d == defaults.Write) {
 					if g.Count > 1<<16 {
@@ -381,7 +469,7 @@ func FuzzExpandSummary(f *testing.F) {
 			return
 		}
 		if uint64(len(ios)) != want {
-			t.Fatalf("%d bios, the groups hold %d", len(ios), want)
+			t.Fatalf("%d bios, the groups and listed bios hold %d", len(ios), want)
 		}
 		for _, io := range ios {
 			if io.Size == 0 || io.Size%512 != 0 {

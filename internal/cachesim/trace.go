@@ -62,6 +62,10 @@ func (s *sliceSource) Err() error { return nil }
 // So it keeps each group's bytes, sizes, task, direction and address range,
 // and has no rewrites the summary cannot show. Groups without data (size 0:
 // flushes) and discards are skipped. An error names the workload and group.
+//
+// A workload whose data device lists its bios in order (Bios, as
+// `prism-agent trace` records them) is replayed from them exactly instead:
+// the reads and writes with data, in order, with their task and process.
 func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 	var out []ioclass.IO
 	type keyed struct {
@@ -70,6 +74,19 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 		io    ioclass.IO
 	}
 	for _, w := range s.Workloads {
+		if len(w.Data.Bios) > 0 {
+			for i, b := range w.Data.Bios {
+				dir := b.Dir()
+				if b.Bytes == 0 || (dir != defaults.Read && dir != defaults.Write) {
+					continue
+				}
+				if b.Bytes%512 != 0 || b.Sector > math.MaxUint64/512-b.Bytes/512 {
+					return nil, fmt.Errorf("workload %s bio %d (sector %d, %d bytes): not whole sectors within a 64-bit byte offset", w.Name, i, b.Sector, b.Bytes)
+				}
+				out = append(out, ioclass.IO{Size: b.Bytes, Write: dir == defaults.Write, Comm: b.Comm, LBA: b.Sector, PID: b.TGID})
+			}
+			continue
+		}
 		var ios []keyed
 		for gi, g := range w.Data.Groups {
 			dir := g.Dir()

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prism-storage/prism/test/support/loopdevs"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -192,12 +194,12 @@ func (e *env) attach(t *testing.T, role string, size int64) *loop {
 		stablePath: "/dev/disk/by-id/prism-test-" + e.tag + "-" + role}
 	// A reused loop can come with the kernel partitions of its last user (partx-added
 	// partitions outlive losetup -d on a loop without partscan); they would point into our file.
-	if stale := kernelPartitions(t, l.name); len(stale) > 0 {
-		t.Logf("%s came with stale kernel partitions %v; removing them", dev, stale)
-		_, _ = run(e.ctx, "", partx, "--delete", dev)
-		if stale := kernelPartitions(t, l.name); len(stale) > 0 {
-			t.Fatalf("%s: cannot remove stale kernel partitions %v", dev, stale)
-		}
+	stale, err := loopdevs.DropStalePartitions(e.ctx, partx, dev)
+	if len(stale) > 0 {
+		t.Logf("%s came with stale kernel partitions %v; removed them", dev, stale)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return l
 }
@@ -228,17 +230,11 @@ func detachAll(t *testing.T, losetup, partx, file string) {
 // kernelPartitions lists the partitions the kernel has for a disk (sysfs).
 func kernelPartitions(t *testing.T, name string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join("/sys/class/block", name))
+	parts, err := loopdevs.KernelPartitions(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join("/sys/class/block", name, e.Name(), "partition")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	return parts
 }
 
 // holders lists what the kernel stacks on a disk (dm, md, bcache), from sysfs.

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prism-storage/prism/test/support/loopdevs"
+
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/sysfs"
@@ -596,6 +598,13 @@ func attach(ctx context.Context, t *testing.T, tl map[string]string, dir string,
 	dev := strings.TrimSpace(mustRun(ctx, t, quick, tl["losetup"], args...))
 	if !strings.HasPrefix(dev, "/dev/loop") {
 		t.Fatalf("losetup %v printed %q, want /dev/loopN", args, dev)
+	}
+	stale, err := loopdevs.DropStalePartitions(ctx, tl["partx"], dev)
+	if len(stale) > 0 {
+		t.Logf("%s came with stale kernel partitions %v; removed them", dev, stale)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return &loop{loopSpec: s, file: file, dev: dev, name: filepath.Base(dev)}
 }

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prism-storage/prism/test/support/loopdevs"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -115,12 +117,12 @@ func (e *env) attach(t *testing.T, role string, size int64, sectorSize int64) *l
 	// reused loop can come with its last user's partitions. They point into our new file, so
 	// drop them (Prism itself would refuse the device: the kernel lists partitions that the
 	// table lacks).
-	if stale := kernelPartitions(t, filepath.Base(dev)); len(stale) > 0 {
-		t.Logf("%s came with stale kernel partitions %v; removing them", dev, stale)
-		_, _ = run(e.ctx, e.tools["partx"], "--delete", dev)
-		if stale := kernelPartitions(t, filepath.Base(dev)); len(stale) > 0 {
-			t.Fatalf("%s: cannot remove stale kernel partitions %v", dev, stale)
-		}
+	stale, err := loopdevs.DropStalePartitions(e.ctx, e.tools["partx"], dev)
+	if len(stale) > 0 {
+		t.Logf("%s came with stale kernel partitions %v; removed them", dev, stale)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	l := &loop{dev: dev, name: filepath.Base(dev), file: file, sectorSize: sectorSize, size: size,
 		stablePath: "/dev/disk/by-id/prism-test-" + e.tag + "-" + role}
@@ -131,20 +133,14 @@ func (e *env) attach(t *testing.T, role string, size int64, sectorSize int64) *l
 	return l
 }
 
-// kernelPartitions lists the partitions the kernel has for a disk.
+// kernelPartitions lists the partitions the kernel has for a disk (sysfs).
 func kernelPartitions(t *testing.T, name string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join("/sys/class/block", name))
+	parts, err := loopdevs.KernelPartitions(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join("/sys/class/block", name, e.Name(), "partition")); err == nil {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	return parts
 }
 
 // detachAll detaches every loop device backed by file, even if losetup's output was lost,

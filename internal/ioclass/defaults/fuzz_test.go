@@ -9,7 +9,7 @@ import (
 // FuzzParseLine: any line either is skipped, fails with an error naming a
 // field, or gives a record that prints back to a line parsing to the same record.
 func FuzzParseLine(f *testing.F) {
-	for _, s := range []string{lineTGID, linePlain, lineRocks, lineFlush, lineUdev, lineNoTGID,
+	for _, s := range []string{realPartWrite, realFUA, realPreflush, realDiscard, realResched, realNoTGID, lineTGID, linePlain, lineRocks, lineFlush, lineUdev, lineNoTGID,
 		"# entries-in-buffer/entries-written: 3/5   #P:2", "CPU:1 [LOST 7 EVENTS]",
 		"x-1 (  12a) [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 8 [dd]", ": block_bio_queue: 7,1 W 0 + 8 [[]]"} {
 		f.Add(s)

@@ -12,6 +12,8 @@ import (
 type Summary struct {
 	Host      Host       `json:"host"`
 	Workloads []Workload `json:"workloads"`
+	// Capture is set by `prism-agent trace`: what it recorded and how.
+	Capture *Capture `json:"capture,omitempty"`
 }
 
 // Host is what the trace was taken on.
@@ -58,6 +60,10 @@ type DeviceTrace struct {
 	// Others are bios from tasks outside the OSD process (udev or LVM scans,
 	// other tools on the machine, kernel writeback threads), by task name.
 	Others []Row `json:"others,omitempty"`
+	// Bios are every bio in queue order, when the recorder kept them
+	// (`prism-agent trace` does; the committed OSD trace does not): a replay
+	// then needs no reconstruction from the groups.
+	Bios []Bio `json:"bios,omitempty"`
 }
 
 // Group is every bio with the same submitter, operation, size and region.
@@ -95,35 +101,75 @@ type Device struct {
 // start. Records of process tgid (the OSD) are grouped; the others are
 // summed by task name. tgid 0 takes every record as the OSD's.
 func Aggregate(recs []Record, dev Device, tgid int) DeviceTrace {
-	type key struct {
-		comm, rwbs, region string
-		size               uint64
-	}
-	groups := map[key]*Group{}
-	others := DeviceTrace{Groups: []Group{}}
+	a := NewAggregator(dev, tgid)
 	for _, r := range recs {
-		if r.Major != dev.Major || r.Minor != dev.Minor || r.Sector < dev.Start || r.Sector-dev.Start >= dev.Sectors {
-			continue
-		}
-		s := r.Sector - dev.Start
-		if tgid != 0 && r.TGID != tgid {
-			others.Groups = append(others.Groups, Group{Comm: r.Comm, RWBS: r.RWBS, Size: r.Bytes, Count: 1})
-			continue
-		}
-		k := key{r.Comm, r.RWBS, Region(s), r.Bytes}
-		g, ok := groups[k]
+		a.Add(r)
+	}
+	return a.Result()
+}
+
+// Aggregator is Aggregate one record at a time, for a trace too long to hold:
+// its memory is one entry per group.
+type Aggregator struct {
+	dev    Device
+	tgid   int
+	groups map[groupKey]*Group
+	others map[groupKey]*Group
+}
+
+type groupKey struct {
+	comm, rwbs, region string
+	size               uint64
+}
+
+// NewAggregator groups the records of dev (see Aggregate).
+func NewAggregator(dev Device, tgid int) *Aggregator {
+	return &Aggregator{dev: dev, tgid: tgid, groups: map[groupKey]*Group{}, others: map[groupKey]*Group{}}
+}
+
+// In says a record is on the device: its disk, its start sector in the range.
+func (d Device) In(r Record) bool {
+	return r.Major == d.Major && r.Minor == d.Minor && r.Sector >= d.Start && r.Sector-d.Start < d.Sectors
+}
+
+// Add counts a record; false when it is not on the device.
+func (a *Aggregator) Add(r Record) bool {
+	if !a.dev.In(r) {
+		return false
+	}
+	s := r.Sector - a.dev.Start
+	if a.tgid != 0 && r.TGID != a.tgid {
+		k := groupKey{comm: r.Comm, rwbs: r.RWBS, size: r.Bytes}
+		g, ok := a.others[k]
 		if !ok {
-			g = &Group{Comm: r.Comm, RWBS: r.RWBS, Region: k.region, Size: r.Bytes, FirstSector: s, LastSector: s}
-			groups[k] = g
+			g = &Group{Comm: r.Comm, RWBS: r.RWBS, Size: r.Bytes}
+			a.others[k] = g
 		}
 		g.Count++
-		g.FirstSector, g.LastSector = min(g.FirstSector, s), max(g.LastSector, s)
-		if s*sectorSize%(64*kib) != 0 {
-			g.Unaligned++
-		}
+		return true
+	}
+	k := groupKey{r.Comm, r.RWBS, Region(s), r.Bytes}
+	g, ok := a.groups[k]
+	if !ok {
+		g = &Group{Comm: r.Comm, RWBS: r.RWBS, Region: k.region, Size: r.Bytes, FirstSector: s, LastSector: s}
+		a.groups[k] = g
+	}
+	g.Count++
+	g.FirstSector, g.LastSector = min(g.FirstSector, s), max(g.LastSector, s)
+	if s*sectorSize%(64*kib) != 0 {
+		g.Unaligned++
+	}
+	return true
+}
+
+// Result is the device's trace so far: groups in a stable order, others by task.
+func (a *Aggregator) Result() DeviceTrace {
+	others := DeviceTrace{Groups: []Group{}}
+	for _, g := range a.others {
+		others.Groups = append(others.Groups, *g)
 	}
 	d := DeviceTrace{Groups: []Group{}, Others: others.ByComm()}
-	for _, g := range groups {
+	for _, g := range a.groups {
 		d.Groups = append(d.Groups, *g)
 	}
 	slices.SortFunc(d.Groups, func(a, b Group) int {
