@@ -100,7 +100,7 @@ func newTakenSet(devices []*prismv1.Device) takenSet {
 	for _, d := range devices {
 		names = append(names, d.Name)
 	}
-	for i := 0; i < len(names) && !t.sharedNames; i++ {
+	for i := range names {
 		for j := i + 1; j < len(names) && !t.sharedNames; j++ {
 			t.sharedNames = names[i] == names[j]
 		}
