@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,28 +91,17 @@ func countArgParams(argv []string) int {
 // the exit code.
 func (c *cli) parse(argv []string) int {
 	if len(argv) < 2 {
-		c.errf("No command given.\n")
-		c.try()
-		return 1
+		return c.refuse("No command given.\n")
 	}
 	name := argv[1]
 	if argsIsUnrecognized(name) {
-		c.errf("Unrecognized command %s\n", name)
-		c.try()
-		return 1
+		return c.refuse("Unrecognized command %s\n", name)
 	}
-	var cmd *command
-	for i := range commands {
-		if argsIs(name, commands[i].long, commands[i].short) {
-			cmd = &commands[i]
-			break
-		}
+	i := slices.IndexFunc(commands, func(x command) bool { return argsIs(name, x.long, x.short) })
+	if i < 0 {
+		return c.refuse("Unrecognized command %s\n", name)
 	}
-	if cmd == nil {
-		c.errf("Unrecognized command %s\n", name)
-		c.try()
-		return 1
-	}
+	cmd := &commands[i]
 	if len(argv) >= 3 {
 		for _, a := range argv[2:] {
 			if argsIs(a, "help", 'H') {
@@ -124,19 +114,13 @@ func (c *cli) parse(argv []string) int {
 	switch {
 	case cmd.ns != nil:
 		if len(argv) < 3 {
-			c.errf("Missing namespace option.\n")
-			c.try()
-			return 1
+			return c.refuse("Missing namespace option.\n")
 		}
 		if len(argv) < 4 {
-			c.errf("Missing namespace name.\n")
-			c.try()
-			return 1
+			return c.refuse("Missing namespace name.\n")
 		}
 		if !argsIs(argv[2], "name", 'n') {
-			c.errf("Unrecognized option.\n")
-			c.try()
-			return 1
+			return c.refuse("Unrecognized option.\n")
 		}
 		found := false
 		for _, e := range cmd.ns {
@@ -146,9 +130,7 @@ func (c *cli) parse(argv []string) int {
 			}
 		}
 		if !found {
-			c.errf("Unrecognized namespace entry.\n")
-			c.try()
-			return 1
+			return c.refuse("Unrecognized namespace entry.\n")
 		}
 		first = 4
 		c.a.ns = ns
@@ -164,59 +146,48 @@ func (c *cli) parse(argv []string) int {
 			}
 		}
 		if o.required && k == 0 {
-			c.errf("Missing required option %s\n", optName(o))
-			c.try()
-			return 1
+			return c.refuse("Missing required option %s\n", optName(o))
 		}
 		if k > 1 {
-			c.errf("Option supplied more than once %s\n", optName(o))
-			c.try()
-			return 1
+			return c.refuse("Option supplied more than once %s\n", optName(o))
 		}
 	}
 
 	for i := first; i < len(argv); i++ {
 		a := argv[i]
 		if argsIsUnrecognized(a) {
-			c.errf("Invalid format %s\n", a)
-			c.try()
-			return 1
+			return c.refuse("Invalid format %s\n", a)
 		}
-		var o *opt
-		for j := range opts {
-			if argsIs(a, opts[j].long, opts[j].short) {
-				o = &opts[j]
-				break
-			}
+		j := slices.IndexFunc(opts, func(o opt) bool { return argsIs(a, o.long, o.short) })
+		if j < 0 {
+			return c.refuse("Unrecognized option %s\n", a)
 		}
-		if o == nil {
-			c.errf("Unrecognized option %s\n", a)
-			c.try()
-			return 1
-		}
+		o := &opts[j]
 		var args []string
 		if o.arg != "" {
 			n := countArgParams(argv[i+1:])
 			if n == 0 && !o.optional {
-				c.errf("Missing required argument in %s\n", a)
-				c.try()
-				return 1
+				return c.refuse("Missing required argument in %s\n", a)
 			}
 			if n != 1 && (n != 0 || !o.optional) {
-				c.errf("Invalid number of arguments for %s\n", a)
-				c.try()
-				return 1
+				return c.refuse("Invalid number of arguments for %s\n", a)
 			}
 			args = argv[i+1 : i+1+n]
 			i += n
 		}
 		if !cmd.handleOpt(c, ns, o.long, args) {
-			c.errf("Error during options handling\n")
-			c.try()
-			return 1
+			return c.refuse("Error during options handling\n")
 		}
 	}
 	return cmd.run(c)
+}
+
+// refuse prints what is wrong with the command line and casadm's hint to
+// its help, and returns the exit code 1.
+func (c *cli) refuse(format string, a ...any) int {
+	c.errf(format, a...)
+	c.try()
+	return 1
 }
 
 // strtoul is C's strtoul(s, &end, 10) requiring the whole string: leading

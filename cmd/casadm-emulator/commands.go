@@ -70,6 +70,16 @@ func longMode(s string) string {
 	return "??"
 }
 
+// cacheMode takes -c: one of the modes' short names, else the option fails
+// without a message of its own.
+func (c *cli) cacheMode(s string) bool {
+	if !validMode(s) {
+		return false
+	}
+	c.a.mode = s
+	return true
+}
+
 func lazyWrite(mode string) bool { return mode == "wb" || mode == "wo" }
 
 // commonOpt is casadm's command_handle_option.
@@ -224,20 +234,12 @@ func startOpt(c *cli, _, long string, a []string) bool {
 	switch long {
 	case "force":
 		c.a.force = true
-	case "cache-id":
-		v, ok := c.validateNum(first(a), "cache id", 1, maxCacheID)
-		c.a.cacheID = int(v)
-		return ok
+	case "cache-id", "cache-device":
+		return commonOpt(c, long, a)
 	case "load":
 		c.a.load = true
-	case "cache-device":
-		c.a.cacheDevice = first(a)
-		return c.validateDevice(first(a))
 	case "cache-mode":
-		if !validMode(first(a)) {
-			return false
-		}
-		c.a.mode = first(a)
+		return c.cacheMode(first(a))
 	case "cache-line-size":
 		v, ok := c.validateNum(first(a), "cache line size", 4, 64)
 		if ok && v&(v-1) != 0 {
@@ -459,14 +461,9 @@ func (c *cli) stopFailed(ca *Cache, m *model) int {
 func setModeOpt(c *cli, _, long string, a []string) bool {
 	switch long {
 	case "cache-mode":
-		if !validMode(first(a)) {
-			return false
-		}
-		c.a.mode = first(a)
+		return c.cacheMode(first(a))
 	case "cache-id":
-		v, ok := c.validateNum(first(a), "cache id", 1, maxCacheID)
-		c.a.cacheID = int(v)
-		return ok
+		return commonOpt(c, long, a)
 	case "flush-cache":
 		switch first(a) {
 		case "yes":
@@ -588,20 +585,13 @@ func removeOpt(c *cli, _, long string, a []string) bool {
 }
 
 func (c *cli) removeCore() int {
-	ca := c.st.cache(c.a.cacheID)
-	fail := func(msg string) int {
-		c.errf("Error while removing core device %d from cache instance %d\n", c.a.coreID, c.a.cacheID)
-		c.errf("%s\n", msg)
-		return 1
-	}
-	if ca == nil {
+	ca, k, fail := c.coreToRemove("core device")
+	switch {
+	case ca == nil:
 		return fail("Cache ID does not exist")
-	}
-	k := ca.core(c.a.coreID)
-	if k == nil {
+	case k == nil:
 		return fail("Core ID does not exist")
-	}
-	if k.Inactive {
+	case k.Inactive:
 		c.errf("Core is inactive. To manage the inactive core use '--remove-inactive' command.\n")
 		return 1
 	}
@@ -612,42 +602,50 @@ func (c *cli) removeCore() int {
 		c.dirty = true
 		return fail("I/O error")
 	}
-	m.dropCore(k.ID)
-	m.commit()
-	c.st.LostDirtyBytes += m.lost
-	ca.Cores = slices.DeleteFunc(ca.Cores, func(x *Core) bool { return x.ID == k.ID })
-	c.dirty = true
+	c.dropCore(ca, k, m)
 	return 0
 }
 
 func (c *cli) removeInactive() int {
-	ca := c.st.cache(c.a.cacheID)
+	ca, k, fail := c.coreToRemove("inactive core device")
+	switch {
+	case ca == nil:
+		return fail("Cache ID does not exist")
+	case k == nil:
+		return fail("Core ID does not exist")
+	case !k.Inactive:
+		c.errf("Core is active. To manage the active core use '--remove-core' command.\n")
+		return 1
+	case dirtyLines(ca, k.ID) > 0 && !c.a.force:
+		return fail("The cache contains dirty data assigned to the core. If you want to continue, please use --force option.\nWarning: the data will be lost")
+	}
+	c.dropCore(ca, k, newModel(ca, c.now))
+	return 0
+}
+
+// coreToRemove finds the cache and core a remove command names (nil when they do not
+// exist), and fail prints casadm's error for it: "Error while removing <what> <core> from
+// cache instance <cache>", then why.
+func (c *cli) coreToRemove(what string) (*Cache, *Core, func(msg string) int) {
 	fail := func(msg string) int {
-		c.errf("Error while removing inactive core device %d from cache instance %d\n", c.a.coreID, c.a.cacheID)
+		c.errf("Error while removing %s %d from cache instance %d\n", what, c.a.coreID, c.a.cacheID)
 		c.errf("%s\n", msg)
 		return 1
 	}
+	ca := c.st.cache(c.a.cacheID)
 	if ca == nil {
-		return fail("Cache ID does not exist")
+		return nil, nil, fail
 	}
-	k := ca.core(c.a.coreID)
-	if k == nil {
-		return fail("Core ID does not exist")
-	}
-	if !k.Inactive {
-		c.errf("Core is active. To manage the active core use '--remove-core' command.\n")
-		return 1
-	}
-	if dirtyLines(ca, k.ID) > 0 && !c.a.force {
-		return fail("The cache contains dirty data assigned to the core. If you want to continue, please use --force option.\nWarning: the data will be lost")
-	}
-	m := newModel(ca, c.now)
+	return ca, ca.core(c.a.coreID), fail
+}
+
+// dropCore takes a core out of its cache; what it still had dirty is lost.
+func (c *cli) dropCore(ca *Cache, k *Core, m *model) {
 	m.dropCore(k.ID)
 	m.commit()
 	c.st.LostDirtyBytes += m.lost
 	ca.Cores = slices.DeleteFunc(ca.Cores, func(x *Core) bool { return x.ID == k.ID })
 	c.dirty = true
-	return 0
 }
 
 // ---------------------------------------------------------------- flush, reset
@@ -720,20 +718,15 @@ func setParamOpt(c *cli, ns, long string, a []string) bool {
 		return true
 	}
 	switch long {
-	case "cache-id":
-		return commonOpt(c, long, a)
-	case "core-id":
+	case "cache-id", "core-id":
 		return commonOpt(c, long, a)
 	}
+	if r, ok := numericParams[ns+"/"+long]; ok {
+		return num(r.what, r.min, r.max)
+	}
 	switch ns + "/" + long {
-	case "seq-cutoff/threshold":
-		return num("sequential cutoff threshold", 1, 4294841344/kib)
 	case "seq-cutoff/policy":
 		return policy("always", "full", "never")
-	case "seq-detect/promotion-count":
-		return num("sequence detector promotion request count", 0, 1000)
-	case "seq-detect/promotion-threshold":
-		return num("sequence detector promotion threshold", 0, 4194304)
 	case "cleaning/policy":
 		return policy("nop", "alru", "acp")
 	case "promotion/policy":
@@ -747,30 +740,30 @@ func setParamOpt(c *cli, ns, long string, a []string) bool {
 		}
 		c.a.params[long] = v
 		return true
-	case "prefetch-readahead/threshold":
-		return num("readahead threshold", 0, 4194304)
-	case "promotion-nhit/threshold":
-		return num("threshold", 2, 1000)
-	case "promotion-nhit/trigger":
-		return num("trigger", 0, 100)
-	case "cleaning-alru/wake-up":
-		return num("wake-up time", 0, 3600)
-	case "cleaning-alru/staleness-time":
-		return num("staleness time", 1, 3600)
-	case "cleaning-alru/flush-max-buffers":
-		return num("flush max buffers", 1, 10000)
-	case "cleaning-alru/activity-threshold":
-		return num("activity threshold", 0, 1000000)
-	case "cleaning-alru/dirty-ratio-threshold":
-		return num("dirty ratio trigger threshold", 0, 100)
-	case "cleaning-alru/dirty-ratio-inertia":
-		return num("dirty ratio trigger inertia", 0, 4095)
-	case "cleaning-acp/wake-up":
-		return num("wake-up time", 0, 10000)
-	case "cleaning-acp/flush-max-buffers":
-		return num("flush max buffers", 1, 10000)
 	}
 	return false
+}
+
+// numericParams are the numeric -X parameters by namespace/option: what casadm calls the
+// value in its messages, and its range.
+var numericParams = map[string]struct {
+	what     string
+	min, max uint64
+}{
+	"seq-cutoff/threshold":                {"sequential cutoff threshold", 1, 4294841344 / kib},
+	"seq-detect/promotion-count":          {"sequence detector promotion request count", 0, 1000},
+	"seq-detect/promotion-threshold":      {"sequence detector promotion threshold", 0, 4194304},
+	"prefetch-readahead/threshold":        {"readahead threshold", 0, 4194304},
+	"promotion-nhit/threshold":            {"threshold", 2, 1000},
+	"promotion-nhit/trigger":              {"trigger", 0, 100},
+	"cleaning-alru/wake-up":               {"wake-up time", 0, 3600},
+	"cleaning-alru/staleness-time":        {"staleness time", 1, 3600},
+	"cleaning-alru/flush-max-buffers":     {"flush max buffers", 1, 10000},
+	"cleaning-alru/activity-threshold":    {"activity threshold", 0, 1000000},
+	"cleaning-alru/dirty-ratio-threshold": {"dirty ratio trigger threshold", 0, 100},
+	"cleaning-alru/dirty-ratio-inertia":   {"dirty ratio trigger inertia", 0, 4095},
+	"cleaning-acp/wake-up":                {"wake-up time", 0, 10000},
+	"cleaning-acp/flush-max-buffers":      {"flush max buffers", 1, 10000},
 }
 
 func (c *cli) setParam() int {

@@ -24,11 +24,7 @@ func runIOClass(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	policy, err := readClassification(*policyFile)
-	if err != nil {
-		return err
-	}
-	cfg, err := ioclass.Compile(&policy.Spec)
+	policy, cfg, err := compiledClassification(*policyFile)
 	if err != nil {
 		return err
 	}
@@ -74,6 +70,18 @@ func runIOClass(args []string, out io.Writer) error {
 	return nil
 }
 
+// compiledClassification is readClassification's policy and its compiled classes.
+func compiledClassification(path string) (*prismv1.ClassificationPolicy, ioclass.Config, error) {
+	policy, err := readClassification(path)
+	if err != nil {
+		return nil, ioclass.Config{}, err
+	}
+	cfg, err := ioclass.Compile(&policy.Spec)
+	return policy, cfg, err
+}
+
+// readClassification reads a ClassificationPolicy manifest, or gives Prism's Ceph OSD policy
+// when path is "".
 func readClassification(path string) (*prismv1.ClassificationPolicy, error) {
 	if path == "" {
 		return ioclass.DefaultCephOSD(), nil

@@ -94,8 +94,8 @@ func TestPlanOfflineJSON(t *testing.T) {
 	for _, n := range result.RookStorageNodes {
 		for _, d := range n.Devices {
 			osds++
-			if !planned[d.Name+" "+d.Config["metadataDevice"]] {
-				t.Errorf("Rook device %s -> %s is not in the plan", d.Name, d.Config["metadataDevice"])
+			if !planned[d.Name+" "+d.Config.MetadataDevice] {
+				t.Errorf("Rook device %s -> %s is not in the plan", d.Name, d.Config.MetadataDevice)
 			}
 		}
 	}

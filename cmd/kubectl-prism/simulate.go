@@ -51,11 +51,7 @@ func runSimulate(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--line-size: %w", err)
 	}
-	policy, err := readClassification(*policyFile)
-	if err != nil {
-		return err
-	}
-	cfg, err := ioclass.Compile(&policy.Spec)
+	policy, cfg, err := compiledClassification(*policyFile)
 	if err != nil {
 		return err
 	}

@@ -253,15 +253,15 @@ func (g *goScan) call(c *ast.CallExpr, locals map[string]string) {
 		if len(c.Args) > 1 {
 			g.add(c.Args[1], locals)
 		}
-	case toolHelpers[funcName(c.Fun)]:
+	case toolHelpers[exprName(c.Fun)]:
 		for _, a := range c.Args {
 			g.add(a, locals)
 		}
-	case g.hasRunner(funcName(c.Fun)):
-		if i := g.runners[funcName(c.Fun)]; i < len(c.Args) {
+	case g.hasRunner(exprName(c.Fun)):
+		if i := g.runners[exprName(c.Fun)]; i < len(c.Args) {
 			g.add(c.Args[i], locals)
 		}
-	case funcName(c.Fun) == "Run":
+	case exprName(c.Fun) == "Run":
 		for _, a := range c.Args {
 			if lit, ok := a.(*ast.CompositeLit); ok && isStringSlice(lit.Type) {
 				g.argv(lit, locals)
@@ -336,16 +336,8 @@ func isSelector(e ast.Expr, pkg, name string) bool {
 	return ok && s.Sel.Name == name && isIdent(s.X, pkg)
 }
 
-func funcName(e ast.Expr) string {
-	switch e := e.(type) {
-	case *ast.Ident:
-		return e.Name
-	case *ast.SelectorExpr:
-		return e.Sel.Name
-	}
-	return ""
-}
-
+// exprName is the name an identifier or a selector ends in (f, pkg.F, x.f: f, F, f), "" for
+// any other expression.
 func exprName(e ast.Expr) string {
 	switch e := e.(type) {
 	case *ast.Ident:

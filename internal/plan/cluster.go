@@ -49,7 +49,7 @@ func Plan(in Input) ClusterPlan {
 		out.Problems = append(out.Problems, cacheErr.Error())
 		for i := range out.Nodes {
 			out.Nodes[i].Plan = nil
-			annotateSlots(&out.Nodes[i].Selection, prismv1.NodePlan{})
+			annotateSlots(&out.Nodes[i].Selection, nil)
 		}
 		out.RookStorageNodes = []RookNode{}
 		return out
@@ -80,18 +80,26 @@ func Plan(in Input) ClusterPlan {
 	return out
 }
 
-// annotateSlots records each capacity device's planned DB partition in the selection.
-func annotateSlots(sel *prismv1.NodeSelection, p prismv1.NodePlan) {
-	slot := map[string]string{}
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			if s.DataDevice != "" {
-				slot[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
-			}
-		}
-	}
+// annotateSlots records each capacity device's planned DB partition in the selection; slots
+// are its plan's slotEntries, sorted by data device. Where a device had two slots, the last
+// counts.
+func annotateSlots(sel *prismv1.NodeSelection, slots []RookDevice) {
+	// SelectNode lists the capacity devices by stable path too, so the two lists are walked
+	// together; a device out of that order starts the walk over.
+	j, prev := 0, ""
 	for i := range sel.Capacity {
-		sel.Capacity[i].DBSlot = slot[sel.Capacity[i].StablePath]
+		c := &sel.Capacity[i]
+		if c.StablePath < prev {
+			j = 0
+		}
+		prev = c.StablePath
+		for j < len(slots) && slots[j].Name < c.StablePath {
+			j++
+		}
+		c.DBSlot = ""
+		for k := j; k < len(slots) && slots[k].Name == c.StablePath; k++ {
+			c.DBSlot = slots[k].Config.MetadataDevice
+		}
 	}
 }
 
@@ -124,43 +132,48 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
 	results := make([]NodeResult, len(sorted))
-	rook := make([]*RookNode, len(sorted))
+	rook := make([]RookNode, len(sorted)) // a node without an entry keeps the zero RookNode
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
 	eachIndex(len(sorted), func(i int) {
-		results[i] = planNode(sorted[i], spec)
+		var slots []RookDevice
+		results[i], slots = planNode(sorted[i], spec)
 		if p := results[i].Plan; p != nil {
-			if n, ok := rookNode(sorted[i].Node, *p, deviceClass); ok {
-				rook[i] = &n
-			}
+			rook[i], _ = rookNode(sorted[i].Node, *p, deviceClass, slots)
 		}
 	})
-	out := ClusterPlan{Nodes: results, RookStorageNodes: []RookNode{}}
+	entries := 0
+	for i := range rook {
+		if rook[i].Devices != nil {
+			entries++
+		}
+	}
+	out := ClusterPlan{Nodes: results, RookStorageNodes: make([]RookNode, 0, entries)}
 	for i, r := range results {
 		for _, p := range r.Problems {
 			out.Problems = append(out.Problems, r.Node+": "+p)
 		}
-		if rook[i] != nil {
-			out.RookStorageNodes = append(out.RookStorageNodes, *rook[i])
+		if rook[i].Devices != nil {
+			out.RookStorageNodes = append(out.RookStorageNodes, rook[i])
 		}
 	}
 	return out
 }
 
-// planNode selects and lays out one node.
-func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult {
+// planNode selects and lays out one node; the slots are its plan's slotEntries.
+func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResult, []RookDevice) {
 	r := NodeResult{Node: n.Node}
 	switch {
 	case n.NoInventory:
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: "no StorageNode yet: is the prism agent running on this node?"}
-		return r
+		return r, nil
 	case n.ClaimedBy != "":
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", n.ClaimedBy)}
-		return r
+		return r, nil
 	}
 	r.Selection = SelectNode(n.Node, n.Devices, spec, n.Previous)
 	if !Complete(r.Selection) {
-		return r
+		return r, nil
 	}
 	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
 	r.Warnings = l.Warnings
@@ -171,12 +184,13 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult
 	}
 	if len(r.Problems) > 0 {
 		r.Selection.Message = "plan refused: " + strings.Join(r.Problems, "; ")
-		return r
+		return r, nil
 	}
-	annotateSlots(&r.Selection, l.Plan)
+	slots := slotEntries(l.Plan)
+	annotateSlots(&r.Selection, slots)
 	p := l.Plan
 	r.Plan = &p
-	return r
+	return r, slots
 }
 
 // eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.

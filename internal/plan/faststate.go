@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -13,17 +15,21 @@ type fastState struct {
 	slotSize  int64
 	// slots[i] is the data device in slot i ("" = free); its length is the slot count.
 	slots []string
+	// used counts the occupied slots.
+	used int
 	// fixed is true when the slots came from an existing plan: their size cannot change.
 	fixed bool
 	// prevCache is the cache partition of the existing plan, which new slots must not overlap.
 	prevCache *prismv1.PlannedPartition
 }
 
-func newFastState(path string, size, wantedSlot int64, perFast int, prev *prismv1.FastDevicePlan, out *Layout) *fastState {
-	f := &fastState{path: path, sizeBytes: size, slotSize: wantedSlot, slots: make([]string, perFast)}
+// init starts a fast device with slots (perFast free ones), or with its previous plan's.
+func (f *fastState) init(path string, size, wantedSlot int64, slots []string, prev *prismv1.FastDevicePlan, out *Layout) {
+	*f = fastState{path: path, sizeBytes: size, slotSize: wantedSlot, slots: slots}
 	if prev == nil || len(prev.Slots) == 0 {
-		return f
+		return
 	}
+	perFast := len(slots)
 	// Slots that exist keep their size and positions; more slots may be added after them.
 	f.fixed = true
 	f.prevCache = prev.Cache
@@ -43,45 +49,42 @@ func newFastState(path string, size, wantedSlot int64, perFast int, prev *prismv
 	if prev.Cache == nil {
 		n = max(n, perFast)
 	}
-	f.slots = make([]string, n)
+	if n > len(f.slots) {
+		f.slots = make([]string, n)
+	}
+	f.slots = f.slots[:n]
 	for _, s := range prev.Slots {
 		f.slots[s.Index] = s.DataDevice
 	}
-	return f
 }
 
 // keepAssignments keeps every previous slot whose data device is still selected, and frees
 // the others (the device was removed or replaced).
-func (f *fastState) keepAssignments(capacity []string, assigned map[string]bool) {
+// assigned is indexed like capacity (sorted), a path listed twice at its first index.
+func (f *fastState) keepAssignments(capacity []string, assigned []bool) {
 	for i, dev := range f.slots {
 		if dev == "" {
 			continue
 		}
-		if contains(capacity, dev) && !assigned[dev] {
-			assigned[dev] = true
+		if j, ok := slices.BinarySearch(capacity, dev); ok && !assigned[j] {
+			assigned[j] = true
+			f.used++
 			continue
 		}
 		f.slots[i] = ""
 	}
 }
 
-func (f *fastState) load() int {
-	n := 0
-	for _, d := range f.slots {
-		if d != "" {
-			n++
-		}
-	}
-	return n
-}
+func (f *fastState) load() int { return f.used }
 
-func (f *fastState) hasFreeSlot() bool { return f.load() < len(f.slots) }
+func (f *fastState) hasFreeSlot() bool { return f.used < len(f.slots) }
 
 // assign puts dev in the lowest free slot.
 func (f *fastState) assign(dev string) {
 	for i, d := range f.slots {
 		if d == "" {
 			f.slots[i] = dev
+			f.used++
 			return
 		}
 	}
@@ -89,7 +92,8 @@ func (f *fastState) assign(dev string) {
 
 // finish lays the slots out on the device and checks that they fit; the rest becomes the
 // cache partition when the policy enables a cache.
-func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[string]int64, out *Layout) (prismv1.FastDevicePlan, bool) {
+// capacity are the selected capacity devices' stable paths (sorted) and capacitySizes their sizes.
+func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, capacity []string, capacitySizes []int64, out *Layout) (prismv1.FastDevicePlan, bool) {
 	if f.slotSize < MinSlotBytes {
 		out.Problems = append(out.Problems, fmt.Sprintf("%s: DB slots of %d MiB are below the %d MiB minimum", f.path, f.slotSize/MiB, MinSlotBytes/MiB))
 		return prismv1.FastDevicePlan{}, false
@@ -120,16 +124,20 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, sizes map[stri
 			},
 			DataDevice: dev,
 		})
-		if dev != "" && sizes[dev] > 0 {
-			if pct := float64(f.slotSize) * 100 / float64(sizes[dev]); pct < WarnBelowPercent {
+		if dev == "" {
+			continue
+		}
+		if j, ok := slices.BinarySearch(capacity, dev); ok && capacitySizes[j] > 0 {
+			if pct := float64(f.slotSize) * 100 / float64(capacitySizes[j]); pct < WarnBelowPercent {
 				small++
 				smallest = min(smallest, pct)
 			}
 		}
 	}
 	if small > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d DB slots of %d MiB are below 1 %% of their data devices (down to %.2f %%); RocksDB may spill to QLC",
-			f.path, small, f.slotSize/MiB, smallest))
+		// Concatenated rather than formatted: most nodes of a large cluster have this warning.
+		out.Warnings = append(out.Warnings, f.path+": "+strconv.Itoa(small)+" DB slots of "+strconv.FormatInt(f.slotSize/MiB, 10)+
+			" MiB are below 1 % of their data devices (down to "+strconv.FormatFloat(smallest, 'f', 2, 64)+" %); RocksDB may spill to QLC")
 	}
 	cacheOn := spec.Cache.Mode != "" && spec.Cache.Mode != prismv1.CacheNone
 	switch {

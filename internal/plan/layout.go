@@ -59,41 +59,47 @@ type Layout struct {
 // (and is where its replacement goes). Pure and deterministic.
 func PlanLayout(in LayoutInput) Layout {
 	var out Layout
-	sizes, names := make(map[string]int64, len(in.Devices)), make(map[string]string, len(in.Devices))
-	for _, d := range in.Devices {
-		sizes[d.StablePath], names[d.StablePath] = d.SizeBytes, d.Name
-	}
 	capacity := stablePaths(in.Selection.Capacity)
 	fast := stablePaths(in.Selection.Fast)
 	if len(fast) == 0 || len(capacity) == 0 {
 		return out
 	}
-	slotSize := wantedSlotSize(in.Spec, capacity, sizes)
+	sizes := sizesOf(in.Devices, capacity, fast)
+	slotSize := wantedSlotSize(in.Spec, sizes.capacity)
 	perFast := slotsPerFast(len(capacity), len(fast), in.Spec)
 
-	devs := make([]*fastState, 0, len(fast))
-	for _, path := range fast {
-		devs = append(devs, newFastState(path, sizes[path], slotSize, perFast, previousDevice(in.Previous, path), &out))
+	devs := make([]fastState, len(fast))
+	slots := make([]string, len(fast)*perFast) // every fast device's slots, unless a previous plan has more
+	for i, path := range fast {
+		devs[i].init(path, sizes.fast[i], slotSize, slots[i*perFast:(i+1)*perFast:(i+1)*perFast], previousDevice(in.Previous, path), &out)
 	}
-	assigned := map[string]bool{}
-	for _, f := range devs {
-		f.keepAssignments(capacity, assigned)
+	// assigned[i]: capacity[i] has a slot (a path listed twice counts at its first index).
+	assigned := make([]bool, len(capacity))
+	for i := range devs {
+		devs[i].keepAssignments(capacity, assigned)
 	}
-	for _, c := range capacity {
-		if assigned[c] {
+	for i, c := range capacity {
+		first := i
+		if i > 0 && capacity[i-1] == c {
+			first, _ = slices.BinarySearch(capacity, c)
+		}
+		if assigned[first] {
 			continue
 		}
 		f := leastLoaded(devs, in.Spec.DB.MaxDataDevicesPerFastDevice)
 		if f == nil {
-			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(names[c], c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
+			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(nameOf(in.Devices, c), c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
 			continue
 		}
 		f.assign(c)
-		assigned[c] = true
+		assigned[first] = true
 	}
-	for _, f := range devs {
-		p, ok := f.finish(in.Spec, sizes, &out)
+	for i := range devs {
+		p, ok := devs[i].finish(in.Spec, capacity, sizes.capacity, &out)
 		if ok {
+			if out.Plan.FastDevices == nil {
+				out.Plan.FastDevices = make([]prismv1.FastDevicePlan, 0, len(devs)-i)
+			}
 			out.Plan.FastDevices = append(out.Plan.FastDevices, p)
 		}
 	}
@@ -107,10 +113,51 @@ func PlanLayout(in LayoutInput) Layout {
 	return out
 }
 
+// selectedSizes are the sizes of the selected devices, indexed like their sorted stable paths.
+type selectedSizes struct {
+	capacity, fast []int64
+}
+
+// sizesOf looks the selected devices up in the inventory, by stable path; where two devices
+// have one path, the last listed counts.
+func sizesOf(devices []prismv1.Device, capacity, fast []string) selectedSizes {
+	all := make([]int64, len(capacity)+len(fast))
+	s := selectedSizes{capacity: all[:len(capacity):len(capacity)], fast: all[len(capacity):]}
+	for i := range devices {
+		d := &devices[i]
+		if d.StablePath == "" {
+			continue
+		}
+		setSize(s.capacity, capacity, d.StablePath, d.SizeBytes)
+		setSize(s.fast, fast, d.StablePath, d.SizeBytes)
+	}
+	return s
+}
+
+// setSize sets sizes[i] for every i where the sorted paths hold path.
+func setSize(sizes []int64, paths []string, path string, size int64) {
+	j, _ := slices.BinarySearch(paths, path)
+	for ; j < len(paths) && paths[j] == path; j++ {
+		sizes[j] = size
+	}
+}
+
+// nameOf is the kernel name of the device with the stable path (the last listed), "" when
+// none has it.
+func nameOf(devices []prismv1.Device, path string) string {
+	name := ""
+	for i := range devices {
+		if devices[i].StablePath == path {
+			name = devices[i].Name
+		}
+	}
+	return name
+}
+
 // wantedSlotSize is the policy's absolute size, or its percentage of the largest selected
 // capacity device, rounded up to a MiB: all slots on a device are equal, so a replacement
 // disk of the same model always fits its predecessor's slot.
-func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, sizes map[string]int64) int64 {
+func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacitySizes []int64) int64 {
 	if spec.DB.Size != nil {
 		return alignUp(spec.DB.Size.Value())
 	}
@@ -119,8 +166,8 @@ func wantedSlotSize(spec *prismv1.HybridStoragePolicySpec, capacity []string, si
 		pct = int64(*spec.DB.PercentOfData)
 	}
 	var largest int64
-	for _, c := range capacity {
-		largest = max(largest, sizes[c])
+	for _, size := range capacitySizes {
+		largest = max(largest, size)
 	}
 	// largest/100*pct + the remainder's share: largest*pct would overflow int64 above 92 PB.
 	return alignUp(largest/100*pct + largest%100*pct/100)
@@ -143,7 +190,7 @@ func noSlotReason(nFast, perFast int, spec *prismv1.HybridStoragePolicySpec) str
 }
 
 func stablePaths(devs []prismv1.SelectedDevice) []string {
-	var paths []string
+	paths := make([]string, 0, len(devs))
 	for _, d := range devs {
 		if d.StablePath != "" {
 			paths = append(paths, d.StablePath)
@@ -165,9 +212,10 @@ func previousDevice(prev *prismv1.NodePlan, path string) *prismv1.FastDevicePlan
 	return nil
 }
 
-func leastLoaded(devs []*fastState, limit int32) *fastState {
+func leastLoaded(devs []fastState, limit int32) *fastState {
 	var best *fastState
-	for _, f := range devs {
+	for i := range devs {
+		f := &devs[i]
 		if !f.hasFreeSlot() || (limit > 0 && f.load() >= int(limit)) {
 			continue
 		}
@@ -209,10 +257,4 @@ func formatSlotLabel(i int) string {
 		return slotLabelPrefix + "0" + strconv.Itoa(i)
 	}
 	return slotLabelPrefix + strconv.Itoa(i)
-}
-
-// contains reports whether sorted list holds s.
-func contains(list []string, s string) bool {
-	_, ok := slices.BinarySearch(list, s)
-	return ok
 }

@@ -75,7 +75,7 @@ func GateReplacements(entries []RookNode, existing []any, health CephHealth, las
 		for _, d := range n.Devices {
 			old, ok := current[n.Name][d.Name]
 			oldMeta := old.metadataDevice
-			if !ok || oldMeta == "" || oldMeta == d.Config["metadataDevice"] {
+			if !ok || oldMeta == "" || oldMeta == d.Config.MetadataDevice {
 				kept.Devices = append(kept.Devices, d)
 				continue
 			}
@@ -86,8 +86,8 @@ func GateReplacements(entries []RookNode, existing []any, health CephHealth, las
 				continue
 			}
 			// Keep the CephCluster's entry as it is until this device's turn.
-			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: old.own})
-			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config["metadataDevice"], free))
+			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: DeviceConfigOf(old.own)})
+			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, free))
 		}
 		out.Entries = append(out.Entries, kept)
 	}

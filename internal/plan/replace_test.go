@@ -10,7 +10,7 @@ func TestGateReplacements(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	oldFast, newFast := "/dev/disk/by-id/nvme-OLD-part", "/dev/disk/by-id/nvme-NEW-part"
 	dev := func(name, meta string) RookDevice {
-		return RookDevice{Name: name, Config: map[string]string{"metadataDevice": meta}}
+		return RookDevice{Name: name, Config: RookDeviceConfig{MetadataDevice: meta}}
 	}
 	// The plan after the fast device was replaced: three OSDs' DBs move; q4 is a new disk.
 	planned := []RookNode{{Name: "n1", Config: map[string]string{"deviceClass": "qlc"}, Devices: []RookDevice{
@@ -61,7 +61,7 @@ func TestGateReplacements(t *testing.T) {
 			// Every device is in the entries: released/new/unchanged as planned, held as they were.
 			meta := map[string]string{}
 			for _, d := range got.Entries[0].Devices {
-				meta[d.Name] = d.Config["metadataDevice"]
+				meta[d.Name] = d.Config.MetadataDevice
 			}
 			if meta["q3"] != newFast+"3" || meta["q4"] != newFast+"4" {
 				t.Errorf("unchanged or new devices altered: %v", meta)
@@ -79,7 +79,7 @@ func TestGateReplacements(t *testing.T) {
 	// A held device keeps its own entry verbatim (its databaseSizeMB), not the node's settings.
 	got := GateReplacements(planned, existing, CephHealth{Health: "HEALTH_WARN"}, nil, now)
 	for _, d := range got.Entries[0].Devices {
-		if d.Name == "q2" && (d.Config["databaseSizeMB"] != "61440" || d.Config["deviceClass"] != "") {
+		if d.Name == "q2" && (d.Config.DatabaseSizeMB != "61440" || d.Config.Get("deviceClass") != "") {
 			t.Errorf("held q2 entry %v", d.Config)
 		}
 	}

@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -22,8 +25,92 @@ type RookNode struct {
 // v1.20), so the fast device's by-id -partN link names the slot across reboots; for a partition
 // Rook runs `ceph-volume lvm prepare --data <device> --block.db <partition>`: one OSD per slot.
 type RookDevice struct {
-	Name   string            `json:"name"`
-	Config map[string]string `json:"config,omitempty"`
+	Name   string           `json:"name"`
+	Config RookDeviceConfig `json:"config,omitzero"`
+}
+
+// RookDeviceConfig is a device entry's config, as Rook reads it: the two keys Prism sets are
+// fields, so that a CephCluster of thousands of OSDs costs no map per device, and Other holds
+// any further key (or an empty one) of an entry kept as the CephCluster has it
+// (GateReplacements). It encodes as the JSON object of all its keys, sorted as a map's are.
+type RookDeviceConfig struct {
+	// MetadataDevice is config.metadataDevice: the DB slot's partition.
+	MetadataDevice string
+	// DatabaseSizeMB is config.databaseSizeMB, set on the device when the node's slots differ
+	// in size (else on the node).
+	DatabaseSizeMB string
+	// Other are the other keys.
+	Other map[string]string
+}
+
+// Config keys Prism sets.
+const (
+	configMetadataDevice = "metadataDevice"
+	configDatabaseSizeMB = "databaseSizeMB"
+	configDeviceClass    = "deviceClass"
+)
+
+// DeviceConfigOf is the config holding exactly the keys of m.
+func DeviceConfigOf(m map[string]string) RookDeviceConfig {
+	var c RookDeviceConfig
+	for k, v := range m {
+		switch {
+		case k == configMetadataDevice && v != "":
+			c.MetadataDevice = v
+		case k == configDatabaseSizeMB && v != "":
+			c.DatabaseSizeMB = v
+		default:
+			if c.Other == nil {
+				c.Other = make(map[string]string, len(m))
+			}
+			c.Other[k] = v
+		}
+	}
+	return c
+}
+
+// Get is the value of a key ("" when absent).
+func (c RookDeviceConfig) Get(key string) string {
+	switch {
+	case key == configMetadataDevice && c.MetadataDevice != "":
+		return c.MetadataDevice
+	case key == configDatabaseSizeMB && c.DatabaseSizeMB != "":
+		return c.DatabaseSizeMB
+	}
+	return c.Other[key]
+}
+
+// Map returns every key in a new map.
+func (c RookDeviceConfig) Map() map[string]string {
+	m := make(map[string]string, len(c.Other)+2)
+	for k, v := range c.Other {
+		m[k] = v
+	}
+	if c.MetadataDevice != "" {
+		m[configMetadataDevice] = c.MetadataDevice
+	}
+	if c.DatabaseSizeMB != "" {
+		m[configDatabaseSizeMB] = c.DatabaseSizeMB
+	}
+	return m
+}
+
+// IsZero says whether the config has no key (it is then left out of its entry's JSON).
+func (c RookDeviceConfig) IsZero() bool {
+	return c.MetadataDevice == "" && c.DatabaseSizeMB == "" && len(c.Other) == 0
+}
+
+// MarshalJSON encodes the config as the object of its keys.
+func (c RookDeviceConfig) MarshalJSON() ([]byte, error) { return json.Marshal(c.Map()) }
+
+// UnmarshalJSON reads an object of string values.
+func (c *RookDeviceConfig) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = DeviceConfigOf(m)
+	return nil
 }
 
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
@@ -32,7 +119,7 @@ type RookDevice struct {
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
-		if n, ok := rookNode(name, p, deviceClass); ok {
+		if n, ok := rookNode(name, p, deviceClass, slotEntries(p)); ok {
 			nodes = append(nodes, n)
 		}
 	}
@@ -41,56 +128,101 @@ func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode
 }
 
 // rookNode is the entry of one node, false when the node has no OSD for storage.nodes.
-func rookNode(name string, p prismv1.NodePlan, deviceClass string) (RookNode, bool) {
-	if OnClaims(p) {
+// slots are the plan's slotEntries, which the entry keeps as its devices.
+func rookNode(name string, p prismv1.NodePlan, deviceClass string, slots []RookDevice) (RookNode, bool) {
+	if OnClaims(p) || len(slots) == 0 {
 		return RookNode{}, false
 	}
-	slots := 0
-	for _, f := range p.FastDevices {
-		slots += len(f.Slots)
-	}
-	n := RookNode{Name: name, Devices: make([]RookDevice, 0, slots)}
-	sizes := make([]string, 0, slots)
-	for _, f := range p.FastDevices {
-		size := strconv.FormatInt(f.SlotSizeBytes/MiB, 10)
-		for _, s := range f.Slots {
-			if s.DataDevice == "" {
-				continue
-			}
-			// Room for databaseSizeMB too, when the node's slots differ in size.
-			cfg := make(map[string]string, 2)
-			cfg["metadataDevice"] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
-			n.Devices = append(n.Devices, RookDevice{Name: s.DataDevice, Config: cfg})
-			sizes = append(sizes, size)
-		}
-	}
-	if len(n.Devices) == 0 {
-		return RookNode{}, false
-	}
+	n := RookNode{Name: name, Devices: slots}
 	// Settings every device shares go to the node config (Rook applies it to each device).
-	n.Config = map[string]string{}
+	n.Config = make(map[string]string, 2)
 	if deviceClass != "" {
-		n.Config["deviceClass"] = deviceClass
+		n.Config[configDeviceClass] = deviceClass
 	}
-	if allEqual(sizes) {
-		n.Config["databaseSizeMB"] = sizes[0]
-	} else {
+	if sameSize(n.Devices) {
+		n.Config[configDatabaseSizeMB] = n.Devices[0].Config.DatabaseSizeMB
 		for i := range n.Devices {
-			n.Devices[i].Config["databaseSizeMB"] = sizes[i]
+			n.Devices[i].Config.DatabaseSizeMB = ""
 		}
 	}
-	sort.Slice(n.Devices, func(i, j int) bool { return n.Devices[i].Name < n.Devices[j].Name })
 	return n, true
 }
 
-func allEqual(s []string) bool {
-	for _, v := range s[1:] {
-		if v != s[0] {
+func sameSize(devs []RookDevice) bool {
+	for _, d := range devs[1:] {
+		if d.Config.DatabaseSizeMB != devs[0].Config.DatabaseSizeMB {
 			return false
 		}
 	}
 	return true
 }
+
+// slotEntries are the occupied DB slots of p as Rook device entries, sorted by data device
+// (slots of one device in plan order): metadataDevice is the slot's partition path
+// (prismv1.PartitionPath) and databaseSizeMB its size. The Rook entry's devices and the
+// selection's dbSlot are both read from them, so that a node's slots are named and sorted
+// once, and the paths are cut from one string.
+func slotEntries(p prismv1.NodePlan) []RookDevice {
+	// Sort references to the slots, not the entries: moving entries, which hold pointers,
+	// costs the garbage collector's write barriers.
+	var stack [256]slotRef
+	refs := stack[:0]
+	for i, f := range p.FastDevices {
+		for j, s := range f.Slots {
+			if s.DataDevice != "" {
+				refs = append(refs, slotRef{int32(i), int32(j)})
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	slot := func(r slotRef) *prismv1.DBSlot { return &p.FastDevices[r.fast].Slots[r.slot] }
+	slices.SortStableFunc(refs, func(a, b slotRef) int { return strings.Compare(slot(a).DataDevice, slot(b).DataDevice) })
+	size := 0
+	for _, r := range refs {
+		size += len(p.FastDevices[r.fast].StablePath) + len(partitionSuffix(slot(r).Partition.Number))
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, r := range refs {
+		b.WriteString(p.FastDevices[r.fast].StablePath)
+		b.WriteString(partitionSuffix(slot(r).Partition.Number))
+	}
+	all, at := b.String(), 0
+	devs := make([]RookDevice, len(refs))
+	mib, sizeMB := int64(-1), ""
+	for i, r := range refs {
+		f, s := &p.FastDevices[r.fast], slot(r)
+		if m := f.SlotSizeBytes / MiB; m != mib {
+			mib, sizeMB = m, strconv.FormatInt(m, 10)
+		}
+		end := at + len(f.StablePath) + len(partitionSuffix(s.Partition.Number))
+		devs[i] = RookDevice{Name: s.DataDevice, Config: RookDeviceConfig{MetadataDevice: all[at:end], DatabaseSizeMB: sizeMB}}
+		at = end
+	}
+	return devs
+}
+
+// slotRef is a slot of a plan: fast device and slot, by index.
+type slotRef struct{ fast, slot int32 }
+
+// partitionSuffix is what prismv1.PartitionPath appends to a device's path for partition
+// number, from a table for the numbers a GPT can have.
+func partitionSuffix(number int32) string {
+	if number >= 0 && int(number) < len(partitionSuffixes) {
+		return partitionSuffixes[number]
+	}
+	return prismv1.PartitionSuffix + strconv.Itoa(int(number))
+}
+
+var partitionSuffixes = func() []string {
+	s := make([]string, 129)
+	for i := range s {
+		s[i] = prismv1.PartitionSuffix + strconv.Itoa(i)
+	}
+	return s
+}()
 
 // MinAllocSize picks bluestore_min_alloc_size for the capacity devices: their common
 // internal write unit. It refuses when they disagree or one is unknown, because the value is
@@ -138,7 +270,7 @@ func MergeRookNodes(existing []any, previouslyManaged []string, prism []RookNode
 		devices := make([]any, 0, len(n.Devices))
 		for _, d := range n.Devices {
 			cfg := map[string]any{}
-			for k, v := range d.Config {
+			for k, v := range d.Config.Map() {
 				cfg[k] = v
 			}
 			devices = append(devices, map[string]any{"name": d.Name, "config": cfg})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -19,24 +18,21 @@ import (
 func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec, current *prismv1.NodePlan) prismv1.NodeSelection {
 	sel := prismv1.NodeSelection{Node: node}
 	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
-	// Order pointers, not copies: a Device is large and a node may have dozens.
-	ordered := make([]*prismv1.Device, len(devices))
-	for i := range devices {
-		ordered[i] = &devices[i]
-	}
-	sort.SliceStable(ordered, func(i, j int) bool { return sortKey(ordered[i]) < sortKey(ordered[j]) })
+	ordered := byStablePath(devices)
 
-	taken := make(map[string]bool, len(devices))
-	overLimit := make(map[string]string)
+	taken := newTakenSet(ordered)
+	var overLimit map[string]string
 	// A wipe grant covers fast devices only: the agent wipes a fast device before it writes
 	// its table, but hands capacity devices to Rook as they are (decision 0020).
 	asCapacity := overrides{planned: wipe.planned}
-	sel.Fast = pick(ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, overLimit)
-	sel.Capacity = pick(ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, overLimit)
+	// Both tiers' choices share one array: a device is chosen at most once.
+	chosen := make([]prismv1.SelectedDevice, 0, len(devices))
+	sel.Fast = pick(chosen, ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, &overLimit)
+	sel.Capacity = pick(chosen[len(sel.Fast):len(sel.Fast)], ordered, &spec.CapacityDevices, prismv1.TierCapacity, asCapacity, taken, &overLimit)
 	// Reasons are built only for the devices finally left out: most devices of a large node
 	// fail one selector and pass the other, and their reason would be thrown away.
-	for _, d := range ordered {
-		if taken[d.Name] {
+	for i, d := range ordered {
+		if taken.has(i) {
 			continue
 		}
 		fast := whyNot(d, &spec.FastDevices, prismv1.TierFast, wipe)
@@ -86,6 +82,68 @@ func rejection(d *prismv1.Device, fast, capacity string, spec *prismv1.HybridSto
 // Complete reports whether a node has both tiers.
 func Complete(sel prismv1.NodeSelection) bool { return len(sel.Fast) > 0 && len(sel.Capacity) > 0 }
 
+// takenSet marks the devices a selector took, by index in the ordered devices. A device is
+// taken with every other of the same kernel name (a selection names devices by it); real
+// nodes have none, so the names are compared only once, to find out.
+type takenSet struct {
+	taken   []bool
+	devices []*prismv1.Device
+	// sharedNames: some devices have the same name.
+	sharedNames bool
+}
+
+func newTakenSet(devices []*prismv1.Device) takenSet {
+	t := takenSet{taken: make([]bool, len(devices)), devices: devices}
+	// The names side by side on the stack: each Device is read once.
+	var stack [64]string
+	names := stack[:0]
+	for _, d := range devices {
+		names = append(names, d.Name)
+	}
+	for i := range names {
+		for j := i + 1; j < len(names) && !t.sharedNames; j++ {
+			t.sharedNames = names[i] == names[j]
+		}
+	}
+	return t
+}
+
+func (t takenSet) has(i int) bool { return t.taken[i] }
+
+func (t takenSet) take(i int) {
+	t.taken[i] = true
+	if !t.sharedNames {
+		return
+	}
+	for j, d := range t.devices {
+		if d.Name == t.devices[i].Name {
+			t.taken[j] = true
+		}
+	}
+}
+
+// byStablePath orders pointers to the devices (a Device is large and a node may have dozens)
+// by sortKey, stably.
+func byStablePath(devices []prismv1.Device) []*prismv1.Device {
+	// The keys are read once into an array on the stack and sorted there: a comparison then
+	// touches no Device, and a move no heap memory.
+	type keyed struct {
+		key string
+		i   int
+	}
+	var stack [64]keyed
+	keys := stack[:0]
+	for i := range devices {
+		keys = append(keys, keyed{sortKey(&devices[i]), i})
+	}
+	slices.SortStableFunc(keys, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	ordered := make([]*prismv1.Device, len(devices))
+	for i, k := range keys {
+		ordered[i] = &devices[k.i]
+	}
+	return ordered
+}
+
 func sortKey(d *prismv1.Device) string {
 	if d.StablePath != "" {
 		return d.StablePath
@@ -101,20 +159,28 @@ func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Ti
 	return unusable(d, wipe)
 }
 
-func pick(devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken map[string]bool, overLimit map[string]string) []prismv1.SelectedDevice {
-	var chosen []prismv1.SelectedDevice
-	for _, d := range devs {
-		if taken[d.Name] || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
+// pick appends the devices a selector takes to chosen, whose capacity holds every device; nil
+// when it takes none. The result's capacity is its length, so that appending to it never
+// writes into what follows in chosen's array.
+func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken takenSet, overLimit *map[string]string) []prismv1.SelectedDevice {
+	for i, d := range devs {
+		if taken.has(i) || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
 			continue
 		}
 		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
-			overLimit[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
+			if *overLimit == nil {
+				*overLimit = map[string]string{}
+			}
+			(*overLimit)[d.Name] = fmt.Sprintf("beyond limit %d", *s.Limit)
 			continue
 		}
-		taken[d.Name] = true
+		taken.take(i)
 		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes})
 	}
-	return chosen
+	if len(chosen) == 0 {
+		return nil
+	}
+	return chosen[:len(chosen):len(chosen)]
 }
 
 const tierMismatch = "tier "
@@ -258,10 +324,10 @@ func (o overrides) overridden(d *prismv1.Device, filter string) bool {
 
 // plannedDevices are the stable paths a plan uses: its fast devices and its slots' data devices.
 func plannedDevices(p *prismv1.NodePlan) map[string]bool {
-	m := map[string]bool{}
-	if p == nil {
-		return m
+	if p == nil || len(p.FastDevices) == 0 {
+		return nil
 	}
+	m := map[string]bool{}
 	for _, f := range p.FastDevices {
 		m[f.StablePath] = true
 		for _, s := range f.Slots {
@@ -274,9 +340,12 @@ func plannedDevices(p *prismv1.NodePlan) map[string]bool {
 }
 
 func wipeGrants(node string, grants []prismv1.WipeGrant) map[string]bool {
-	m := map[string]bool{}
+	var m map[string]bool
 	for _, g := range grants {
 		if g.Node == node {
+			if m == nil {
+				m = map[string]bool{}
+			}
 			m[g.Path] = true
 		}
 	}

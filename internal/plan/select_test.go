@@ -231,3 +231,21 @@ func TestSelectNodeKeepsThePlannedDevices(t *testing.T) {
 		t.Errorf("granted capacity device: capacity %q rejected %+v", chosen(g.Capacity), g.Rejected)
 	}
 }
+
+// A selection names devices by kernel name, so two devices reported under one name are taken
+// together: the first chosen stands for both, and neither is listed as rejected.
+func TestSelectNodeTakesDevicesOfOneNameTogether(t *testing.T) {
+	fast := dev("nvme0n1", prismv1.TierFast, 1600*GiB)
+	qlc := dev("nvme0n1", prismv1.TierCapacity, 30000*GiB, func(d *prismv1.Device) { d.StablePath += "-other" })
+	other := dev("nvme1n1", prismv1.TierCapacity, 30000*GiB)
+	sel := SelectNode("n1", []prismv1.Device{qlc, other, fast}, &prismv1.HybridStoragePolicySpec{}, nil)
+	if len(sel.Fast) != 1 || sel.Fast[0].StablePath != fast.StablePath {
+		t.Errorf("fast %+v, want only %s", sel.Fast, fast.StablePath)
+	}
+	if len(sel.Capacity) != 1 || sel.Capacity[0].Name != "nvme1n1" {
+		t.Errorf("capacity %+v, want only nvme1n1", sel.Capacity)
+	}
+	if len(sel.Rejected) != 0 {
+		t.Errorf("rejected %+v, want none", sel.Rejected)
+	}
+}

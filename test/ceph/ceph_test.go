@@ -148,8 +148,8 @@ func effectiveEntries(n plan.RookNode) []plan.RookDevice {
 	for _, d := range n.Devices {
 		cfg := map[string]string{}
 		maps.Copy(cfg, n.Config)
-		maps.Copy(cfg, d.Config)
-		out = append(out, plan.RookDevice{Name: d.Name, Config: cfg})
+		maps.Copy(cfg, d.Config.Map())
+		out = append(out, plan.RookDevice{Name: d.Name, Config: plan.DeviceConfigOf(cfg)})
 	}
 	return out
 }

@@ -44,7 +44,7 @@ type rawListEntry struct {
 // the daemon in the foreground.
 func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan) *osd {
 	t := c.e.t
-	o := &osd{dataByID: d.Name, dbByID: d.Config["metadataDevice"]}
+	o := &osd{dataByID: d.Name, dbByID: d.Config.MetadataDevice}
 	o.data, o.db = kernel[o.dataByID], kernel[o.dbByID]
 	if o.data == "" || o.db == "" {
 		t.Fatalf("Rook entry %+v names devices the test did not create", d)
@@ -54,10 +54,10 @@ func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp pris
 			o.slot = s
 		}
 	}
-	if got, want := d.Config["databaseSizeMB"], strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != prismv1.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
+	if got, want := d.Config.DatabaseSizeMB, strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != prismv1.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
 		t.Fatalf("Rook entry %+v does not match slot %+v", d, o.slot)
 	}
-	class := d.Config["deviceClass"]
+	class := d.Config.Get("deviceClass")
 	if class != deviceClass {
 		t.Fatalf("Rook entry %+v: device class %q", d, class)
 	}

@@ -66,9 +66,9 @@ func TestCephOSDTrace(t *testing.T) {
 	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
 	// trace shows the OSD as Prism deploys it on QLC.
 	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
-	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: map[string]string{
+	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: plan.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
-	}}, kernel, fp)
+	})}, kernel, fp)
 	c.waitOSDsUpIn([]*osd{o})
 	pool := c.createPool()
 	t.Logf("%s up, pool %s clean (%.0f s since start)", o.name(), pool, time.Since(began).Seconds())

@@ -165,10 +165,10 @@ func (r *results) checkPlan(t *testing.T, policyYAML []byte) {
 	}
 	dev := rook[0].Devices[0]
 	slotPath := prismv1.PartitionPath(fp.StablePath, fp.Slots[0].Partition.Number)
-	if dev.Name != qlcA.StablePath || dev.Config["metadataDevice"] != slotPath {
+	if dev.Name != qlcA.StablePath || dev.Config.MetadataDevice != slotPath {
 		t.Errorf("Rook entry %+v, want %s with metadataDevice %s", dev, qlcA.StablePath, slotPath)
 	}
-	t.Logf("Rook entry: %s metadataDevice=%s node config %v", dev.Name, dev.Config["metadataDevice"], rook[0].Config)
+	t.Logf("Rook entry: %s metadataDevice=%s node config %v", dev.Name, dev.Config.MetadataDevice, rook[0].Config)
 }
 
 type applyOutput struct {

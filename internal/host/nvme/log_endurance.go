@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 )
 
 // LogIDEnduranceGroup is the Endurance Group Information log (09h, NVMe 1.4+), addressed to
@@ -81,22 +79,5 @@ func GroupLogFileName(logID uint8, group uint16) string {
 
 // GroupLog serves <Dir>/<ctrl>/log-<id>-<group>.bin.
 func (r RecordedLogReader) GroupLog(ctx context.Context, ctrl string, logID uint8, group uint16, length int) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkName(ctrl); err != nil {
-		return nil, err
-	}
-	if err := checkLogLength(length); err != nil {
-		return nil, fmt.Errorf("nvme: recorded log %#02x: %w", logID, err)
-	}
-	name := GroupLogFileName(logID, group)
-	b, err := os.ReadFile(filepath.Join(r.Dir, ctrl, name))
-	if err != nil {
-		return nil, fmt.Errorf("nvme: recorded log: %w", err)
-	}
-	if len(b) < length {
-		return nil, fmt.Errorf("nvme: recorded log %s/%s: %d bytes, want %d", ctrl, name, len(b), length)
-	}
-	return b[:length:length], nil
+	return r.read(ctx, ctrl, logID, GroupLogFileName(logID, group), length)
 }

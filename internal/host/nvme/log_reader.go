@@ -43,6 +43,11 @@ func LogFileName(logID uint8) string { return fmt.Sprintf("log-%02x.bin", logID)
 // Log returns the first length bytes of the recording; a recording shorter
 // than length is an error, as a real read always returns length bytes.
 func (r RecordedLogReader) Log(ctx context.Context, ctrl string, logID uint8, length int) ([]byte, error) {
+	return r.read(ctx, ctrl, logID, LogFileName(logID), length)
+}
+
+// read returns the first length bytes of the recording <Dir>/<ctrl>/<name> of log logID.
+func (r RecordedLogReader) read(ctx context.Context, ctrl string, logID uint8, name string, length int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -52,7 +57,6 @@ func (r RecordedLogReader) Log(ctx context.Context, ctrl string, logID uint8, le
 	if err := checkLogLength(length); err != nil {
 		return nil, fmt.Errorf("nvme: recorded log %#02x: %w", logID, err)
 	}
-	name := LogFileName(logID)
 	b, err := os.ReadFile(filepath.Join(r.Dir, ctrl, name))
 	if err != nil {
 		return nil, fmt.Errorf("nvme: recorded log: %w", err)
