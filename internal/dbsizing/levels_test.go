@@ -97,8 +97,8 @@ func TestTargetsAndDynamic(t *testing.T) {
 	if !l.Dynamic || l.Target(1) != 64*mib || l.Target(2) != 512*mib || l.Target(3) != 4096*mib || l.Target(4) != 0 || l.Target(0) != 0 {
 		t.Fatalf("targets %d %d %d %d, dynamic %v", l.Target(1), l.Target(2), l.Target(3), l.Target(4), l.Dynamic)
 	}
-	// The WAL budget is the memtables when max_total_wal_size is larger or unset.
-	if w := l.WALBytes(); w != 2*64*mib {
-		t.Errorf("WALBytes = %d MiB, want 128", w/mib)
+	// Without max_total_wal_size, RocksDB's bound: four times the write buffers.
+	if w := l.WALBytes(); w != 4*2*64*mib {
+		t.Errorf("WALBytes = %d MiB, want 512", w/mib)
 	}
 }

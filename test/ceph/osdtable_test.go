@@ -1,0 +1,302 @@
+//go:build linux
+
+package ceph
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/dbsizing"
+	"github.com/prism-storage/prism/internal/host/cephdaemon"
+	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/node/osdstats"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+const (
+	// osdTableDBSize is the DB slot of TestCephOSDTable: small, so that a few minutes of
+	// 4 KiB object writes fill it and BlueFS spills onto the data device.
+	osdTableDBSize = 640 * plan.MiB
+	// osdTableRocksDBOptions are Ceph 16.2's bluestore_rocksdb_options with 16 MiB write
+	// buffers instead of 256 MiB and a 64 MiB L1: the database then grows in small steps
+	// (flushes of 16 MiB memtables) instead of one 256 MiB WAL, and the slot advice has
+	// levels to tell apart (L1 fits the slot, L2 does not).
+	osdTableRocksDBOptions = "compression=kNoCompression,max_write_buffer_number=4,min_write_buffer_number_to_merge=1," +
+		"recycle_log_file_num=4,write_buffer_size=16777216,writable_file_max_buffer_size=0,compaction_readahead_size=2097152," +
+		"max_background_compactions=2,max_total_wal_size=1073741824,max_bytes_for_level_base=67108864"
+	// recordDir is where PRISM_UPDATE_CEPHDAEMON=1 writes the replies, relative to this package.
+	recordDir = "../../internal/host/cephdaemon/testdata"
+	// osdTableSample is how often the test reads the OSD while it fills the slot.
+	osdTableSample = 3 * time.Second
+	// osdTableWindow is the shortest span a forecast is made from in the test (the agent's is
+	// dbsizing.MinWindow).
+	osdTableWindow = 30 * time.Second
+)
+
+// oneSmallSlotOSD builds a cluster with one OSD whose DB is a slot of dbSize bytes on a
+// fast loop device, and a clean pool on it.
+func oneSmallSlotOSD(t *testing.T, e *env, dbSize int64, before func(c *cluster)) (*cluster, *osd, string, *loopDev, *loopDev) {
+	fast := e.attachLoop("fast", traceFastSize, true)
+	slowDev := e.attachLoop("qlc0", slowSize, false)
+	devices, _ := inventory(fast, []*loopDev{slowDev})
+	slot := prismv1.DBSlot{Partition: prismv1.PlannedPartition{Number: 1, Label: "prism-db-00", StartBytes: plan.MiB, SizeBytes: dbSize},
+		DataDevice: slowDev.stablePath}
+	fp := prismv1.FastDevicePlan{StablePath: fast.stablePath, SlotSizeBytes: dbSize, Slots: []prismv1.DBSlot{slot}}
+	if _, err := partitionFast(e.ctx, hostexec.Local{Timeout: slow}, prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{fp}}, devices); err != nil {
+		t.Fatalf("partitioning %s: %v", fast.dev, err)
+	}
+	checkPartitions(e, fast, fp)
+	kernel := map[string]string{slowDev.stablePath: slowDev.dev, prismv1.PartitionPath(fp.StablePath, 1): fast.partitionDev(1)}
+	c := e.bootstrap()
+	if before != nil {
+		before(c)
+	}
+	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: map[string]string{
+		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(dbSize/plan.MiB, 10), "deviceClass": deviceClass,
+	}}, kernel, fp)
+	c.waitOSDsUpIn([]*osd{o})
+	return c, o, c.createPool(), fast, slowDev
+}
+
+// TestCephOSDTable reads a real OSD through Prism's admin socket client (cephdaemon.Socket),
+// checks each reply against the Ceph CLI's, records them (PRISM_UPDATE_CEPHDAEMON=1), then
+// fills the OSD's small DB slot with 4 KiB object writes until BlueFS spills, forecasting the
+// spill from the readings as the agent does, and compares the forecasts with the real spill.
+// About 5-8 minutes.
+func TestCephOSDTable(t *testing.T) {
+	began := time.Now()
+	e := newEnv(t)
+	c, o, pool, _, _ := oneSmallSlotOSD(t, e, osdTableDBSize, func(c *cluster) {
+		c.mustCeph("config", "set", "osd", "bluestore_rocksdb_options", osdTableRocksDBOptions)
+	})
+	sock := c.path("run", clusterName+"-"+o.name()+".asok")
+	ask := cephdaemon.Socket{Timeout: 30 * time.Second}
+	t.Logf("%s up, pool %s clean (%.0f s since start)", o.name(), pool, time.Since(began).Seconds())
+
+	found, err := osdstats.FindOSDSockets(c.path("run"))
+	if err != nil || len(found) != 1 || found[0].ID != o.id || found[0].Path != sock {
+		t.Fatalf("FindOSDSockets(%s) = %+v, %v; want osd %d at %s", c.path("run"), found, err, o.id, sock)
+	}
+	rec := &recorder{c: c, ask: ask, sock: sock}
+	rec.record(cephdaemon.Version(), "version")
+	rec.record(cephdaemon.PerfDump("bluefs"), "perf-dump-bluefs-fresh")
+	rec.record(cephdaemon.PerfDump("bluestore"), "perf-dump-bluestore-fresh")
+	rec.record(cephdaemon.BlueFSStatsCommand(), "bluefs-stats-fresh")
+	rec.record(cephdaemon.KVStats(), "kv-stats-off")
+	rec.record(cephdaemon.ConfigGet("bluestore_rocksdb_options"), "config-get-bluestore_rocksdb_options")
+	rec.record(cephdaemon.ConfigGet("bluestore_rocksdb_options_annex"), "config-get-bluestore_rocksdb_options_annex")
+
+	first := osdstats.ReadOSD(e.ctx, ask, o.id, sock, time.Now)
+	if len(first.Errors) > 0 || !first.LevelsOff || first.RocksDB == nil {
+		t.Fatalf("first reading: errors %v, levels off %v, RocksDB %+v", first.Errors, first.LevelsOff, first.RocksDB)
+	}
+	lv := *first.RocksDB
+	if lv.WriteBufferBytes != 16<<20 || lv.BaseBytes != 64<<20 || lv.Multiplier != 10 || lv.L0Trigger != dbsizing.DefaultL0Trigger {
+		t.Fatalf("RocksDB levels from the OSD's configuration: %+v", lv)
+	}
+	dbTotal, _ := first.BlueFS.Get("db_total_bytes")
+	adv := dbsizing.Advise(lv, uint64(traceFastSize), 1, dbTotal)
+	t.Logf("slot advice: db_total %d MiB keeps L0..L%d; options %+v", dbTotal>>20, adv.Current, adv.Options[:4])
+	// The WAL alone may grow to max_total_wal_size (1 GiB): this slot cannot hold it.
+	if adv.Current != -1 || adv.Options[0].SlotBytes != lv.SlotBytes(0) || lv.SlotBytes(0) != uint64(1146*plan.MiB) {
+		t.Errorf("a %d MiB DB keeps L0..L%d, WAL and L0 need a %d MiB slot; want none (-1) and 1146 MiB ((1 GiB WAL + 4 × 16 MiB L0) ÷ 0.95)", dbTotal>>20, adv.Current, lv.SlotBytes(0)>>20)
+	}
+
+	// RocksDB's per-level statistics, which Ceph 16.2 collects only when told to.
+	c.mustCeph("config", "set", "osd", "rocksdb_perf", "true")
+	c.mustCeph("config", "set", "osd", "rocksdb_collect_compaction_stats", "true")
+	e.waitFor(time.Minute, "dump_objectstore_kv_stats to answer", func() (bool, string) {
+		r := osdstats.ReadOSD(e.ctx, ask, o.id, sock, time.Now)
+		return len(r.Levels) > 0, fmt.Sprintf("%v %v", r.LevelsOff, r.Errors)
+	})
+
+	bench := e.startDaemon("rados-bench", "rados", "--cluster", clusterName, "-c", c.conf, "-p", pool,
+		"bench", "900", "write", "-b", "4096", "-t", "32", "--no-cleanup", "--run-name", "prismspill")
+	var samples []dbsizing.Sample
+	type made struct {
+		at time.Time
+		f  dbsizing.Forecast
+	}
+	var forecasts []made
+	var prev *osdstats.Reading
+	var spillAt time.Time
+	deadline := time.Now().Add(12 * time.Minute)
+	for time.Now().Before(deadline) && bench.running() {
+		r := osdstats.ReadOSD(e.ctx, ask, o.id, sock, time.Now)
+		if len(r.Errors) > 0 {
+			t.Fatalf("reading %s during the workload: %v", o.name(), r.Errors)
+		}
+		used, _ := r.BlueFS.Get("db_used_bytes")
+		slowUsed, _ := r.BlueFS.Get("slow_used_bytes")
+		samples = append(samples, dbsizing.Sample{Time: r.Time, DBUsedBytes: used, SlowUsedBytes: slowUsed})
+		f := dbsizing.SpillForecast(samples, dbTotal, lv.WriteBufferBytes, osdTableWindow)
+		forecasts = append(forecasts, made{r.Time, f})
+		t.Logf("t=%4.0fs db_used %4d MiB slow_used %4d MiB forecast %s; %s", r.Time.Sub(samples[0].Time).Seconds(), used>>20, slowUsed>>20,
+			describeForecast(f, r.Time), rowsLine(osdstats.Table(prev, r)))
+		prev = &r
+		if slowUsed > 0 {
+			spillAt = r.Time
+			break
+		}
+		time.Sleep(osdTableSample)
+	}
+	bench.stop(t)
+	if spillAt.IsZero() {
+		t.Fatalf("BlueFS did not spill within the workload (last db_used %d of %d)", samples[len(samples)-1].DBUsedBytes, dbTotal)
+	}
+	rec.record(cephdaemon.PerfDump("bluefs"), "perf-dump-bluefs-spilled")
+	rec.record(cephdaemon.PerfDump("bluestore"), "perf-dump-bluestore-spilled")
+	rec.record(cephdaemon.BlueFSStatsCommand(), "bluefs-stats-spilled")
+	rec.record(cephdaemon.KVStats(), "kv-stats-on")
+	spilledAfter := spillAt.Sub(samples[0].Time)
+	t.Logf("BlueFS spilled %s after the workload started (between two readings %s apart)", spilledAfter.Round(time.Second), osdTableSample)
+
+	// How good were the forecasts? Each one made before the spill, against the spill. Once
+	// the readings span twice the window (the workload's slow start no longer dominates the
+	// fit), every forecast must be within 40 % of the time the slot took to fill.
+	checked := 0
+	for _, m := range forecasts {
+		if !m.f.Known || !m.at.Before(spillAt) {
+			continue
+		}
+		lead := spillAt.Sub(m.at)
+		miss := m.f.Date.Sub(spillAt)
+		t.Logf("forecast made %s before the spill: %s after the start (error %+.0f s, %+.0f %% of the lead time, %+.0f %% of the fill time), growth %.0f MiB/day",
+			lead.Round(time.Second), m.f.Date.Sub(samples[0].Time).Round(time.Second), miss.Seconds(), 100*miss.Seconds()/lead.Seconds(),
+			100*miss.Seconds()/spilledAfter.Seconds(), m.f.GrowthBytesPerDay/(1<<20))
+		if m.at.Sub(samples[0].Time) < 2*osdTableWindow {
+			continue
+		}
+		checked++
+		if miss.Abs() > spilledAfter*4/10 {
+			t.Errorf("forecast made %s before the spill missed it by %s, more than 40 %% of the %s the slot took to fill", lead.Round(time.Second), miss.Round(time.Second), spilledAfter.Round(time.Second))
+		}
+	}
+	if checked == 0 {
+		t.Errorf("no forecast was made from %s of readings before the spill", 2*osdTableWindow)
+	}
+	// The spill came within the reserve: BlueFS filled the slot to within a write buffer.
+	before := samples[len(samples)-2]
+	if before.DBUsedBytes+lv.WriteBufferBytes >= dbTotal {
+		t.Logf("the reading before the spill was already within a write buffer of db_total")
+	}
+	t.Logf("last reading before the spill: db_used %d MiB of %d MiB (%d MiB free; the forecast's reserve is %d MiB)",
+		before.DBUsedBytes>>20, dbTotal>>20, (dbTotal-before.DBUsedBytes)>>20, lv.WriteBufferBytes>>20)
+	t.Logf("total %.0f s", time.Since(began).Seconds())
+}
+
+func describeForecast(f dbsizing.Forecast, now time.Time) string {
+	switch {
+	case f.Spilled:
+		return "spilled"
+	case f.Known:
+		return fmt.Sprintf("in %s", f.Date.Sub(now).Round(time.Second))
+	default:
+		return "none (" + f.Reason + ")"
+	}
+}
+
+func rowsLine(rows []osdstats.Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s:", r.Class)
+		if r.Occupied != nil {
+			fmt.Fprintf(&b, " occ %.1fMiB", float64(*r.Occupied)/(1<<20))
+		}
+		if r.Share != nil {
+			fmt.Fprintf(&b, " share %.2f", *r.Share)
+		}
+		if r.Beta != nil {
+			fmt.Fprintf(&b, " beta %.1f", *r.Beta)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+// recorder asks the OSD through Prism's client, checks that the Ceph CLI's answer parses the
+// same, and writes the raw reply under recordDir with PRISM_UPDATE_CEPHDAEMON=1.
+type recorder struct {
+	c    *cluster
+	ask  cephdaemon.Asker
+	sock string
+}
+
+func (r *recorder) record(cmd cephdaemon.Command, name string) {
+	t := r.c.e.t
+	t.Helper()
+	got, err := r.ask.Ask(r.c.e.ctx, r.sock, cmd)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd.Prefix, err)
+	}
+	argv := append([]string{"ceph", "--cluster", clusterName, "-c", r.c.conf, "--admin-daemon", r.sock}, strings.Fields(cmd.Prefix)...)
+	for _, k := range []string{"logger", "var"} {
+		if v, ok := cmd.Args[k]; ok {
+			argv = append(argv, v)
+		}
+	}
+	cli, err := r.c.e.run(quick, append(argv, "--format", "json")...)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, cli)
+	}
+	if !sameReply(cmd, got, []byte(cli)) {
+		t.Errorf("%s: Prism's client and the Ceph CLI disagree:\nclient: %.300s\nCLI:    %.300s", cmd.Prefix, got, cli)
+	}
+	if os.Getenv("PRISM_UPDATE_CEPHDAEMON") == "" {
+		return
+	}
+	ver := strings.Fields(strings.TrimSpace(r.c.e.must(quick, "ceph-osd", "--version")))
+	dir := filepath.Join(recordDir, "ceph-"+ver[2])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".out"), got, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PRISM_UPDATE_CEPHDAEMON: wrote %s/%s.out (%d bytes)", dir, name, len(got))
+}
+
+// sameReply compares what matters of two replies: counters and config as parsed, level rows,
+// and the bluefs stats device lines. Counters differ between the two reads (they are live),
+// so only their names are compared.
+func sameReply(cmd cephdaemon.Command, a, b []byte) bool {
+	switch cmd.Prefix {
+	case "perf dump":
+		x, err1 := cephdaemon.ParsePerfDump(a, cmd.Args["logger"])
+		y, err2 := cephdaemon.ParsePerfDump(b, cmd.Args["logger"])
+		return err1 == nil && err2 == nil && reflect.DeepEqual(keys(x), keys(y))
+	case "config get":
+		x, err1 := cephdaemon.ParseConfigGet(a, cmd.Args["var"])
+		y, err2 := cephdaemon.ParseConfigGet(b, cmd.Args["var"])
+		return err1 == nil && err2 == nil && x == y
+	case "bluefs stats":
+		x, err1 := cephdaemon.ParseBlueFSStats(string(a))
+		y, err2 := cephdaemon.ParseBlueFSStats(string(b))
+		return err1 == nil && err2 == nil && reflect.DeepEqual(x.Columns, y.Columns) && len(x.Devices) == len(y.Devices)
+	case "dump_objectstore_kv_stats":
+		x, err1 := cephdaemon.ParseKVStats(a)
+		y, err2 := cephdaemon.ParseKVStats(b)
+		return (err1 == nil) == (err2 == nil) && len(x) == len(y)
+	default:
+		return strings.TrimSpace(string(a)) == strings.TrimSpace(string(b))
+	}
+}
+
+func keys(c cephdaemon.Counters) []string {
+	var k []string
+	for n := range c {
+		k = append(k, n)
+	}
+	sortStrings(k)
+	return k
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
