@@ -97,9 +97,7 @@ func decimal(v float64) string {
 		return "0"
 	}
 	digits := 1 - int(math.Floor(math.Log10(v)))
-	if digits < 0 {
-		digits = 0
-	}
 	p := math.Pow(10, float64(digits))
-	return strconv.FormatFloat(math.Round(v*p)/p, 'f', -1, 64)
+	r := math.Round(v*p) / p
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
