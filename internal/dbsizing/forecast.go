@@ -21,7 +21,8 @@ type Forecast struct {
 	// Known: Date is a forecast (growth was positive over at least MinWindow).
 	Known bool
 	Date  time.Time
-	// GrowthBytesPerDay is the least-squares slope of db_used_bytes over the samples.
+	// GrowthBytesPerDay is the least-squares slope of db_used_bytes over the samples (also
+	// after a spill; 0 with under minWindow of samples).
 	GrowthBytesPerDay float64
 	// Reason says why there is no date, or that the slot is already within the reserve.
 	Reason string
@@ -44,7 +45,9 @@ func SpillForecast(samples []Sample, dbTotalBytes, reserveBytes uint64, minWindo
 	}
 	last := samples[len(samples)-1]
 	if last.SlowUsedBytes > 0 {
-		return Forecast{Spilled: true}
+		f := Forecast{Spilled: true}
+		f.GrowthBytesPerDay, _ = growth(samples, minWindow)
+		return f
 	}
 	if dbTotalBytes == 0 {
 		return Forecast{Reason: "the OSD has no dedicated DB device"}
@@ -52,27 +55,12 @@ func SpillForecast(samples []Sample, dbTotalBytes, reserveBytes uint64, minWindo
 	if last.DBUsedBytes+reserveBytes >= dbTotalBytes {
 		return Forecast{Known: true, Date: last.Time, Reason: "less than the reserve is left"}
 	}
-	span := last.Time.Sub(samples[0].Time)
-	if len(samples) < 2 || span < minWindow {
-		return Forecast{Reason: fmt.Sprintf("%s of samples, %s needed", span.Round(time.Second), minWindow)}
+	perDay, reason := growth(samples, minWindow)
+	if reason != "" {
+		return Forecast{Reason: reason}
 	}
-	t0 := samples[0].Time
-	var n, sx, sy, sxx, sxy float64
-	for _, s := range samples {
-		x := s.Time.Sub(t0).Seconds()
-		y := float64(s.DBUsedBytes)
-		n++
-		sx += x
-		sy += y
-		sxx += x * x
-		sxy += x * y
-	}
-	den := n*sxx - sx*sx
-	if den <= 0 {
-		return Forecast{Reason: "samples at one instant"}
-	}
-	slope := (n*sxy - sx*sy) / den // bytes per second
-	f := Forecast{GrowthBytesPerDay: slope * 86400}
+	slope := perDay / 86400 // bytes per second
+	f := Forecast{GrowthBytesPerDay: perDay}
 	if slope <= 0 {
 		f.Reason = "db_used_bytes is not growing"
 		return f
@@ -87,4 +75,28 @@ func SpillForecast(samples []Sample, dbTotalBytes, reserveBytes uint64, minWindo
 	f.Known = true
 	f.Date = last.Time.Add(time.Duration(secs * float64(time.Second)))
 	return f
+}
+
+// growth is the least-squares slope of db_used_bytes in bytes per day, or why there is none.
+func growth(samples []Sample, minWindow time.Duration) (float64, string) {
+	span := samples[len(samples)-1].Time.Sub(samples[0].Time)
+	if len(samples) < 2 || span < minWindow {
+		return 0, fmt.Sprintf("%s of samples, %s needed", span.Round(time.Second), minWindow)
+	}
+	t0 := samples[0].Time
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range samples {
+		x := s.Time.Sub(t0).Seconds()
+		y := float64(s.DBUsedBytes)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	den := n*sxx - sx*sx
+	if den <= 0 {
+		return 0, "samples at one instant"
+	}
+	return (n*sxy - sx*sy) / den * 86400, ""
 }

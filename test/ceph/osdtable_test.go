@@ -118,6 +118,8 @@ func TestCephOSDTable(t *testing.T) {
 		return len(r.Levels) > 0, fmt.Sprintf("%v %v", r.LevelsOff, r.Errors)
 	})
 
+	metrics := c.startOSDMetrics(ask)
+	alertChecked := false
 	bench := e.startDaemon("rados-bench", "rados", "--cluster", clusterName, "-c", c.conf, "-p", pool,
 		"bench", "900", "write", "-b", "4096", "-t", "32", "--no-cleanup", "--run-name", "prismspill")
 	var samples []dbsizing.Sample
@@ -134,6 +136,9 @@ func TestCephOSDTable(t *testing.T) {
 		if len(r.Errors) > 0 {
 			t.Fatalf("reading %s during the workload: %v", o.name(), r.Errors)
 		}
+		if err := metrics.collector.Poll(e.ctx); err != nil {
+			t.Fatalf("the agent's collector: %v", err)
+		}
 		used, _ := r.BlueFS.Get("db_used_bytes")
 		slowUsed, _ := r.BlueFS.Get("slow_used_bytes")
 		samples = append(samples, dbsizing.Sample{Time: r.Time, DBUsedBytes: used, SlowUsedBytes: slowUsed})
@@ -142,6 +147,20 @@ func TestCephOSDTable(t *testing.T) {
 		t.Logf("t=%4.0fs db_used %4d MiB slow_used %4d MiB forecast %s; %s", r.Time.Sub(samples[0].Time).Seconds(), used>>20, slowUsed>>20,
 			describeForecast(f, r.Time), rowsLine(osdstats.Table(prev, r)))
 		prev = &r
+		if col := metrics.collector.OSDs(); !alertChecked && len(col) == 1 && col[0].Forecast.Known && time.Since(col[0].Forecast.Date) < 0 &&
+			r.Time.Sub(samples[0].Time) > 2*osdTableWindow {
+			// Prometheus has scraped the collector's forecast by the next sample: the alert's
+			// expression selects the OSD (the forecast is minutes away, well within 14 days).
+			time.Sleep(2 * metricsScrape)
+			got := metrics.alertSelects()
+			if len(got) != 1 || got[0] != nodeName+"/"+o.name() {
+				t.Errorf("%s's expression with a forecast %s away selects %v, want %s/%s", osdSpillAlert, time.Until(col[0].Forecast.Date).Round(time.Second), got, nodeName, o.name())
+			}
+			t.Logf("%s's expression selects %v (forecast %s away)", osdSpillAlert, got, time.Until(col[0].Forecast.Date).Round(time.Second))
+			alertChecked = true
+			// Every panel has data while the slot fills (after the spill the forecast is gone).
+			metrics.checkPanels(o)
+		}
 		if slowUsed > 0 {
 			spillAt = r.Time
 			break
@@ -149,8 +168,18 @@ func TestCephOSDTable(t *testing.T) {
 		time.Sleep(osdTableSample)
 	}
 	bench.stop(t)
+	if !alertChecked {
+		t.Errorf("%s was never evaluated with a forecast", osdSpillAlert)
+	}
 	if spillAt.IsZero() {
 		t.Fatalf("BlueFS did not spill within the workload (last db_used %d of %d)", samples[len(samples)-1].DBUsedBytes, dbTotal)
+	}
+	if err := metrics.collector.Poll(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * metricsScrape)
+	if got := metrics.alertSelects(); len(got) != 0 {
+		t.Errorf("%s's expression after the spill selects %v: a spilled OSD has no forecast (PrismBlueFSSpillover covers it)", osdSpillAlert, got)
 	}
 	rec.record(cephdaemon.PerfDump("bluefs"), "perf-dump-bluefs-spilled")
 	rec.record(cephdaemon.PerfDump("bluestore"), "perf-dump-bluestore-spilled")
