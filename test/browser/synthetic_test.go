@@ -233,7 +233,8 @@ func nodeMetrics(n syntheticNode, start, now time.Time) string {
 }
 
 // osdMetrics is the per-OSD table the agent reads from the OSD admin sockets (docs/metrics.md,
-// "OSDs"): a 30 GiB slot per OSD that keeps L0..L2, growing 2 GiB a day, and the seeds' shares.
+// "OSDs"): a 30 GiB slot per OSD that keeps L0..L2, 18 GiB + id/2 GiB used, growing 2 GiB a
+// day (so the highest id spills soonest), the OSD of soonestDevice spilled, and the seeds' shares.
 func osdMetrics(e *exposition, n syntheticNode, elapsed float64) {
 	const slot, gib = 30 << 30, 1 << 30
 	classes := []struct {
@@ -245,13 +246,19 @@ func osdMetrics(e *exposition, n syntheticNode, elapsed float64) {
 			continue
 		}
 		ids := []string{"node", n.name, "ceph_daemon", fmt.Sprintf("osd.%d", d.osd)}
-		used := 18*gib + float64(d.osd)*gib + elapsed*1e4
+		used := 18*gib + float64(d.osd)*gib/2 + elapsed*1e4
+		spilled := 0.0
+		if n.name == soonestNode && d.name == soonestDevice {
+			spilled = 3.2e9 // as Ceph's own ceph_bluefs_slow_used_bytes says (cephMetrics)
+		}
 		e.add("prism_osd_db_total_bytes", "gauge", slot, ids...)
 		e.add("prism_osd_db_used_bytes", "gauge", used, ids...)
-		e.add("prism_osd_slow_used_bytes", "gauge", 0, ids...)
+		e.add("prism_osd_slow_used_bytes", "gauge", spilled, ids...)
 		e.add("prism_osd_db_levels_on_fast", "gauge", 2, ids...)
 		e.add("prism_osd_db_growth_bytes_per_day", "gauge", 2*gib, ids...)
-		e.add("prism_osd_db_spill_forecast_timestamp_seconds", "gauge", float64(time.Now().Unix())+(slot-used)/(2*gib)*day, ids...)
+		if spilled == 0 { // the agent forecasts no spill for a slot that has spilled
+			e.add("prism_osd_db_spill_forecast_timestamp_seconds", "gauge", float64(time.Now().Unix())+(slot-used)/(2*gib)*day, ids...)
+		}
 		e.add("prism_osd_read_ok", "gauge", 1, ids...)
 		e.add("prism_osd_rocksdb_level_stats_enabled", "gauge", 1, ids...)
 		for level, bytes := range []float64{2156 << 20, 2426 << 20, 5120 << 20, 32068 << 20} {
