@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -128,12 +129,13 @@ func (c *Collector) update(o *OSD, r Reading) {
 		}
 	}
 	if r.BlueFS != nil && r.Store != nil {
-		// Rates need both counter sets from this very reading.
+		// Rows and rates need both counter sets from this very reading; otherwise the rows
+		// of the last complete reading stay.
 		o.prev, o.Last = o.Last, &merged
+		o.Rows = Table(o.prev, merged)
 	} else {
 		o.Last = &merged
 	}
-	o.Rows = Table(o.prev, merged)
 	o.Levels = merged.RocksDB
 	if b := merged.BlueFS; b != nil {
 		o.DBTotal, _ = b.Get("db_total_bytes")
@@ -162,17 +164,13 @@ func (c *Collector) update(o *OSD, r Reading) {
 func (c *Collector) OSDs() []OSD {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []OSD
-	for id := 0; len(out) < len(c.osds); id++ {
-		if o, ok := c.osds[id]; ok {
-			cp := *o
-			cp.samples = nil
-			out = append(out, cp)
-		}
-		if id > 1<<20 {
-			break
-		}
+	out := make([]OSD, 0, len(c.osds))
+	for _, o := range c.osds {
+		cp := *o
+		cp.samples = nil
+		out = append(out, cp)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
