@@ -36,8 +36,8 @@ Usage:
                             wide adds the vendor and its source, the inferred tier and the evidence
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
   kubectl prism endurance   every node's worst drive, sorted by soonest wear-out: wear, date, DWPD spent vs rated, WAF
-  kubectl prism osds        every OSD the agents read: DB slot use, RocksDB levels kept on the fast tier, spill
-                            forecast, slot advice, the table of data classes (occupied, written/day, share, β)
+  kubectl prism osds        per policy: OSDs spilled and forecast to spill within 14 days; every OSD the agents
+                            read: DB slot use, RocksDB levels kept on the fast tier, spill forecast, slot advice, the table of data classes (occupied, written/day, share, β)
                             and how many slots of each advised size the fast devices hold
 
 Flags:

@@ -17,6 +17,9 @@ import (
 // slots of each advised size it holds.
 func OSDs(w io.Writer, nodes []prismv1.StorageNode, now time.Time) error {
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	if err := osdPolicies(w, nodes, now); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tOSD\tDB USED\tDB SLOT\tSPILLED\tON FAST TIER\tSPILL FORECAST\tNEXT LEVEL NEEDS")
 	any := false
@@ -45,6 +48,96 @@ func OSDs(w io.Writer, nodes []prismv1.StorageNode, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// osdPolicies prints one line per policy (the nodes' spec.policyName): its OSDs, how many
+// spilled, how many are forecast to spill within 14 days, the soonest forecast and the range
+// of RocksDB levels their slots keep on the fast tier.
+func osdPolicies(w io.Writer, nodes []prismv1.StorageNode, now time.Time) error {
+	type agg struct {
+		nodes, osds, spilled, soon int
+		soonest                    *time.Time
+		minLevel, maxLevel         int32
+		levels                     bool
+	}
+	by := map[string]*agg{}
+	var names []string
+	for _, n := range nodes {
+		if len(n.Status.OSDs) == 0 {
+			continue
+		}
+		name := n.Spec.PolicyName
+		if name == "" {
+			name = "(none)"
+		}
+		a, ok := by[name]
+		if !ok {
+			a = &agg{}
+			by[name] = a
+			names = append(names, name)
+		}
+		a.nodes++
+		for _, o := range n.Status.OSDs {
+			a.osds++
+			if o.Spilled {
+				a.spilled++
+			}
+			if f := o.SpillForecastTime; f != nil && !o.Spilled {
+				if f.Sub(now) < 14*24*time.Hour {
+					a.soon++
+				}
+				if a.soonest == nil || f.Time.Before(*a.soonest) {
+					t := f.Time
+					a.soonest = &t
+				}
+			}
+			if l := o.LevelsOnFast; l != nil {
+				if !a.levels || *l < a.minLevel {
+					a.minLevel = *l
+				}
+				if !a.levels || *l > a.maxLevel {
+					a.maxLevel = *l
+				}
+				a.levels = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POLICY	NODES	OSDS	SPILLED	SPILL WITHIN 14 DAYS	SOONEST SPILL	LEVELS ON FAST TIER")
+	for _, name := range names {
+		a := by[name]
+		soonest := "-"
+		if a.soonest != nil {
+			soonest = a.soonest.UTC().Format("2006-01-02 15:04")
+		}
+		levels := "unknown"
+		if a.levels {
+			levels = levelRange(a.minLevel, a.maxLevel)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", name, a.nodes, a.osds, a.spilled, a.soon, soonest, levels)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func levelRange(lo, hi int32) string {
+	name := func(l int32) string {
+		if l < 0 {
+			return "none"
+		}
+		return fmt.Sprintf("L0..L%d", l)
+	}
+	if lo == hi {
+		return name(lo)
+	}
+	return name(lo) + " to " + name(hi)
 }
 
 func osdClasses(w io.Writer, node string, o prismv1.OSDStatus) error {

@@ -37,7 +37,7 @@ func TestOSDsRecorded(t *testing.T) {
 	growing.SpillForecastTime = &soon
 	nodes := []prismv1.StorageNode{{
 		ObjectMeta: metav1.ObjectMeta{Name: "prismtest-node"},
-		Spec: prismv1.StorageNodeSpec{Plan: &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
+		Spec: prismv1.StorageNodeSpec{PolicyName: "qlc-hybrid", Plan: &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
 			StablePath: fast, SlotSizeBytes: 640 << 20, Slots: []prismv1.DBSlot{{}, {}},
 		}}}},
 		Status: prismv1.StorageNodeStatus{
@@ -52,6 +52,7 @@ func TestOSDsRecorded(t *testing.T) {
 	text := out.String()
 	t.Log("\n" + text)
 	for _, want := range []string{
+		"qlc-hybrid  1      2     1        1                     2026-12-09 21:00  none",
 		"prismtest-node  osd.0  629.4 MiB  639.0 MiB  62.9 MiB  not even WAL+L0  spilled",
 		"1.1 GiB for L0..L0",
 		"2026-12-09 21:00 (in 14 days)",
