@@ -246,4 +246,3 @@ func rowsLine(rows []osdstats.Row) string {
 	}
 	return b.String()
 }
-
