@@ -118,6 +118,20 @@ func TestCephOSDTable(t *testing.T) {
 	alertChecked := false
 	bench := e.startDaemon("rados-bench", "rados", "--cluster", clusterName, "-c", c.conf, "-p", pool,
 		"bench", "900", "write", "-b", "4096", "-t", "32", "--no-cleanup", "--run-name", "prismspill")
+	// The fill starts when the workload's writes reach the OSD (rados bench took from a few
+	// seconds to 50 s to get going on a busy machine): the forecast is of a steady workload,
+	// and readings of the idle OSD before would only say how long rados bench took to start.
+	written := func() uint64 {
+		r := osdstats.ReadOSD(e.ctx, ask, o.id, sock, time.Now)
+		big, _ := r.Store.Get("bluestore_write_big_bytes")
+		small, _ := r.Store.Get("bluestore_write_small_bytes")
+		return big + small
+	}
+	idle := written()
+	e.waitFor(3*time.Minute, "the workload's first 16 MiB to reach the OSD", func() (bool, string) {
+		w := written()
+		return w >= idle+16<<20, fmt.Sprintf("%d bytes written since the OSD was idle", w-idle)
+	})
 	var samples []dbsizing.Sample
 	type made struct {
 		at time.Time
@@ -182,7 +196,7 @@ func TestCephOSDTable(t *testing.T) {
 	rec.record(cephdaemon.BlueFSStatsCommand(), "bluefs-stats-spilled")
 	rec.record(cephdaemon.KVStats(), "kv-stats-on")
 	spilledAfter := spillAt.Sub(samples[0].Time)
-	t.Logf("BlueFS spilled %s after the workload started (between two readings %s apart)", spilledAfter.Round(time.Second), osdTableSample)
+	t.Logf("BlueFS spilled %s after the workload's writes reached the OSD (between two readings %s apart)", spilledAfter.Round(time.Second), osdTableSample)
 
 	// How good were the forecasts? Each one made before the spill, against the spill. Once
 	// the readings span twice the window (the workload's slow start no longer dominates the
