@@ -5,8 +5,9 @@
 // (decision 00XX): the agent's image has no Ceph CLI (ceph-common with Python and librados),
 // and the protocol is small: the client writes one JSON command ({"prefix": ..., "format":
 // "json", arguments}) ended by a NUL byte and reads a 4-byte big-endian length and that many
-// bytes of reply. test/ceph checks every command's reply byte for byte against the Ceph CLI's
-// on a real OSD.
+// bytes of reply. test/ceph asks a real OSD each command through this client and through
+// `ceph --admin-daemon`, and requires both replies to parse the same (counter names, option
+// values, matrix columns, level rows; live counters differ between two reads).
 //
 // Only read commands can be built (Command's constructors): the agent never changes an OSD.
 // Every call has a deadline. Parsers are pure and tested on replies recorded from Ceph 16.2.15
