@@ -474,6 +474,13 @@ type StorageNodeStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	CacheWriteReduction string `json:"cacheWriteReduction,omitempty"`
+	// osds summarises each Ceph OSD whose admin socket is on the node (the per-OSD table,
+	// docs/osd-table.md), sorted by id.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:XValidation:rule="self.all(i, o, i == 0 || self[i-1].id < o.id)",message="osds must be sorted by id, each once"
+	OSDs []OSDStatus `json:"osds,omitempty"`
 }
 
 // PartitionState says where a planned partition stands.

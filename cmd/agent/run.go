@@ -17,12 +17,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
+	"github.com/prism-storage/prism/internal/host/cephdaemon"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/opencas"
+	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/internal/node/provision"
 )
 
@@ -39,6 +41,7 @@ func runAgent(args []string) error {
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
 	healthPeriod := fs.Duration("health-period", time.Minute, "read the devices' wear counters (SMART/log pages) this often")
+	cephSocketDir := fs.String("ceph-socket-dir", osdstats.DefaultSocketDir, "read the OSDs' admin sockets in this host directory (under --host-root; Rook: <dataDirHostPath>/exporter) for the per-OSD table; empty turns it off")
 	stateDir := fs.String("state-dir", "", "keep the wear history here (a hostPath) so forecasts survive restarts; empty keeps it in memory")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
@@ -74,6 +77,10 @@ func runAgent(args []string) error {
 			endurance.StateFile, endurance.LegacyStateFile = exporter.StateFiles(*stateDir)
 		}
 	}
+	var osds *osdstats.Collector
+	if *cephSocketDir != "" && *metricsAddr != "0" {
+		osds = &osdstats.Collector{Node: *nodeName, HostRoot: host.hostRoot, SocketDir: *cephSocketDir, Ask: cephdaemon.Socket{}}
+	}
 	p := &agent.Publisher{
 		Client:    c,
 		NodeName:  *nodeName,
@@ -83,6 +90,9 @@ func runAgent(args []string) error {
 	}
 	if endurance != nil {
 		p.CollectErrors = endurance.CollectErrors
+	}
+	if osds != nil {
+		p.OSDs = osds.Summary
 	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
@@ -99,6 +109,9 @@ func runAgent(args []string) error {
 			var extra []exporter.Polled
 			if *doProvision && *manageCache {
 				extra = append(extra, &opencas.Collector{Node: *nodeName, Exec: hostExec(*hostTools)})
+			}
+			if osds != nil {
+				extra = append(extra, osds)
 			}
 			if err := exporter.Serve(ctx, *metricsAddr, *healthPeriod, endurance, latest, extra...); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")

@@ -1,4 +1,4 @@
-// Command kubectl-prism is Prism's kubectl plugin: `kubectl prism nodes|devices|selection`.
+// Command kubectl-prism is Prism's kubectl plugin: `kubectl prism nodes|devices|selection|endurance|osds`.
 package main
 
 import (
@@ -36,6 +36,9 @@ Usage:
                             wide adds the vendor and its source, the inferred tier and the evidence
   kubectl prism selection   every HybridStoragePolicy: the devices chosen per node and why others were not
   kubectl prism endurance   every node's worst drive, sorted by soonest wear-out: wear, date, DWPD spent vs rated, WAF
+  kubectl prism osds        per policy: OSDs spilled and forecast to spill within 14 days; every OSD the agents
+                            read: DB slot use, RocksDB levels kept on the fast tier, spill forecast, slot advice, the table of data classes (occupied, written/day, share, β)
+                            and how many slots of each advised size the fast devices hold
 
 Flags:
   --kubeconfig FILE   kubeconfig to use (default $KUBECONFIG or ~/.kube/config)
@@ -76,7 +79,7 @@ func main() {
 
 func run(cmd, kubeconfig, kubecontext string, wide bool) error {
 	switch cmd {
-	case "nodes", "devices", "selection", "endurance":
+	case "nodes", "devices", "selection", "endurance", "osds":
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil
@@ -109,6 +112,8 @@ func run(cmd, kubeconfig, kubecontext string, wide bool) error {
 	switch cmd {
 	case "devices":
 		return report.Devices(os.Stdout, list.Items, wide)
+	case "osds":
+		return report.OSDs(os.Stdout, list.Items, time.Now())
 	case "endurance":
 		fi, err := os.Stdout.Stat()
 		terminal := err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""

@@ -18,11 +18,31 @@ var noDataFromSimulatedNodes = map[string]string{}
 
 // Reasons shared by several queries.
 const (
+	reasonOSD = "prism_osd_* come from OSD admin sockets and the demo runs no Ceph; " +
+		"test/ceph (TestCephOSDTable) proves these queries against the agent's collector reading a real Ceph 16.2 OSD"
 	reasonCeph = "ceph_bluefs_* and ceph_disk_occupation come from Ceph, not from Prism, and the demo runs no Ceph; " +
 		"test/ceph (TestCephOSDTrace) proves these queries against a real Ceph 16.2 mgr prometheus module and a real spill-over"
 )
 
 func init() {
+	for _, q := range []string{
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/A",
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/B",
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/C",
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/D",
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/E",
+		dashboards.UIDNode + "/OSDs: DB slot and spill forecast/F",
+		dashboards.UIDNode + "/OSD data classes (the PRISM table)/A",
+		dashboards.UIDNode + "/OSD data classes (the PRISM table)/B",
+		dashboards.UIDNode + "/OSD data classes (the PRISM table)/C",
+		dashboards.UIDNode + "/OSD data classes (the PRISM table)/D",
+		dashboards.UIDNode + "/DB slot advice/A",
+		dashboards.UIDNode + "/Share of the OSDs' writes per data class/A",
+		dashboards.UIDNode + "/DB used and the slot, per OSD/A",
+		dashboards.UIDNode + "/DB used and the slot, per OSD/B",
+	} {
+		noDataFromSimulatedNodes[q] = reasonOSD
+	}
 	for _, q := range []string{
 		dashboards.UIDOverview + "/BlueFS spillover to the slow device — $topn OSDs/A",
 		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/A",

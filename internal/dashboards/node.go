@@ -102,7 +102,8 @@ func Node() (dashboard.Dashboard, error) {
 			"Per OSD on this node: BlueFS bytes on the fast DB partition (solid) and spilled to the slow QLC device (dashed; should be 0).", "bytes", 24, 8,
 			rangeQ("A", `max by (ceph_daemon) (ceph_bluefs_db_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance="$node"}))`, "{{ceph_daemon}} DB"),
 			rangeQ("B", `max by (ceph_daemon) (ceph_bluefs_slow_used_bytes * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance="$node"}))`, "{{ceph_daemon}} slow")).
-			OverrideByQuery("B", []dashboard.DynamicConfigValue{{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []any{10.0, 10.0}}}})).
+			OverrideByQuery("B", []dashboard.DynamicConfigValue{{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []any{10.0, 10.0}}}}))
+	withOSDTable(b).
 		WithRow(row("Agent")).
 		WithPanel(series("SMART / log-page read errors", "Failed reads per device and source over the last hour.", "none", 12, 7,
 			rangeQ("A", nd(`sum by (device, source) (increase(prism_device_collect_errors_total{}[1h]))`), "{{device}} {{source}}"))).

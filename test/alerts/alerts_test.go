@@ -24,6 +24,7 @@ var wantAlerts = []string{
 	"PrismDeviceWearHigh",
 	"PrismDeviceWearOutBeforeWarranty",
 	"PrismDeviceWearOutSoon",
+	"PrismOSDDBSpillForecast",
 	"PrismQLCWriteAmplificationHigh",
 }
 

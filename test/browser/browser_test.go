@@ -272,6 +272,8 @@ type pageVisit struct {
 	ChartState    string     `json:"chartState"`
 	Rows          [][]string `json:"rows"`
 	PageInfo      string     `json:"pageInfo"`
+	OSDRows       [][]string `json:"osdRows"`
+	OSDState      string     `json:"osdState"`
 	Summary       []string   `json:"summary"`
 	ConsoleErrors []string   `json:"consoleErrors"`
 	PageErrors    []string   `json:"pageErrors"`
@@ -400,6 +402,8 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 		t.Errorf("console errors %q, page errors %q, failed requests %q", m.ConsoleErrors, m.PageErrors, m.BadResponses)
 	}
 
+	checkOSDRows(t, m)
+
 	p := got.Paged
 	if len(p.Rows) != 2 || p.Rows[0][0] != "3" || p.Rows[0][1] != expectedOrder[2] || p.Rows[1][1] != expectedOrder[3] ||
 		!strings.HasPrefix(p.PageInfo, "page 2 of 3") || len(p.ConsoleErrors) > 0 {
@@ -407,6 +411,9 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 	}
 
 	e := got.Empty
+	if len(e.OSDRows) != 0 || !strings.Contains(e.OSDState, "No OSD reported") {
+		t.Errorf("no-data page: OSD rows %q, state %q", e.OSDRows, e.OSDState)
+	}
 	if e.State != "empty" || !strings.Contains(e.TableState, "No data") || len(e.Rows) != 0 || len(e.ConsoleErrors)+len(e.PageErrors) > 0 {
 		t.Errorf("no-data page: state %q, table %q, rows %d, console %q %q", e.State, e.TableState, len(e.Rows), e.ConsoleErrors, e.PageErrors)
 	}
@@ -418,5 +425,32 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 		t.Errorf("screenshot %s: %v", shot, err)
 	} else {
 		t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+	}
+}
+
+// checkOSDRows: the page's OSD section lists every synthetic OSD, the spilled one first, then
+// by forecast (the highest id fills soonest), with the shares the exposition serves.
+func checkOSDRows(t *testing.T, m pageVisit) {
+	t.Helper()
+	osds := 0
+	for _, n := range syntheticNodes {
+		for _, d := range n.devices {
+			if d.osd >= 0 {
+				osds++
+			}
+		}
+	}
+	if len(m.OSDRows) != osds || m.OSDState != "" {
+		t.Fatalf("OSD section: %d rows (want %d), state %q", len(m.OSDRows), osds, m.OSDState)
+	}
+	first, second := m.OSDRows[0], m.OSDRows[1]
+	t.Logf("OSD rows: %q, %q", first, second)
+	if len(first) != 8 || first[0] != soonestNode || first[3] != "3.0 GiB" || first[5] != "spilled" {
+		t.Errorf("first OSD row %q: want the spilled OSD of %s (3.0 GiB on the slow device)", first, soonestNode)
+	}
+	// osd.13: (30 − 24.5) GiB left at 2 GiB a day is 2.75 days.
+	if second[1] != "osd.13" || !strings.HasSuffix(second[5], "(in 3 d)") ||
+		second[4] != "WAL, L0–L2" || second[6] != "5.0 % / 30 % / 64 %" {
+		t.Errorf("second OSD row %q: want osd.13, a forecast in 3 days, WAL, L0–L2 and shares 5.0 %% / 30 %% / 64 %%", second)
 	}
 }

@@ -25,6 +25,8 @@ async function visit(ctx, url, out) {
   out.chartState = await page.evaluate(() => { const e = document.getElementById('chart-state'); return e.hidden ? '' : e.textContent; });
   out.rows = await page.$$eval('#nodes tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells).map((td) => td.textContent)));
   out.pageInfo = await page.textContent('#page-info');
+  out.osdRows = await page.$$eval('#osds tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells).map((td) => td.textContent)));
+  out.osdState = await page.evaluate(() => { const e = document.getElementById('osds-state'); return e.hidden ? '' : e.textContent; });
   out.summary = await page.evaluate(() => ['sum-nodes', 'sum-devices', 'sum-wear', 'sum-wearout'].map((id) => document.getElementById(id).textContent));
   return page;
 }

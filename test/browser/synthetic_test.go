@@ -228,7 +228,53 @@ func nodeMetrics(n syntheticNode, start, now time.Time) string {
 				"node", n.name, "cache", "1", "core", d.name, "device", d.name)
 		}
 	}
+	osdMetrics(e, n, elapsed)
 	return e.String()
+}
+
+// osdMetrics is the per-OSD table the agent reads from the OSD admin sockets (docs/metrics.md,
+// "OSDs"): a 30 GiB slot per OSD that keeps L0..L2, 18 GiB + id/2 GiB used, growing 2 GiB a
+// day (so the highest id spills soonest), the OSD of soonestDevice spilled, and the seeds' shares.
+func osdMetrics(e *exposition, n syntheticNode, elapsed float64) {
+	const slot, gib = 30 << 30, 1 << 30
+	classes := []struct {
+		name                   string
+		occupied, share, dayGB float64
+	}{{"wal", 1 * gib, 0.05, 690}, {"bluefs-log", 0.1 * gib, 0.01, 60}, {"sst", 14 * gib, 0.30, 4200}, {"spilled", 0, 0, 0}, {"objects", 9000 * gib, 0.64, 8800}, {"L0", 1 * gib, 0.05, 690}, {"L1", 1 * gib, 0.08, 1012}, {"L2", 12 * gib, 0.17, 2500}}
+	for _, d := range n.devices {
+		if d.osd < 0 {
+			continue
+		}
+		ids := []string{"node", n.name, "ceph_daemon", fmt.Sprintf("osd.%d", d.osd)}
+		used := 18*gib + float64(d.osd)*gib/2 + elapsed*1e4
+		spilled := 0.0
+		if n.name == soonestNode && d.name == soonestDevice {
+			spilled = 3.2e9 // as Ceph's own ceph_bluefs_slow_used_bytes says (cephMetrics)
+		}
+		e.add("prism_osd_db_total_bytes", "gauge", slot, ids...)
+		e.add("prism_osd_db_used_bytes", "gauge", used, ids...)
+		e.add("prism_osd_slow_used_bytes", "gauge", spilled, ids...)
+		e.add("prism_osd_db_levels_on_fast", "gauge", 2, ids...)
+		e.add("prism_osd_db_growth_bytes_per_day", "gauge", 2*gib, ids...)
+		if spilled == 0 { // the agent forecasts no spill for a slot that has spilled
+			e.add("prism_osd_db_spill_forecast_timestamp_seconds", "gauge", float64(time.Now().Unix())+(slot-used)/(2*gib)*day, ids...)
+		}
+		e.add("prism_osd_read_ok", "gauge", 1, ids...)
+		e.add("prism_osd_rocksdb_level_stats_enabled", "gauge", 1, ids...)
+		for level, bytes := range []float64{2156 << 20, 2426 << 20, 5120 << 20, 32068 << 20} {
+			e.add("prism_osd_db_slot_advice_bytes", "gauge", bytes, append(append([]string{}, ids...), "level", fmt.Sprint(level))...)
+		}
+		for _, c := range classes {
+			cl := append(append([]string{}, ids...), "class", c.name)
+			e.add("prism_osd_class_occupied_bytes", "gauge", c.occupied, cl...)
+			e.add("prism_osd_class_written_bytes_total", "counter", c.dayGB*1e9*(10+elapsed/day), cl...)
+			e.add("prism_osd_class_written_bytes_per_day", "gauge", c.dayGB*1e9, cl...)
+			e.add("prism_osd_class_write_share_ratio", "gauge", c.share, cl...)
+			if c.occupied > 0 {
+				e.add("prism_osd_class_write_invalidation_ratio", "gauge", c.dayGB*1e9*10/c.occupied, cl...)
+			}
+		}
+	}
 }
 
 func cephMetrics(start, now time.Time) string {

@@ -203,6 +203,15 @@ func basicInvalidCases() []invalidCase {
 			c := map[string]any{"fastDevice": "/dev/disk/by-id/nvme-FAST", "state": "Running"}
 			m["status"].(map[string]any)["caches"] = []any{c, c}
 		}, []string{"status.caches", "caches must be sorted by fastDevice, each once"}},
+		{"osds out of order", validNode, func(m map[string]any) {
+			m["status"].(map[string]any)["osds"] = []any{map[string]any{"id": 3}, map[string]any{"id": 1}}
+		}, []string{"status.osds", "osds must be sorted by id, each once"}},
+		{"an OSD data class with a share that is not a decimal", validNode, func(m map[string]any) {
+			m["status"].(map[string]any)["osds"] = []any{map[string]any{"id": 0, "classes": []any{map[string]any{"name": "wal", "writeShare": "20%"}}}}
+		}, []string{"status.osds[0].classes[0].writeShare", "should match"}},
+		{"levels on the fast tier below -1", validNode, func(m map[string]any) {
+			m["status"].(map[string]any)["osds"] = []any{map[string]any{"id": 0, "levelsOnFast": -2}}
+		}, []string{"status.osds[0].levelsOnFast", "greater than or equal to -1"}},
 	}
 }
 

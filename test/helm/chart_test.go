@@ -577,8 +577,8 @@ func writeRenderedRules(t *testing.T, rel release, dir string) string {
 		t.Fatal(err)
 	}
 	// Sanity: what is written is a rule file with the expected alerts.
-	if n := len(alerts.ReadRuleFile(t, out).Alerts()); n != 9 {
-		t.Errorf("rendered PrometheusRule has %d alerts, want 9", n)
+	if n := len(alerts.ReadRuleFile(t, out).Alerts()); n != 10 {
+		t.Errorf("rendered PrometheusRule has %d alerts, want 10", n)
 	}
 	p := filepath.Join(dir, "rendered.rules.yaml")
 	if err := os.WriteFile(p, out, 0o644); err != nil {

@@ -22,7 +22,7 @@ type rule struct {
 var rules = []rule{
 	{"the API types are read by everyone and import nothing of Prism's", "./api/...", []string{mod + "internal/", mod + "controllers", mod + "cmd/"}},
 	{"planning and domain packages are pure: no Kubernetes client, no host tool, no node side",
-		"./internal/plan/... ./internal/ioclass/... ./internal/endurance/... ./internal/drivedb/...",
+		"./internal/plan/... ./internal/ioclass/... ./internal/endurance/... ./internal/drivedb/... ./internal/dbsizing/...",
 		[]string{"k8s.io/client-go", "sigs.k8s.io/controller-runtime", "os/exec", mod + "internal/host/", mod + "internal/node/"}},
 	{"the operator runs no host tool and has no node logic", "./controllers/... ./cmd/manager/...",
 		[]string{mod + "internal/host/", mod + "internal/node/"}},

@@ -49,6 +49,9 @@ type Publisher struct {
 	// CollectErrors describes the wear counters the last poll could not read ("" when all
 	// were); nil when the agent reads none (no metrics), and then there is no condition.
 	CollectErrors func() string
+	// OSDs is the per-OSD table's summary (internal/node/osdstats); false keeps the published
+	// list (no poll yet, or the socket directory could not be listed). nil: no OSD table.
+	OSDs func() ([]prismv1.OSDStatus, bool)
 	// PlanPoll is how often Run reads its StorageNode's generation to notice a new plan or
 	// mode (a generation its last sync did not see); 0 turns the poll off.
 	//
@@ -161,6 +164,11 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	}
 	if p.CollectErrors != nil {
 		next = withWearCounters(next, p.CollectErrors())
+	}
+	if p.OSDs != nil {
+		if osds, ok := p.OSDs(); ok {
+			next.OSDs = osds
+		}
 	}
 	defer p.record(ctx, sn, transitions(sn.Status, next, created))
 	sortLists(&next)

@@ -17,6 +17,13 @@
     ' or on (node) (1e10 + 1e6 * (1 - max by (node) (prism_device_percentage_used_ratio)))' +
     ' or on (node) (2e10 + 0 * max by (node) (prism_device_info))';
 
+  // OSDs, soonest first: spilled ones (0), then by forecast date, then the rest (1e10).
+  var OSD_ROWS = 25;
+  var OSD_KEY =
+    '(0 * (prism_osd_slow_used_bytes > 0))' +
+    ' or on (node, ceph_daemon) prism_osd_db_spill_forecast_timestamp_seconds' +
+    ' or on (node, ceph_daemon) (1e10 + 0 * prism_osd_db_total_bytes)';
+
   var params = new URLSearchParams(window.location.search);
   var state = {
     page: Math.max(0, parseInt(params.get('page') || '1', 10) - 1) || 0,
@@ -30,7 +37,7 @@
   if (!(state.size >= 1 && state.size <= 1000)) state.size = 25;
 
   var $ = function (id) { return document.getElementById(id); };
-  var api = window.prismEndurance = { ready: false, chart: null, rows: [], errors: [] };
+  var api = window.prismEndurance = { ready: false, chart: null, rows: [], osds: [], errors: [] };
 
   // ---- Prometheus ----------------------------------------------------------
 
@@ -217,6 +224,86 @@
     $('next').disabled = state.page + 1 >= pages;
   }
 
+  // ---- OSDs ------------------------------------------------------------------
+
+  function bytes(v) {
+    if (v == null) return '—';
+    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+    var i = 0;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return (i ? v.toFixed(1) : String(v)) + ' ' + units[i];
+  }
+
+  // loadOSDs: bottomk over the key picks the OSD_ROWS soonest, then each metric once for
+  // those OSDs; rows are joined by node and ceph_daemon.
+  function loadOSDs() {
+    return instant('bottomk(' + OSD_ROWS + ', ' + OSD_KEY + ')').then(function (res) {
+      var keyed = res.map(function (s) { return { node: s.metric.node, osd: s.metric.ceph_daemon, key: parseFloat(s.value[1]) }; })
+        .filter(function (k) { return k.node && k.osd; })
+        .sort(function (a, b) { return a.key - b.key || (a.node + a.osd < b.node + b.osd ? -1 : 1); });
+      if (!keyed.length) return [];
+      var m = '{ceph_daemon=~' + promString(keyed.map(function (k) { return regexEscape(k.osd); }).join('|')) + '}';
+      return Promise.all([
+        instant('prism_osd_db_used_bytes' + m),
+        instant('prism_osd_db_total_bytes' + m),
+        instant('prism_osd_slow_used_bytes' + m),
+        instant('prism_osd_db_levels_on_fast' + m),
+        instant('prism_osd_db_spill_forecast_timestamp_seconds' + m),
+        instant('prism_osd_class_write_share_ratio' + m),
+        instant('prism_osd_class_write_invalidation_ratio' + m)
+      ]).then(function (r) {
+        var rows = {};
+        keyed.forEach(function (k) { rows[k.node + '/' + k.osd] = { node: k.node, osd: k.osd, share: {}, beta: {} }; });
+        function each(result, f) {
+          result.forEach(function (s) {
+            var row = rows[s.metric.node + '/' + s.metric.ceph_daemon];
+            var v = parseFloat(s.value[1]);
+            if (row && isFinite(v)) f(row, v, s.metric);
+          });
+        }
+        each(r[0], function (row, v) { row.used = v; });
+        each(r[1], function (row, v) { row.slot = v; });
+        each(r[2], function (row, v) { row.spilled = v; });
+        each(r[3], function (row, v) { row.levels = v; });
+        each(r[4], function (row, v) { row.forecast = v; });
+        each(r[5], function (row, v, lbl) { row.share[lbl['class']] = v; });
+        each(r[6], function (row, v, lbl) { row.beta[lbl['class']] = v; });
+        return keyed.map(function (k) { return rows[k.node + '/' + k.osd]; });
+      });
+    });
+  }
+
+  function renderOSDs(rows) {
+    var tbody = $('osds').tBodies[0];
+    tbody.textContent = '';
+    var now = Date.now() / 1000;
+    rows.forEach(function (o) {
+      var tr = document.createElement('tr');
+      cell(tr, o.node, 'node');
+      cell(tr, o.osd);
+      cell(tr, bytes(o.used) + ' / ' + bytes(o.slot), 'num');
+      var sp = cell(tr, o.spilled ? bytes(o.spilled) : 'no', 'num');
+      if (o.spilled) sp.classList.add('bad');
+      cell(tr, o.levels == null ? '—' : o.levels < 0 ? 'not even WAL + L0' : 'WAL, L0–L' + o.levels, null,
+        o.levels == null ? 'the OSD\'s RocksDB options could not be read' : null);
+      if (o.spilled) {
+        cell(tr, 'spilled', 'date bad');
+      } else if (o.forecast != null) {
+        var days = (o.forecast - now) / DAY;
+        var td = cell(tr, isoDate(o.forecast) + ' (' + inDays(days) + ')', 'date');
+        td.classList.add(days < 14 ? 'bad' : days < 90 ? 'warn' : 'ok');
+      } else {
+        cell(tr, 'no forecast', 'date muted', 'not growing, or under 10 minutes of readings');
+      }
+      cell(tr, pct(o.share.wal) + ' / ' + pct(o.share.sst) + ' / ' + pct(o.share.objects), 'num');
+      cell(tr, num(o.beta.wal, 1) + ' / ' + num(o.beta.sst, 1), 'num');
+      tbody.appendChild(tr);
+    });
+    api.osds = rows;
+    setState($('osds-state'), rows.length ? '' :
+      'No OSD reported: the Prism agents read OSD admin sockets under agent.cephSocketDir (Rook: <dataDirHostPath>/exporter).', 'empty');
+  }
+
   // ---- chart -----------------------------------------------------------------
 
   function chartQuery(nodes) {
@@ -327,8 +414,12 @@
         'No data: Prometheus has no prism_device_info series. Is the Prism node agent running and scraped (port 9464)?', 'empty');
       return loadChart(rows);
     }).then(function (c) {
-      if (seq !== state.seq) return;
+      if (seq !== state.seq) return null;
       renderChart(c);
+      return loadOSDs();
+    }).then(function (osds) {
+      if (seq !== state.seq || osds == null) return;
+      renderOSDs(osds);
       setStatus('Updated ' + new Date().toLocaleTimeString(), 'ok');
       document.body.dataset.state = state.total ? 'ready' : 'empty';
       api.ready = true;
@@ -338,6 +429,7 @@
       setStatus('Prometheus query failed', 'error');
       setState($('table-state'), 'Could not query Prometheus: ' + (err.message || err), 'error');
       setState($('chart-state'), 'No chart: the queries failed.', 'error');
+      setState($('osds-state'), 'Could not query Prometheus: ' + (err.message || err), 'error');
       document.body.dataset.state = 'error';
       api.ready = true;
     });
