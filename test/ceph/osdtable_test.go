@@ -55,9 +55,9 @@ func oneSmallSlotOSD(t *testing.T, e *env, dbSize int64, before func(c *cluster)
 	if before != nil {
 		before(c)
 	}
-	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: map[string]string{
+	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: plan.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(dbSize/plan.MiB, 10), "deviceClass": deviceClass,
-	}}, kernel, fp)
+	})}, kernel, fp)
 	c.waitOSDsUpIn([]*osd{o})
 	return c, o, c.createPool(), fast, slowDev
 }
