@@ -165,11 +165,14 @@ func Decide(in Input) (Decision, error) {
 	key, annotations := ManagedNodesAnnotation(in.Policy), cluster.GetAnnotations()
 	previous := splitNodes(annotations[key])
 	raw := stayingInNodes(previous, ready, existing)
+	// A node managed before whose entry is written again is neither (its entry is replaced).
+	applied := nodeNamesOf(d.Entries)
 	d.Kept = []string{}
 	for _, n := range previous {
-		if slices.Contains(d.Waiting, n) || slices.Contains(raw, n) {
+		switch {
+		case slices.Contains(d.Waiting, n) || slices.Contains(raw, n):
 			d.Kept = append(d.Kept, n)
-		} else {
+		case !slices.Contains(applied, n):
 			d.Drop = append(d.Drop, n)
 		}
 	}
@@ -179,7 +182,7 @@ func Decide(in Input) (Decision, error) {
 	}
 	config, configNote := cephConfig(in, ready)
 	d.Config = config
-	d.Managed = joinNodes(append(nodeNamesOf(d.Entries), d.Kept...))
+	d.Managed = joinNodes(append(applied, d.Kept...))
 	sets, lookup, err := decideDeviceSets(in, ready, d.Waiting, raw)
 	if err != nil || len(lookup) > 0 {
 		return Decision{Lookup: lookup}, err
