@@ -74,10 +74,9 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, erro
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if d.Sets != nil {
-		if err := r.applyDecision(ctx, s.policy, d); err != nil {
-			return ctrl.Result{}, err
-		}
+	// A decision that stops early (dry run, no CephCluster, ...) has nothing to apply.
+	if err := r.applyDecision(ctx, s.policy, d); err != nil {
+		return ctrl.Result{}, err
 	}
 	s.rook = rookOutcome{reason: d.Outcome.Reason, message: d.Outcome.Message, ok: d.Outcome.OK}
 	s.requeueAfter = max(s.requeueAfter, d.Outcome.RequeueAfter)

@@ -104,8 +104,9 @@ type Decision struct {
 	Lookup []string
 	// Ready and Waiting are the nodes whose partitions are Ready, and the others.
 	Ready, Waiting []string
-	// Entries are the storage.nodes entries of the ready nodes, after gating; Drop and Kept
-	// are the nodes the policy managed before whose entries go, and stay untouched.
+	// Entries are the storage.nodes entries of the ready nodes, after gating. Of the nodes the
+	// policy managed before and writes no entry for now, Drop lose their entries and Kept
+	// keep theirs untouched (re-provisioning, or OSDs still on raw devices under a new cache).
 	Entries    []plan.RookNode
 	Drop, Kept []string
 	// Nodes is the CephCluster's storage.nodes after the apply.
@@ -116,7 +117,8 @@ type Decision struct {
 	Config map[string]any
 	// Gate is what replacement pacing decided.
 	Gate plan.GateResult
-	// Sets are the device sets and volumes.
+	// Sets are the device sets and volumes (nil when the decision stopped early: dry run, a
+	// refused plan, no CephCluster, useAllNodes; then there is nothing to apply).
 	Sets *DeviceSets
 	// Changed: the CephCluster differs from what Prism wants; Object is the apply configuration.
 	Changed bool
@@ -215,7 +217,7 @@ func outcome(in Input, d Decision, configNote string) (Outcome, string) {
 	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(d.Entries), in.Cluster.GetNamespace(), in.Cluster.GetName())
 	var withdrawn string
 	if w := withdrawals(d.Drop, in); len(w) > 0 {
-		withdrawn = "withdrew " + Summarise(w)
+		withdrawn = "withdrew " + summarise(w)
 	}
 	event := "applied " + msg
 	if withdrawn != "" {
@@ -227,7 +229,7 @@ func outcome(in Input, d Decision, configNote string) (Outcome, string) {
 		}
 	}
 	if len(sets.waiting) > 0 {
-		msg += "; " + Summarise(sets.waiting)
+		msg += "; " + summarise(sets.waiting)
 	}
 	if d.Gate.Released != nil {
 		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", d.Gate.Released.Node, d.Gate.Released.Device)
@@ -327,8 +329,8 @@ func stayingInNodes(previous []string, ready map[string]prismv1.NodePlan, existi
 	return raw
 }
 
-// Summarise joins items, at most five of them, for a condition message.
-func Summarise(items []string) string {
+// summarise joins items, at most five of them, for a condition message.
+func summarise(items []string) string {
 	if len(items) <= 5 {
 		return strings.Join(items, "; ")
 	}

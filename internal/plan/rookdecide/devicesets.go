@@ -213,7 +213,7 @@ func (d *DeviceSets) summary() string {
 	}
 	msg := fmt.Sprintf("%d OSDs on caches as device sets", d.wanted)
 	if len(d.notes) > 0 {
-		msg += "; " + Summarise(d.notes)
+		msg += "; " + summarise(d.notes)
 	}
 	return msg
 }
