@@ -36,7 +36,8 @@ func runPlan(args []string, out io.Writer) error {
 	var inventories stringList
 	fs.Var(&inventories, "inventory", "a node's `prism-agent inventory -o json` output (repeat per node)")
 	policyFile := fs.String("policy", "", "a HybridStoragePolicy manifest")
-	output := fs.String("o", "yaml", "yaml, json, or cephadm (OSD service specs)")
+	output := fs.String("o", "yaml", "yaml, json, cephadm (OSD service specs), or rook (what the operator would apply to the CephCluster)")
+	clusterFile := fs.String("cephcluster", "", "with -o rook: the CephCluster manifest (kubectl get -o yaml) to merge into (default: an empty one)")
 	var nodeLabels stringList
 	fs.Var(&nodeLabels, "node-labels", "NODE:key=value,key=value: a node's labels, matched against spec.nodeSelector (repeat per node; default: the inventory's labels)")
 	classesFile := fs.String("classes", "", "the ClassificationPolicy manifest the policy's spec.cache.classificationPolicyName names (default: Prism's built-in ceph-osd policy when that is the name)")
@@ -99,6 +100,12 @@ func runPlan(args []string, out io.Writer) error {
 		return enc.Encode(result)
 	case "yaml":
 		return writeYAML(out, result)
+	case "rook":
+		preview, err := previewRook(policy, result.ClusterPlan, nodes, class, *clusterFile)
+		if err != nil {
+			return err
+		}
+		return writeYAML(out, preview)
 	case "cephadm":
 		for _, s := range plan.CephadmSpecs(result.Plans(), class) {
 			fmt.Fprintln(out, "---")
@@ -108,7 +115,7 @@ func runPlan(args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("-o %q: want yaml, json or cephadm", *output)
+	return fmt.Errorf("-o %q: want yaml, json, cephadm or rook", *output)
 }
 
 // offlinePlan is what the plugin prints: the planner's result, and the device sets the operator

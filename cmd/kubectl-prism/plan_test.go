@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 
 	"github.com/prism-storage/prism/internal/host/nvme"
@@ -318,5 +321,63 @@ func TestPlanOfflineHonoursTheNodeSelector(t *testing.T) {
 	}
 	if err := runPlan(append(planArgs(files, "json"), "--node-labels", "no-colon"), &bytes.Buffer{}); err == nil {
 		t.Error("a malformed --node-labels must be refused")
+	}
+}
+
+// TestPlanOfflineRook checks that -o rook prints the operator's decision (rookdecide.Decide):
+// the storage.nodes entries are the plan's Rook entries, beside the entries of a given
+// CephCluster, which stay verbatim.
+func TestPlanOfflineRook(t *testing.T) {
+	files := inventoryFiles(t)
+	var planned bytes.Buffer
+	if err := runPlan(planArgs(files, "json"), &planned); err != nil {
+		t.Fatal(err)
+	}
+	var result plan.ClusterPlan
+	if err := json.Unmarshal(planned.Bytes(), &result); err != nil {
+		t.Fatal(err)
+	}
+	cluster := filepath.Join(t.TempDir(), "cephcluster.yaml")
+	manifest := "apiVersion: ceph.rook.io/v1\nkind: CephCluster\nmetadata: {name: rook-ceph, namespace: rook-ceph}\n" +
+		"spec:\n  storage:\n    useAllNodes: false\n    nodes:\n    - name: admins-node\n      devices: [{name: sdz}]\n"
+	if err := os.WriteFile(cluster, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		first string // the first entry's name: the admin's, when given
+	}{
+		{"an empty CephCluster", nil, ""},
+		{"a CephCluster with the admin's entry", []string{"--cephcluster", cluster}, "admins-node"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := runPlan(append(planArgs(files, "rook"), tc.extra...), &out); err != nil {
+				t.Fatal(err)
+			}
+			var got rookPreview
+			if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if got.RookConfigured.Reason != "Applied" || len(got.Assumes) == 0 {
+				t.Fatalf("rookConfigured %+v, assumes %v", got.RookConfigured, got.Assumes)
+			}
+			nodes, _, _ := unstructured.NestedSlice(got.Apply, "spec", "storage", "nodes")
+			var names []string
+			for _, n := range nodes {
+				names = append(names, n.(map[string]any)["name"].(string))
+			}
+			var want []string
+			if tc.first != "" {
+				want = append(want, tc.first)
+			}
+			for _, n := range result.RookStorageNodes {
+				want = append(want, n.Name)
+			}
+			if !slices.Equal(names, want) || len(result.RookStorageNodes) == 0 {
+				t.Errorf("storage.nodes %v, want %v", names, want)
+			}
+		})
 	}
 }

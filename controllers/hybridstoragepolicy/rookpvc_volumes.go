@@ -2,7 +2,6 @@ package hybridstoragepolicy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,30 +79,4 @@ func (r *Reconciler) ensureStorageClass(ctx context.Context) error {
 			want.Name, have.Provisioner, *want.VolumeBindingMode, want.Provisioner)
 	}
 	return nil
-}
-
-// ownsField says whether manager's server-side apply owns the field at path.
-func ownsField(obj *unstructured.Unstructured, manager string, path ...string) bool {
-	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != manager || mf.Operation != "Apply" || mf.FieldsV1 == nil {
-			continue
-		}
-		var fields map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
-			continue
-		}
-		found := true
-		for _, p := range path {
-			next, ok := fields["f:"+p].(map[string]any)
-			if !ok {
-				found = false
-				break
-			}
-			fields = next
-		}
-		if found {
-			return true
-		}
-	}
-	return false
 }

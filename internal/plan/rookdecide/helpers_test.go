@@ -1,4 +1,4 @@
-package hybridstoragepolicy
+package rookdecide
 
 import (
 	"strings"
@@ -10,6 +10,9 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan"
 )
+
+// fieldManager is a policy's field manager (controllers/hybridstoragepolicy).
+const fieldManager = "prism-operator/policy-7"
 
 // managedFields as the API server recorded them in the envtest (test/envtest/rookpvc_test.go).
 const (
@@ -33,16 +36,16 @@ func TestOwnsField(t *testing.T) {
 		obj  *unstructured.Unstructured
 		want bool
 	}{
-		{"Prism applied the list", withManagedFields(entry(FieldManager, metav1.ManagedFieldsOperationApply, prismOwnsBoth)), true},
-		{"Prism applied only nodes", withManagedFields(entry(FieldManager, metav1.ManagedFieldsOperationApply, prismOwnsNodes)), false},
-		{"the admin owns the list", withManagedFields(entry("admin", metav1.ManagedFieldsOperationUpdate, prismOwnsBoth), entry(FieldManager, metav1.ManagedFieldsOperationApply, prismOwnsNodes)), false},
-		{"an update under Prism's name is not Prism's apply", withManagedFields(entry(FieldManager, metav1.ManagedFieldsOperationUpdate, prismOwnsBoth)), false},
-		{"unreadable fields", withManagedFields(entry(FieldManager, metav1.ManagedFieldsOperationApply, `{`)), false},
+		{"Prism applied the list", withManagedFields(entry(fieldManager, metav1.ManagedFieldsOperationApply, prismOwnsBoth)), true},
+		{"Prism applied only nodes", withManagedFields(entry(fieldManager, metav1.ManagedFieldsOperationApply, prismOwnsNodes)), false},
+		{"the admin owns the list", withManagedFields(entry("admin", metav1.ManagedFieldsOperationUpdate, prismOwnsBoth), entry(fieldManager, metav1.ManagedFieldsOperationApply, prismOwnsNodes)), false},
+		{"an update under Prism's name is not Prism's apply", withManagedFields(entry(fieldManager, metav1.ManagedFieldsOperationUpdate, prismOwnsBoth)), false},
+		{"unreadable fields", withManagedFields(entry(fieldManager, metav1.ManagedFieldsOperationApply, `{`)), false},
 		{"no managed fields", withManagedFields(), false},
 	}
 	for _, tc := range cases {
-		if got := ownsField(tc.obj, FieldManager, path...); got != tc.want {
-			t.Errorf("%s: ownsField = %v, want %v", tc.name, got, tc.want)
+		if got := OwnsField(tc.obj, fieldManager, path...); got != tc.want {
+			t.Errorf("%s: OwnsField = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

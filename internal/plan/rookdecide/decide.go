@@ -1,0 +1,358 @@
+// Package rookdecide decides, from one observation, everything Prism applies to Rook for one
+// policy: the CephCluster's storage.nodes (which entries are dropped, kept, gated), its
+// cephConfig, its annotations, its storageClassDeviceSets and the local volumes behind them,
+// and the RookConfigured outcome. It is pure: the controller observes (the CephCluster, the
+// StorageNodes' readiness, the volumes), calls Decide, and applies what comes back.
+//
+// It sits beside internal/plan rather than in it because the device sets and volumes come from
+// internal/plan/rookvolumes, which imports plan.
+package rookdecide
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+// Reasons of the RookConfigured condition.
+const (
+	ReasonApplied              = "Applied"
+	ReasonDryRun               = "DryRun"
+	ReasonPlanRefused          = "PlanRefused"
+	ReasonCephClusterNotFound  = "CephClusterNotFound"
+	ReasonCephClusterAllNodes  = "CephClusterUsesAllNodes"
+	ReasonWaitingForPartitions = "WaitingForPartitions"
+	ReasonNothingToConfigure   = "NothingToConfigure"
+	// ReasonReplacingOSDs: OSDs whose DB moved to a new fast device are handed to Rook one at
+	// a time, each once Ceph is healthy again.
+	ReasonReplacingOSDs = "ReplacingOSDs"
+	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
+	ReasonWaitingForCacheCores = "WaitingForCacheCores"
+)
+
+// HealthRequeue is how soon to look again while replacements wait for Ceph's health, which
+// no watch event reports.
+const HealthRequeue = time.Minute
+
+// Input is everything the decision reads, all of it observed before.
+type Input struct {
+	// Policy is the policy's name; Manager the field manager of its CephCluster applies.
+	Policy, Manager string
+	// DryRun and PlanRefused stop the decision before the CephCluster is read.
+	DryRun, PlanRefused bool
+	// DeviceClass is the OSDs' device class (spec.osd.deviceClass, defaulted).
+	DeviceClass string
+	// SetMinAllocSize: spec.osd.minAllocSize asks Prism to set bluestore_min_alloc_size.
+	SetMinAllocSize bool
+	// ClusterRef is "namespace/name" of spec.cephCluster, for messages.
+	ClusterRef string
+	// Cluster is the CephCluster as read; nil when it does not exist.
+	Cluster *unstructured.Unstructured
+	// Nodes are the policy's nodes with a plan, sorted by name.
+	Nodes []Node
+	// Released maps the nodes this reconcile let go to why; Selections are the policy's
+	// selections (a node without a plan carries why in its message). Both only explain drops.
+	Released   map[string]string
+	Selections []prismv1.NodeSelection
+	// Ledger are the policy's local volumes (by their device-set label); Volumes are volumes
+	// looked up by name outside the ledger (nil: looked up, absent). A volume Decide needs
+	// and finds in neither is asked for in Decision.Lookup.
+	Ledger  map[string]LedgerSet
+	Volumes map[string]*corev1.PersistentVolume
+	// Now is the clock for replacement pacing.
+	Now time.Time
+}
+
+// Node is one node with a plan, as observed.
+type Node struct {
+	Name string
+	Plan prismv1.NodePlan
+	// Ready: the node's agent reports Provisioned for exactly this plan (the StorageNode's
+	// spec.plan equals Plan, and its status reports the current generation).
+	Ready bool
+	// Status is the StorageNode's status (devices, caches).
+	Status prismv1.StorageNodeStatus
+	// Hostname is the Node's kubernetes.io/hostname label ("": the node name); read only for
+	// ready nodes whose OSDs sit on caches.
+	Hostname string
+}
+
+// Outcome is the RookConfigured condition.
+type Outcome struct {
+	Reason, Message string
+	OK              bool
+	// RequeueAfter asks to look again for state no watch reports; 0: no need.
+	RequeueAfter time.Duration
+}
+
+// Decision is everything to apply, in this order: ApplyVolumes, then Object when Changed,
+// then DeleteVolumes.
+type Decision struct {
+	Outcome Outcome
+	// Lookup names volumes to read before deciding again (Input.Volumes); when set, nothing
+	// else in the decision is meant to be applied.
+	Lookup []string
+	// Ready and Waiting are the nodes whose partitions are Ready, and the others.
+	Ready, Waiting []string
+	// Entries are the storage.nodes entries of the ready nodes, after gating. Of the nodes the
+	// policy managed before and writes no entry for now, Drop lose their entries and Kept
+	// keep theirs untouched (re-provisioning, or OSDs still on raw devices under a new cache).
+	Entries    []plan.RookNode
+	Drop, Kept []string
+	// Nodes is the CephCluster's storage.nodes after the apply.
+	Nodes []any
+	// Managed is the managed-nodes annotation; Release the release annotation ("": none).
+	Managed, Release string
+	// Config is the cephConfig Prism sets (nil: none).
+	Config map[string]any
+	// Gate is what replacement pacing decided.
+	Gate plan.GateResult
+	// Sets are the device sets and volumes (nil when the decision stopped early: dry run, a
+	// refused plan, no CephCluster, useAllNodes; then there is nothing to apply).
+	Sets *DeviceSets
+	// Changed: the CephCluster differs from what Prism wants; Object is the apply configuration.
+	Changed bool
+	Object  *unstructured.Unstructured
+	// Event is the message of the OSDEntriesApplied Event, when Changed.
+	Event string
+	// ApplyVolumes are created or fixed before the CephCluster apply, DeleteVolumes deleted
+	// after it.
+	ApplyVolumes  []*corev1.PersistentVolume
+	DeleteVolumes []corev1.PersistentVolume
+}
+
+// Decide decides what Prism applies to the CephCluster for one policy. The error is a merge
+// conflict (an entry Prism must write belongs to someone else) naming the field.
+func Decide(in Input) (Decision, error) {
+	switch {
+	case in.DryRun:
+		return Decision{Outcome: Outcome{Reason: ReasonDryRun, Message: "dry run: the CephCluster is not changed"}}, nil
+	case in.PlanRefused:
+		return Decision{Outcome: Outcome{Reason: ReasonPlanRefused, Message: "nothing applied while a node's plan is refused"}}, nil
+	case in.Cluster == nil:
+		return Decision{Outcome: Outcome{Reason: ReasonCephClusterNotFound, Message: fmt.Sprintf("CephCluster %s does not exist", in.ClusterRef)}}, nil
+	}
+	cluster := in.Cluster
+	if all, _, _ := unstructured.NestedBool(cluster.Object, "spec", "storage", "useAllNodes"); all {
+		return Decision{Outcome: Outcome{Reason: ReasonCephClusterAllNodes, Message: "spec.storage.useAllNodes is true, so Rook ignores per-node entries: set it to false"}}, nil
+	}
+
+	d := Decision{}
+	ready := map[string]prismv1.NodePlan{}
+	for _, n := range in.Nodes {
+		if n.Ready {
+			ready[n.Name] = n.Plan
+			d.Ready = append(d.Ready, n.Name)
+		} else {
+			d.Waiting = append(d.Waiting, n.Name)
+		}
+	}
+	sort.Strings(d.Waiting)
+	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	d.Gate = plan.GateReplacements(plan.RookNodes(ready, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
+	d.Entries = d.Gate.Entries
+
+	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
+	// flap Rook's view of running OSDs.
+	key, annotations := ManagedNodesAnnotation(in.Policy), cluster.GetAnnotations()
+	previous := splitNodes(annotations[key])
+	raw := stayingInNodes(previous, ready, existing)
+	// A node managed before whose entry is written again is neither (its entry is replaced).
+	applied := nodeNamesOf(d.Entries)
+	d.Kept = []string{}
+	for _, n := range previous {
+		switch {
+		case slices.Contains(d.Waiting, n) || slices.Contains(raw, n):
+			d.Kept = append(d.Kept, n)
+		case !slices.Contains(applied, n):
+			d.Drop = append(d.Drop, n)
+		}
+	}
+	var err error
+	if d.Nodes, err = plan.MergeRookNodes(existing, d.Drop, d.Entries); err != nil {
+		return Decision{}, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
+	}
+	config, configNote := cephConfig(in, ready)
+	d.Config = config
+	d.Managed = joinNodes(append(applied, d.Kept...))
+	sets, lookup, err := decideDeviceSets(in, ready, d.Waiting, raw)
+	if err != nil || len(lookup) > 0 {
+		return Decision{Lookup: lookup}, err
+	}
+	d.Sets = sets
+	d.ApplyVolumes, d.DeleteVolumes = sets.apply, sets.obsolete
+
+	releaseKey := ReleaseAnnotation(in.Policy)
+	d.Release = annotations[releaseKey]
+	if d.Gate.Released != nil {
+		d.Release = d.Gate.Released.String()
+	}
+	d.Changed = !(equality.Semantic.DeepEqual(existing, d.Nodes) && annotations[key] == d.Managed && configApplied(cluster, config) &&
+		!sets.changed() && annotations[releaseKey] == d.Release)
+	if d.Changed {
+		d.Object = applyObject(cluster, key, d.Managed, d.Nodes, config)
+		if d.Release != "" {
+			// Re-sent on every apply: an annotation Prism's field manager stops sending is removed.
+			d.Object.SetAnnotations(map[string]string{key: d.Managed, releaseKey: d.Release})
+		}
+		sets.addTo(d.Object)
+	}
+	d.Outcome, d.Event = outcome(in, d, configNote)
+	return d, nil
+}
+
+// outcome is the RookConfigured condition and the Event message of a decision.
+func outcome(in Input, d Decision, configNote string) (Outcome, string) {
+	sets := d.Sets
+	msg := fmt.Sprintf("%d nodes' OSD entries in CephCluster %s/%s", len(d.Entries), in.Cluster.GetNamespace(), in.Cluster.GetName())
+	var withdrawn string
+	if w := withdrawals(d.Drop, in); len(w) > 0 {
+		withdrawn = "withdrew " + summarise(w)
+	}
+	event := "applied " + msg
+	if withdrawn != "" {
+		event += "; " + withdrawn
+	}
+	for _, note := range []string{configNote, sets.summary(), withdrawn} {
+		if note != "" {
+			msg += "; " + note
+		}
+	}
+	if len(sets.waiting) > 0 {
+		msg += "; " + summarise(sets.waiting)
+	}
+	if d.Gate.Released != nil {
+		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", d.Gate.Released.Node, d.Gate.Released.Device)
+	}
+	switch {
+	case len(d.Gate.Held) > 0:
+		return Outcome{Reason: ReasonReplacingOSDs, RequeueAfter: HealthRequeue,
+			Message: fmt.Sprintf("%s; %d OSDs to re-create one at a time, first: %s", msg, len(d.Gate.Held), d.Gate.Held[0])}, event
+	case len(d.Waiting) > 0:
+		return Outcome{Reason: ReasonWaitingForPartitions, Message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(d.Waiting, ", ")}, event
+	case len(sets.waiting) > 0:
+		return Outcome{Reason: ReasonWaitingForCacheCores, Message: msg}, event
+	case len(d.Entries) == 0 && sets.wanted == 0:
+		return Outcome{Reason: ReasonNothingToConfigure, Message: "no node has a plan"}, event
+	}
+	return Outcome{Reason: ReasonApplied, Message: msg, OK: true}, event
+}
+
+// withdrawals names each node whose storage.nodes entry this decision removes, and why:
+// released, no longer selected, or without a plan.
+func withdrawals(drop []string, in Input) []string {
+	why := map[string]string{}
+	for node, reason := range in.Released {
+		why[node] = "released: " + reason
+	}
+	for _, sel := range in.Selections {
+		if _, ok := why[sel.Node]; ok {
+			continue
+		}
+		switch {
+		case sel.Message != "":
+			why[sel.Node] = "no plan: " + sel.Message
+		default:
+			why[sel.Node] = "no plan"
+		}
+	}
+	out := make([]string, 0, len(drop))
+	for _, n := range drop {
+		reason, ok := why[n]
+		if !ok {
+			reason = "no longer selected by the policy"
+		}
+		out = append(out, fmt.Sprintf("the entry of node %s (%s)", n, reason))
+	}
+	return out
+}
+
+// cephConfig is the Rook cephConfig Prism sets: bluestore_min_alloc_size for its OSDs' device
+// class, matching the ready nodes' selected capacity devices' internal write unit.
+func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, string) {
+	if !in.SetMinAllocSize || len(ready) == 0 {
+		return nil, ""
+	}
+	var devices []prismv1.Device
+	for _, n := range in.Nodes {
+		if _, ok := ready[n.Name]; !ok {
+			continue
+		}
+		for _, sel := range in.Selections {
+			if sel.Node != n.Name {
+				continue
+			}
+			for _, d := range n.Status.Devices {
+				for _, cd := range sel.Capacity {
+					if cd.StablePath == d.StablePath {
+						devices = append(devices, d)
+					}
+				}
+			}
+		}
+	}
+	iu, err := plan.MinAllocSize(devices)
+	if err != nil {
+		return nil, "bluestore_min_alloc_size left at Ceph's default: " + err.Error()
+	}
+	return map[string]any{plan.CephConfigSection(in.DeviceClass): map[string]any{"bluestore_min_alloc_size": strconv.FormatInt(iu, 10)}},
+		fmt.Sprintf("bluestore_min_alloc_size %d for device class %s", iu, in.DeviceClass)
+}
+
+// stayingInNodes are the nodes that now run a cache but still have the storage.nodes entry
+// this policy gave them before: OSDs may run on their raw capacity devices, so the entry
+// stays (Rook stops updating OSDs of nodes that leave the list) and the node gets no device
+// set (a second OSD on the same disk) until an admin removes the entry.
+func stayingInNodes(previous []string, ready map[string]prismv1.NodePlan, existing []any) []string {
+	var raw []string
+	for _, n := range previous {
+		p, ok := ready[n]
+		if !ok || !plan.OnClaims(p) {
+			continue
+		}
+		for _, e := range existing {
+			if m, ok := e.(map[string]any); ok && m["name"] == n {
+				raw = append(raw, n)
+			}
+		}
+	}
+	return raw
+}
+
+// summarise joins items, at most five of them, for a condition message.
+func summarise(items []string) string {
+	if len(items) <= 5 {
+		return strings.Join(items, "; ")
+	}
+	return strings.Join(items[:5], "; ") + fmt.Sprintf("; and %d more", len(items)-5)
+}
+
+func nodeNamesOf(entries []plan.RookNode) []string {
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+func joinNodes(names []string) string {
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func splitNodes(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

@@ -1,0 +1,298 @@
+package rookdecide
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan"
+)
+
+var now = time.Date(2026, 11, 25, 22, 0, 0, 0, time.UTC)
+
+const (
+	policy = "fast"
+	gib    = int64(1) << 30
+)
+
+// slotPlan is a node plan with one 60 GiB DB slot per data device on fast device fast.
+func slotPlan(fast string, data ...string) prismv1.NodePlan {
+	f := prismv1.FastDevicePlan{StablePath: "/dev/disk/by-id/" + fast, SlotSizeBytes: 60 * gib}
+	for i, d := range data {
+		f.Slots = append(f.Slots, prismv1.DBSlot{Index: int32(i), DataDevice: "/dev/disk/by-id/" + d, Partition: prismv1.PlannedPartition{Number: int32(i + 1)}})
+	}
+	return prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{f}}
+}
+
+// entry is a storage.nodes entry as Prism writes it for slotPlan(fast, data...).
+func entry(node, fast string, data ...string) map[string]any {
+	var devices []any
+	for i, d := range data {
+		devices = append(devices, map[string]any{"name": "/dev/disk/by-id/" + d,
+			"config": map[string]any{"metadataDevice": prismv1.PartitionPath("/dev/disk/by-id/"+fast, int32(i+1))}})
+	}
+	return map[string]any{"name": node, "devices": devices, "config": map[string]any{"deviceClass": "qlc", "databaseSizeMB": "61440"}}
+}
+
+// cluster is a CephCluster with spec.storage.nodes, annotations and Ceph's health.
+func cluster(nodes []any, annotations map[string]string, health string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes}}}}
+	u.SetGroupVersionKind(CephClusterGVK)
+	u.SetNamespace("rook-ceph")
+	u.SetName("ceph")
+	u.SetAnnotations(annotations)
+	if health != "" {
+		_ = unstructured.SetNestedField(u.Object, map[string]any{"health": health, "lastChanged": now.Add(-time.Hour).Format(time.RFC3339)}, "status", "ceph")
+	}
+	return u
+}
+
+func input(c *unstructured.Unstructured, nodes ...Node) Input {
+	return Input{Policy: policy, Manager: "prism-operator/" + policy, DeviceClass: "qlc", ClusterRef: "rook-ceph/ceph",
+		Cluster: c, Nodes: nodes, Now: now}
+}
+
+func names(entries []plan.RookNode) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func nodeNames(nodes []any) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.(map[string]any)["name"].(string))
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	key := ManagedNodesAnnotation(policy)
+	a := Node{Name: "a", Plan: slotPlan("nvme-A", "q1", "q2"), Ready: true}
+	b := Node{Name: "b", Plan: slotPlan("nvme-B", "q1"), Ready: false}
+	admins := map[string]any{"name": "admins-node", "devices": []any{map[string]any{"name": "sdz"}}}
+
+	type want struct {
+		reason        string
+		message       []string // substrings
+		ok, changed   bool
+		entries, drop []string
+		kept          []string
+		nodes         []string // names in the CephCluster's storage.nodes after the apply
+		managed       string
+		release       string // prefix; "" none
+		requeue       time.Duration
+	}
+	tests := []struct {
+		name string
+		in   Input
+		want want
+	}{
+		{"dry run: nothing read, nothing applied",
+			func() Input { in := input(nil, a); in.DryRun = true; return in }(),
+			want{reason: ReasonDryRun, message: []string{"dry run"}}},
+		{"a refused plan applies nothing",
+			func() Input { in := input(cluster(nil, nil, ""), a); in.PlanRefused = true; return in }(),
+			want{reason: ReasonPlanRefused, message: []string{"refused"}}},
+		{"no CephCluster",
+			input(nil, a),
+			want{reason: ReasonCephClusterNotFound, message: []string{"CephCluster rook-ceph/ceph does not exist"}}},
+		{"useAllNodes makes per-node entries moot",
+			input(func() *unstructured.Unstructured {
+				c := cluster(nil, nil, "")
+				_ = unstructured.SetNestedField(c.Object, true, "spec", "storage", "useAllNodes")
+				return c
+			}(), a),
+			want{reason: ReasonCephClusterAllNodes, message: []string{"useAllNodes is true"}}},
+		{"a ready node's entry is added beside the admin's",
+			input(cluster([]any{admins}, nil, ""), a),
+			want{reason: ReasonApplied, ok: true, changed: true, message: []string{"1 nodes' OSD entries in CephCluster rook-ceph/ceph"},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"admins-node", "a"}, managed: "a"}},
+		{"nothing to do when the CephCluster already has it",
+			input(cluster([]any{admins, entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), a),
+			want{reason: ReasonApplied, ok: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"admins-node", "a"}, managed: "a"}},
+		{"a waiting node keeps the entry it has",
+			input(cluster([]any{entry("a", "nvme-A", "q1", "q2"), entry("b", "nvme-B", "q1")}, map[string]string{key: "a,b"}, ""), a, b),
+			want{reason: ReasonWaitingForPartitions, changed: true, message: []string{"waiting for the agents to create the DB partitions on b"},
+				entries: []string{"a"}, kept: []string{"b"}, nodes: []string{"b", "a"}, managed: "a,b"}},
+		{"a node the policy let go loses its entry, and the status says why",
+			func() Input {
+				in := input(cluster([]any{entry("a", "nvme-A", "q1", "q2"), entry("c", "nvme-C", "q1"), admins}, map[string]string{key: "a,c"}, ""), a)
+				in.Released = map[string]string{"c": "no Node matching spec.nodeSelector has this name any more"}
+				return in
+			}(),
+			want{reason: ReasonApplied, ok: true, changed: true, message: []string{"withdrew the entry of node c (released: no Node matching"},
+				entries: []string{"a"}, drop: []string{"c"}, kept: []string{}, nodes: []string{"admins-node", "a"}, managed: "a"}},
+		{"a node without a plan any more loses its entry",
+			func() Input {
+				in := input(cluster([]any{entry("c", "nvme-C", "q1")}, map[string]string{key: "c"}, ""))
+				in.Selections = []prismv1.NodeSelection{{Node: "c", Message: "no fast device"}}
+				return in
+			}(),
+			want{reason: ReasonNothingToConfigure, changed: true, message: []string{"no node has a plan"},
+				drop: []string{"c"}, kept: []string{}, managed: ""}},
+		{"a moved DB waits while Ceph is not healthy",
+			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), a),
+			want{reason: ReasonReplacingOSDs, message: []string{"2 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1"},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue}},
+		{"a moved DB is released one OSD at a time when Ceph is healthy",
+			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), a),
+			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook", "1 OSDs to re-create"},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := tc.want
+			if d.Outcome.Reason != w.reason || d.Outcome.OK != w.ok || d.Outcome.RequeueAfter != w.requeue {
+				t.Errorf("outcome %+v, want reason %s ok %v requeue %v", d.Outcome, w.reason, w.ok, w.requeue)
+			}
+			if len(w.drop) == 0 && strings.Contains(d.Outcome.Message, "withdrew") {
+				t.Errorf("message %q withdraws an entry, but none is dropped", d.Outcome.Message)
+			}
+			for _, m := range w.message {
+				if !strings.Contains(d.Outcome.Message, m) {
+					t.Errorf("message %q lacks %q", d.Outcome.Message, m)
+				}
+			}
+			if d.Changed != w.changed || (d.Object != nil) != w.changed {
+				t.Errorf("changed %v (object %v), want %v", d.Changed, d.Object != nil, w.changed)
+			}
+			if d.Sets == nil {
+				if w.entries != nil || w.managed != "" {
+					t.Errorf("nothing decided, want entries %v", w.entries)
+				}
+				return
+			}
+			check := func(what string, got, want []string) {
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s = %#v, want %#v", what, got, want)
+				}
+			}
+			check("entries", names(d.Entries), w.entries)
+			check("drop", d.Drop, w.drop)
+			check("kept", d.Kept, w.kept)
+			check("storage.nodes", nodeNames(d.Nodes), w.nodes)
+			if d.Managed != w.managed {
+				t.Errorf("managed %q, want %q", d.Managed, w.managed)
+			}
+			if !strings.HasPrefix(d.Release, w.release) || (w.release == "") != (d.Release == "") {
+				t.Errorf("release %q, want %q…", d.Release, w.release)
+			}
+			if d.Changed {
+				if got := d.Object.GetAnnotations()[ManagedNodesAnnotation(policy)]; got != w.managed {
+					t.Errorf("applied annotation %q, want %q", got, w.managed)
+				}
+				if !strings.HasPrefix(d.Event, "applied ") {
+					t.Errorf("event %q", d.Event)
+				}
+			}
+		})
+	}
+}
+
+func TestDecideEntryDatabaseSize(t *testing.T) {
+	d, err := Decide(input(cluster(nil, nil, ""), Node{Name: "a", Plan: slotPlan("nvme-A", "q1"), Ready: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slot's size in the plan (bytes) is the entry's databaseSizeMB.
+	nodes, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "storage", "nodes")
+	if size := nodes[0].(map[string]any)["config"].(map[string]any)["databaseSizeMB"]; size != "61440" {
+		t.Errorf("databaseSizeMB %v, want 61440 (60 GiB)", size)
+	}
+}
+
+func TestDecideMergeConflictNamesTheField(t *testing.T) {
+	_, err := Decide(input(cluster([]any{"not an entry"}, nil, ""), Node{Name: "a", Plan: slotPlan("nvme-A", "q1"), Ready: true}))
+	if err == nil || !strings.Contains(err.Error(), "spec.storage.nodes[0]") || !strings.Contains(err.Error(), "CephCluster ceph") {
+		t.Errorf("err = %v, want one naming spec.storage.nodes[0] of CephCluster ceph", err)
+	}
+}
+
+// cachedNode is a ready node whose fast device runs a cache with q1 as its core (Ready when
+// coreReady), so its OSD goes through a device set and two local volumes.
+func cachedNode(coreReady bool) Node {
+	p := slotPlan("nvme-C", "q1")
+	p.FastDevices[0].Cache = &prismv1.PlannedPartition{Number: 2}
+	p.FastDevices[0].CacheID = 1
+	core := prismv1.CacheCoreStatus{Device: "/dev/disk/by-id/q1", CoreID: 1, ExportedObject: "/dev/cas1-1", State: prismv1.CoreReady}
+	if !coreReady {
+		core.State = prismv1.CorePending
+	}
+	st := prismv1.StorageNodeStatus{
+		Devices: []prismv1.Device{{StablePath: "/dev/disk/by-id/q1", SizeBytes: 8 << 40}},
+		Caches:  []prismv1.CacheStatus{{FastDevice: "/dev/disk/by-id/nvme-C", Cores: []prismv1.CacheCoreStatus{core}}},
+	}
+	return Node{Name: "c", Plan: p, Ready: true, Status: st, Hostname: "c.example"}
+}
+
+func TestDecideDeviceSets(t *testing.T) {
+	in := input(cluster(nil, nil, ""), cachedNode(true))
+	in.Volumes = map[string]*corev1.PersistentVolume{}
+	first, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Neither volume is in the ledger: the controller reads them by name first.
+	if len(first.Lookup) != 2 || first.Sets != nil {
+		t.Fatalf("lookup %v, sets %v: want the two volumes asked for and nothing decided", first.Lookup, first.Sets)
+	}
+	for _, name := range first.Lookup {
+		in.Volumes[name] = nil // looked up: absent
+	}
+	d, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Lookup) != 0 || len(d.ApplyVolumes) != 2 || !d.Changed || d.Outcome.Reason != ReasonApplied {
+		t.Fatalf("lookup %v, %d volumes to apply, changed %v, outcome %+v", d.Lookup, len(d.ApplyVolumes), d.Changed, d.Outcome)
+	}
+	sets, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "storage", "storageClassDeviceSets")
+	if len(sets) != 1 || len(d.Entries) != 0 || !strings.Contains(d.Outcome.Message, "1 OSDs on caches as device sets") {
+		t.Errorf("device sets %v, entries %v, message %q: want one set and no storage.nodes entry", sets, d.Entries, d.Outcome.Message)
+	}
+	for _, v := range d.ApplyVolumes {
+		if v.Labels[plan.LabelDeviceSet] == "" {
+			t.Errorf("volume %s has no device-set label", v.Name)
+		}
+	}
+
+	// A core that is not Ready yet holds its OSD back.
+	held := input(cluster(nil, nil, ""), cachedNode(false))
+	d, err = Decide(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Outcome.Reason != ReasonWaitingForCacheCores || !strings.Contains(d.Outcome.Message, "c: 1 capacity devices wait for their cache cores") || len(d.ApplyVolumes) != 0 {
+		t.Errorf("outcome %+v, %d volumes: want WaitingForCacheCores and none", d.Outcome, len(d.ApplyVolumes))
+	}
+
+	// Deleting the policy: unclaimed volumes go, the CephCluster loses the policy's entries.
+	ledger := Ledger(func() []corev1.PersistentVolume {
+		var out []corev1.PersistentVolume
+		d, _ := Decide(in)
+		for _, v := range d.ApplyVolumes {
+			out = append(out, *v)
+		}
+		return out
+	}())
+	rm, err := DecideRemoval(policy, in.Manager, cluster([]any{entry("a", "nvme-A", "q1")}, map[string]string{ManagedNodesAnnotation(policy): "a"}, ""), ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, _, _ := unstructured.NestedSlice(rm.Object.Object, "spec", "storage", "nodes")
+	if len(rm.DeleteVolumes) != 2 || len(nodes) != 0 {
+		t.Errorf("removal deletes %d volumes and leaves %v: want 2 and no entry", len(rm.DeleteVolumes), nodes)
+	}
+}
