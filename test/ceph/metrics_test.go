@@ -277,7 +277,10 @@ func (m *cephMetrics) checkCephQueries(o *osd, vars map[string]string, slowUsed 
 	}
 	boards := map[string]int{}
 	for _, r := range results {
-		if !strings.Contains(r.Expr, "ceph_") || (uid != "" && r.Dashboard != uid) {
+		// Ceph's own series; prism_osd_* (grouped by the ceph_daemon label too) come from the
+		// agent's OSD table and are checked against its collector (osdmetrics_test.go).
+		readsCeph := strings.Contains(r.Expr, "ceph_") && !strings.Contains(r.Expr, "prism_osd_")
+		if !readsCeph || (uid != "" && r.Dashboard != uid) {
 			continue
 		}
 		boards[r.Dashboard]++
