@@ -64,11 +64,11 @@ e2e-guest: ## The e2e foundations in the forky QEMU guest (root, slow): a real c
 	hack/e2e/run.sh node
 
 .PHONY: e2e-rook
-e2e-rook: ## e2e-guest, then Rook v1.20.4's Helm chart and a CephCluster to a mon quorum (needs Rook's pkg/apis module: docs/e2e.md).
+e2e-rook: ## e2e-guest, then Rook v1.20.2's chart and its real operator: mon quorum, mgr, an OSD on an emulated NVMe drive (docs/e2e.md).
 	hack/e2e/run.sh rook
 
 .PHONY: e2e-rook-chart
-e2e-rook-chart: ## e2e-guest, then Rook v1.20.4's own Helm chart with helm and a CephCluster its CRD accepts (no operator: docs/e2e.md).
+e2e-rook-chart: ## e2e-guest, then Rook v1.20.2's own Helm chart with helm and a CephCluster its CRD accepts (no operator: docs/e2e.md).
 	hack/e2e/run.sh rook-chart
 
 .PHONY: e2e

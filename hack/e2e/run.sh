@@ -4,8 +4,9 @@
 #
 #   hack/e2e/run.sh node        # node Ready, a pod from an imported OCI archive, in-cluster API access
 #   hack/e2e/run.sh rook-chart  # node, then Rook's chart with helm and a CephCluster its CRD
-#                               # accepts; no operator runs (no rook binary here: docs/e2e.md)
-#   hack/e2e/run.sh rook        # node, then Rook's Helm chart and a CephCluster to a mon quorum
+#                               # accepts; the operator's image is not written, so it never runs
+#   hack/e2e/run.sh rook        # node, then Rook's Helm chart and the real operator (v1.20.2):
+#                               # a mon quorum, the mgr, an OSD on a second emulated NVMe drive
 #
 # Pieces, each cached (~/.cache/prism): the forky guest (PRISM_GUEST_SUITE=forky
 # hack/guest/build.sh), etcd and the Kubernetes binaries (hack/envtest-bins.sh --with-controllers
@@ -34,12 +35,13 @@ step guest-build $((SECONDS - t0))
 t0=$SECONDS
 assets=$("$repo/hack/envtest-bins.sh" --with-controllers --with-node --with-kubectl)
 step k8s-bins $((SECONDS - t0))
-rookdir=""
+rookdir="" rook_version=""
 if [[ $stage == rook* ]]; then
   t0=$SECONDS
   chart_only=()
   [[ $stage == rook ]] || chart_only=(--chart-only)
   rookdir=$("$here/rook-bins.sh" "${chart_only[@]}")
+  rook_version=$(basename "$rookdir" | sed -n 's/^rook-\([0-9.]*\)-.*/\1/p')
   step rook-bins $((SECONDS - t0))
 fi
 
@@ -71,22 +73,28 @@ rook_image=""
 if [[ $stage == rook-chart ]]; then
   # The image the chart names; it is not built (no rook binary), so the operator pod waits.
   ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
-  rook_image="prism.local/e2e/rook-ceph:v1.20.4-ceph-${ceph_ver%%+*}"
+  rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
   cp "$rookdir/helm" "$share/bin/helm"
   cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
 fi
 if [[ $stage == rook ]]; then
   # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
   # packages, as the guest has them) plus the rook binary, as Rook's image is Ceph's plus rook.
+  # Without the node's own runtime (containerd, ctr, runc, the CNI plugins: 200 MiB that no
+  # pod runs): importing is the slowest step under TCG (about 0.7 MB/s here).
   ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
-  rook_image="prism.local/e2e/rook-ceph:v1.20.4-ceph-${ceph_ver%%+*}"
-  key=$(cat "$guest/candidates.txt" "$rookdir/rook" | sha256sum | cut -c1-16)
+  rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
+  # Entrypoint rook, as Rook's image has: the chart's operator Deployment gives only args
+  # (ceph operator); every Ceph daemon's pod names its own command.
+  key=$( (cat "$guest/candidates.txt" "$rookdir/rook"; echo entrypoint=/usr/local/bin/rook no-runtime) | sha256sum | cut -c1-16)
   rook_tar="$imgcache/rook-ceph-$key.tar"
   if [[ ! -f $rook_tar ]]; then
     log "writing $rook_image from $guest/base.cpio and rook"
     "$work/ociarchive" -o "$rook_tar" -name "$rook_image" -cpio "$guest/base.cpio" \
       -exclude dev/ -exclude init -exclude prism/ -exclude usr/lib/modules/ \
-      -file "$rookdir/rook:/usr/local/bin/rook:0755" >&2
+      -exclude usr/bin/containerd -exclude usr/bin/ctr -exclude usr/lib/containerd/ \
+      -exclude usr/sbin/runc -exclude usr/lib/cni/ \
+      -file "$rookdir/rook:/usr/local/bin/rook:0755" -entrypoint /usr/local/bin/rook >&2
   fi
   ln "$rook_tar" "$share/images/rook-ceph.tar" 2>/dev/null || cp "$rook_tar" "$share/images/rook-ceph.tar"
   cp "$rookdir/helm" "$share/bin/helm"
@@ -100,10 +108,13 @@ step images $((SECONDS - t0))
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 
+# rook: a second drive, whole, for the OSD Rook's prepare job creates.
+disks=(--disk e2e-work:64G)
+[[ $stage != rook ]] || disks+=(--disk e2e-osd:20G)
 t0=$SECONDS
 rc=0
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
-  --share "$share" --disk e2e-work:64G --mem "${PRISM_E2E_MEM:-8G}" --smp 2 --timeout 5400 \
+  --share "$share" "${disks[@]}" --mem "${PRISM_E2E_MEM:-8G}" --smp 2 --timeout 5400 \
   --workdir "$work/vm" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
 grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console.log" >&2 || true
