@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prism-storage/prism/test/support/loopdevs"
 )
 
 // clusterName is not "ceph", so that nothing of the test can be mistaken for (or find) a
@@ -228,6 +230,13 @@ func (c *cluster) cephVolume(timeout time.Duration, args ...string) (string, err
 	argv = append(argv, args...)
 	ctx, cancel := context.WithTimeout(c.e.ctx, timeout)
 	defer cancel()
+	// ceph-volume's device scan walks every block device of the host and fails on partitions
+	// left behind on detached loop devices (other jobs' leftovers on a shared machine).
+	if cleaned, err := loopdevs.DropDetachedLoopPartitions(ctx, "partx"); err != nil {
+		return "", err
+	} else if len(cleaned) > 0 {
+		c.e.t.Logf("dropped stale partitions of detached loop devices %v before ceph-volume", cleaned)
+	}
 	cmd := exec.CommandContext(ctx, self, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C", "CEPH_VOLUME_ALLOW_LOOP_DEVICES=true", "CEPH_VOLUME_LOG_PATH="+c.path("log"))

@@ -117,7 +117,7 @@ func TestCephOSDTable(t *testing.T) {
 	metrics := c.startOSDMetrics(ask)
 	alertChecked := false
 	bench := e.startDaemon("rados-bench", "rados", "--cluster", clusterName, "-c", c.conf, "-p", pool,
-		"bench", "900", "write", "-b", "4096", "-t", "32", "--no-cleanup", "--run-name", "prismspill")
+		"bench", "1500", "write", "-b", "4096", "-t", "8", "--no-cleanup", "--run-name", "prismspill")
 	// The fill starts when the workload's writes reach the OSD (rados bench took from a few
 	// seconds to 50 s to get going on a busy machine): the forecast is of a steady workload,
 	// and readings of the idle OSD before would only say how long rados bench took to start.
@@ -140,7 +140,7 @@ func TestCephOSDTable(t *testing.T) {
 	var forecasts []made
 	var prev *osdstats.Reading
 	var spillAt time.Time
-	deadline := time.Now().Add(12 * time.Minute)
+	deadline := time.Now().Add(20 * time.Minute)
 	for time.Now().Before(deadline) && bench.running() {
 		r := osdstats.ReadOSD(e.ctx, ask, o.id, sock, time.Now)
 		if len(r.Errors) > 0 {

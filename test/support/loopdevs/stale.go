@@ -56,3 +56,29 @@ func DropStalePartitions(ctx context.Context, partx, dev string) (stale []string
 	left, _ := KernelPartitions(name)
 	return stale, fmt.Errorf("%s: cannot remove stale kernel partitions %v after 5 s: partx --delete: %s", dev, left, last)
 }
+
+// DropDetachedLoopPartitions removes the kernel partitions left on loop devices that have no
+// backing file any more (their users detached them with partitions still registered), and
+// returns the devices it cleaned. Such partitions point at nothing, so dropping them loses
+// nothing; ceph-volume 16.2's device scan fails on them (disk.get_devices lists a partition
+// whose detached loop it skipped: UnboundLocalError on device_slaves).
+func DropDetachedLoopPartitions(ctx context.Context, partx string) ([]string, error) {
+	disks, err := filepath.Glob("/sys/block/loop*")
+	if err != nil {
+		return nil, err
+	}
+	var cleaned []string
+	for _, d := range disks {
+		if _, err := os.Stat(filepath.Join(d, "loop")); err == nil {
+			continue // attached: its partitions are its user's
+		}
+		stale, err := DropStalePartitions(ctx, partx, "/dev/"+filepath.Base(d))
+		if err != nil {
+			return cleaned, err
+		}
+		if len(stale) > 0 {
+			cleaned = append(cleaned, filepath.Base(d))
+		}
+	}
+	return cleaned, nil
+}
