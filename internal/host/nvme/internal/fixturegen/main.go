@@ -10,29 +10,16 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
-	"sort"
+
+	"github.com/prism-storage/prism/internal/host/nvme/internal/fixturedir"
 )
 
 func main() {
 	out := flag.String("out", "testdata", "fixture root directory")
 	flag.Parse()
 	for _, r := range all() {
-		dir := filepath.Join(*out, r.Dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := fixturedir.Write(*out, r.Dir, render(r)); err != nil {
 			log.Fatal(err)
-		}
-		files := render(r)
-		names := make([]string, 0, len(files))
-		for n := range files {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if err := os.WriteFile(filepath.Join(dir, n), files[n], 0o644); err != nil {
-				log.Fatal(err)
-			}
 		}
 	}
 }
