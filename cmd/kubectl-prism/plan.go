@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -20,6 +19,7 @@ import (
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/decide"
 	"github.com/prism-storage/prism/internal/plan/rookvolumes"
 )
 
@@ -55,37 +55,35 @@ func runPlan(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The operator plans only the nodes the selector matches; so does the plugin.
-	selector, err := metav1.LabelSelectorAsSelector(policy.Spec.NodeSelector.LabelSelector())
-	if err != nil {
-		return fmt.Errorf("%s: spec.nodeSelector: %w", *policyFile, err)
-	}
-	var nodes []plan.NodeInventory
-	for _, f := range inventories {
-		n, nodeLabels, err := readInventory(f)
-		if err != nil {
-			return err
-		}
-		if l, ok := given[n.Node]; ok {
-			nodeLabels = l
-		}
-		if !selector.Matches(labels.Set(nodeLabels)) {
-			fmt.Fprintf(os.Stderr, "node %s: not selected by spec.nodeSelector (%s); its labels: %v (give them with --node-labels %s:key=value,...)\n", n.Node, selector, nodeLabels, n.Node)
-			continue
-		}
-		nodes = append(nodes, n)
-	}
-	class := policy.Spec.OSD.DeviceClass
-	if class == "" {
-		class = "qlc"
-	}
 	classes, err := classesFor(policy, *classesFile)
 	if err != nil {
 		return err
 	}
-	// The operator's own planner, on the inventories instead of the StorageNodes.
-	result := offlinePlan{ClusterPlan: plan.Plan(plan.Input{Spec: &policy.Spec, Nodes: nodes, Classes: classes, DeviceClass: class})}
-	result.RookDeviceSets = []rookvolumes.RookDeviceSet{}
+	obs, assumes, err := offlineObservation(policy, inventories, given, *clusterFile)
+	if err != nil {
+		return err
+	}
+	// The operator's own decision (decide.Policy), on the inventories instead of the
+	// StorageNodes: the same selector, planner and Rook decision.
+	obs.Classes = classes
+	d := decide.Policy(obs)
+	if d.InvalidSelector != "" {
+		return fmt.Errorf("%s: %s", *policyFile, d.InvalidSelector)
+	}
+	for _, name := range d.Unselected {
+		fmt.Fprintf(os.Stderr, "node %s: not selected by spec.nodeSelector; its labels: %v (give them with --node-labels %s:key=value,...)\n", name, labelsOf(obs, name), name)
+	}
+	if d.RookErr == nil && len(d.Rook.Lookup) > 0 {
+		for _, name := range d.Rook.Lookup {
+			obs.Volumes[name] = nil // offline no volume exists
+		}
+		d = decide.Policy(obs)
+	}
+	if d.RookErr != nil {
+		return d.RookErr
+	}
+	class := decide.DeviceClass(policy)
+	result := offlinePlan{ClusterPlan: d.Plan, RookDeviceSets: []rookvolumes.RookDeviceSet{}, Rook: previewOf(d, assumes)}
 	for _, n := range result.Nodes {
 		if n.ClaimOSDs != nil {
 			for _, o := range n.ClaimOSDs.Ready {
@@ -101,11 +99,7 @@ func runPlan(args []string, out io.Writer) error {
 	case "yaml":
 		return writeYAML(out, result)
 	case "rook":
-		preview, err := previewRook(policy, result.ClusterPlan, nodes, class, *clusterFile)
-		if err != nil {
-			return err
-		}
-		return writeYAML(out, preview)
+		return writeYAML(out, result.Rook)
 	case "cephadm":
 		for _, s := range plan.CephadmSpecs(result.Plans(), class) {
 			fmt.Fprintln(out, "---")
@@ -118,12 +112,14 @@ func runPlan(args []string, out io.Writer) error {
 	return fmt.Errorf("-o %q: want yaml, json, cephadm or rook", *output)
 }
 
-// offlinePlan is what the plugin prints: the planner's result, and the device sets the operator
+// offlinePlan is what the plugin prints: the planner's result, the device sets the operator
 // would add to the CephCluster for the OSDs of nodes with a cache that can be created now
-// (offline no cache has reported, so a cached OSD's claims wait: see nodes[].claimOSDs.held).
+// (offline no cache has reported, so a cached OSD's claims wait: see nodes[].claimOSDs.held),
+// and the operator's Rook decision (what -o rook prints alone).
 type offlinePlan struct {
 	plan.ClusterPlan
 	RookDeviceSets []rookvolumes.RookDeviceSet `json:"rookDeviceSets"`
+	Rook           rookPreview                 `json:"rook"`
 }
 
 func writeYAML(out io.Writer, v any) error {

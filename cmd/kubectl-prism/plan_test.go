@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -194,14 +195,14 @@ func TestPlanOfflineWithCache(t *testing.T) {
 		return f
 	}
 	files := inventoryFiles(t)
-	run := func(policy string) plan.ClusterPlan {
+	run := func(policy string) offlinePlan {
 		args := planArgs(files, "json")
 		args[1] = policy
 		var out bytes.Buffer
 		if err := runPlan(args, &out); err != nil {
 			t.Fatal(err)
 		}
-		var result plan.ClusterPlan
+		var result offlinePlan
 		if err := json.Unmarshal(out.Bytes(), &result); err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +251,10 @@ func TestPlanOfflineWithCache(t *testing.T) {
 				t.Errorf("node %s runs a cache but has a storage.nodes entry", n.Node)
 			}
 		}
+	}
+	// The operator's decision says the same: the cached OSDs wait for their cache cores.
+	if r := result.Rook.RookConfigured; r.Reason != "WaitingForCacheCores" || !strings.Contains(r.Message, "wait for their cache cores") {
+		t.Errorf("rookConfigured %+v, want WaitingForCacheCores", r)
 	}
 	missing := run(withCache("not-given"))
 	if len(missing.Problems) != 1 || !strings.Contains(missing.Problems[0], `spec.cache.classificationPolicyName: ClassificationPolicy "not-given" not found`) {
@@ -379,5 +384,41 @@ func TestPlanOfflineRook(t *testing.T) {
 				t.Errorf("storage.nodes %v, want %v", names, want)
 			}
 		})
+	}
+}
+
+// TestPlanOfflineDefaultOutputCarriesTheRookDecision: the default output holds the
+// operator's Rook decision (decide.Policy's), the same one -o rook prints alone, and its
+// storage.nodes are the plan's Rook entries.
+func TestPlanOfflineDefaultOutputCarriesTheRookDecision(t *testing.T) {
+	files := inventoryFiles(t)
+	var out, rookOut bytes.Buffer
+	if err := runPlan(planArgs(files, "json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := runPlan(planArgs(files, "rook"), &rookOut); err != nil {
+		t.Fatal(err)
+	}
+	var result offlinePlan
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+		t.Fatal(err)
+	}
+	var alone rookPreview
+	if err := yaml.Unmarshal(rookOut.Bytes(), &alone); err != nil {
+		t.Fatal(err)
+	}
+	if result.Rook.RookConfigured.Reason != "Applied" || !reflect.DeepEqual(result.Rook.RookConfigured, alone.RookConfigured) {
+		t.Fatalf("default output rook %+v, -o rook %+v", result.Rook.RookConfigured, alone.RookConfigured)
+	}
+	nodes, _, _ := unstructured.NestedSlice(result.Rook.Apply, "spec", "storage", "nodes")
+	var got, want []string
+	for _, n := range nodes {
+		got = append(got, n.(map[string]any)["name"].(string))
+	}
+	for _, n := range result.RookStorageNodes {
+		want = append(want, n.Name)
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("apply's storage.nodes %v, plan's Rook entries %v", got, want)
 	}
 }

@@ -10,12 +10,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/decide"
 	"github.com/prism-storage/prism/internal/plan/rookdecide"
 )
 
-// rookPreview is what `kubectl prism plan -o rook` prints: the operator's Rook decision
-// (rookdecide.Decide, the function the operator calls) for the offline plan.
+// rookPreview is what `kubectl prism plan -o rook` prints: the Rook part of the operator's
+// decision (decide.Policy, the function the operator calls) for the offline plan.
 type rookPreview struct {
 	// Assumes says what the preview takes for granted that only a cluster can tell.
 	Assumes []string `json:"assumes"`
@@ -31,27 +31,42 @@ type rookPreview struct {
 	LocalVolumes []*corev1.PersistentVolume `json:"localVolumes,omitempty"`
 }
 
-// previewRook decides, as the operator would, what the policy applies to its CephCluster:
-// the cluster read from clusterFile, or an empty one of the policy's spec.cephCluster. Every
-// planned node is taken as provisioned (offline no agent reports its partitions) and no cache
-// core as Ready (so OSDs on caches wait, as nodes[].claimOSDs.held says).
-func previewRook(policy *prismv1.HybridStoragePolicy, result plan.ClusterPlan, nodes []plan.NodeInventory, class, clusterFile string) (rookPreview, error) {
-	ref := policy.Spec.CephCluster
-	cluster := &unstructured.Unstructured{Object: map[string]any{}}
+// offlineObservation is what the operator would observe, made from files: a Node and a
+// StorageNode per inventory (labels from --node-labels or the inventory document), the
+// CephCluster read from clusterFile or an empty one of the policy's spec.cephCluster. Offline
+// no agent reports its partitions, so every planned node is taken as provisioned; no cache
+// core is Ready (so OSDs on caches wait, as nodes[].claimOSDs.held says). assumes says so.
+func offlineObservation(policy *prismv1.HybridStoragePolicy, inventories []string, given map[string]map[string]string, clusterFile string) (decide.Observation, []string, error) {
+	obs := decide.Observation{Policy: policy, Now: time.Now(), AssumeProvisioned: true, Volumes: map[string]*corev1.PersistentVolume{}}
 	assumes := []string{
 		"every planned node's agent reports its DB partitions Ready (offline nothing reports readiness)",
 		"no cache core is Ready yet and no local volume exists",
 	}
+	for _, f := range inventories {
+		n, nodeLabels, err := readInventory(f)
+		if err != nil {
+			return obs, nil, err
+		}
+		if l, ok := given[n.Node]; ok {
+			nodeLabels = l
+		}
+		sn := &prismv1.StorageNode{}
+		sn.Name, sn.Generation, sn.Status.Devices = n.Node, 1, n.Devices
+		obs.Nodes = append(obs.Nodes, decide.Node{Name: n.Node, Labels: nodeLabels})
+		obs.StorageNodes = append(obs.StorageNodes, sn)
+	}
+	ref := policy.Spec.CephCluster
+	cluster := &unstructured.Unstructured{Object: map[string]any{}}
 	if clusterFile != "" {
 		data, err := os.ReadFile(clusterFile)
 		if err != nil {
-			return rookPreview{}, err
+			return obs, nil, err
 		}
 		if err := yaml.Unmarshal(data, &cluster.Object); err != nil {
-			return rookPreview{}, fmt.Errorf("%s: %w", clusterFile, err)
+			return obs, nil, fmt.Errorf("%s: %w", clusterFile, err)
 		}
 		if cluster.GetKind() != rookdecide.CephClusterGVK.Kind {
-			return rookPreview{}, fmt.Errorf("%s: kind is %q, want CephCluster", clusterFile, cluster.GetKind())
+			return obs, nil, fmt.Errorf("%s: kind is %q, want CephCluster", clusterFile, cluster.GetKind())
 		}
 	} else {
 		cluster.SetGroupVersionKind(rookdecide.CephClusterGVK)
@@ -59,37 +74,26 @@ func previewRook(policy *prismv1.HybridStoragePolicy, result plan.ClusterPlan, n
 		cluster.SetName(ref.Name)
 		assumes = append(assumes, "the CephCluster has no storage.nodes entries yet (give it with --cephcluster FILE)")
 	}
-	devices := map[string][]prismv1.Device{}
-	for _, n := range nodes {
-		devices[n.Node] = n.Devices
+	obs.Cluster = cluster
+	return obs, assumes, nil
+}
+
+// previewOf is the Rook part of a decision, as the plugin prints it.
+func previewOf(d decide.Decision, assumes []string) rookPreview {
+	out := rookPreview{Assumes: assumes, LocalVolumes: d.Rook.ApplyVolumes}
+	out.RookConfigured.Reason, out.RookConfigured.Message = d.Rook.Outcome.Reason, d.Rook.Outcome.Message
+	if d.Rook.Changed {
+		out.Apply = d.Rook.Object.Object
 	}
-	in := rookdecide.Input{
-		Policy: policy.Name, Manager: "prism-operator/" + policy.Name,
-		DryRun: policy.Spec.Mode == prismv1.ModeDryRun, PlanRefused: len(result.Problems) > 0,
-		DeviceClass: class, SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
-		ClusterRef: ref.Namespace + "/" + ref.Name, Cluster: cluster,
-		Volumes: map[string]*corev1.PersistentVolume{}, Now: time.Now(),
-	}
-	for _, n := range result.Nodes {
-		in.Selections = append(in.Selections, n.Selection)
-		if n.Plan != nil {
-			in.Nodes = append(in.Nodes, rookdecide.Node{Name: n.Node, Plan: *n.Plan, Ready: true, Status: prismv1.StorageNodeStatus{Devices: devices[n.Node]}})
+	return out
+}
+
+// labelsOf are the labels the observation gives node.
+func labelsOf(obs decide.Observation, node string) map[string]string {
+	for _, n := range obs.Nodes {
+		if n.Name == node {
+			return n.Labels
 		}
 	}
-	d, err := rookdecide.Decide(in)
-	if err == nil && len(d.Lookup) > 0 {
-		for _, name := range d.Lookup {
-			in.Volumes[name] = nil // offline no volume exists
-		}
-		d, err = rookdecide.Decide(in)
-	}
-	if err != nil {
-		return rookPreview{}, err
-	}
-	out := rookPreview{Assumes: assumes, LocalVolumes: d.ApplyVolumes}
-	out.RookConfigured.Reason, out.RookConfigured.Message = d.Outcome.Reason, d.Outcome.Message
-	if d.Changed {
-		out.Apply = d.Object.Object
-	}
-	return out, nil
+	return nil
 }

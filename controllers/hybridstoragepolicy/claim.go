@@ -5,50 +5,31 @@ import (
 	"fmt"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/decide"
 )
 
-// claimNodes claims each matched node and writes its plan in one patch per node that
-// changed, several at a time. DryRun writes nothing; a refused plan anywhere writes nothing:
-// a policy applies whole. Letting nodes go is releaseNodes' business.
+// claimNodes writes the claims the decision made, one patch per node, several at a time.
+// DryRun and a refused plan anywhere decide none: a policy applies whole. Letting nodes go is
+// releaseNodes' business.
 func (r *Reconciler) claimNodes(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.policy.Spec.Mode == prismv1.ModeDryRun || len(s.planProblems) > 0 {
-		return ctrl.Result{}, nil
-	}
-	var todo []*candidate
-	for i := range s.candidates {
-		c := &s.candidates[i]
-		if c.storage == nil || c.claimedBy != "" {
-			continue
-		}
-		want := prismv1.StorageNodeSpec{PolicyName: s.policy.Name, Mode: s.policy.Spec.Mode}
-		if p, ok := s.plans[c.node]; ok {
-			want.Plan = &p
-		}
-		if !equality.Semantic.DeepEqual(c.storage.Spec, want) {
-			c.want = want
-			todo = append(todo, c)
-		}
-	}
-	errs := parallel(ctx, todo, func(ctx context.Context, c *candidate) error {
+	errs := parallel(ctx, s.decision.Claims, func(ctx context.Context, c decide.Claim) error {
+		sn := c.StorageNode.DeepCopy()
 		// Optimistic lock: if another policy claims the node at the same moment, one patch fails.
-		patch := client.MergeFromWithOptions(c.storage.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		newClaim := c.storage.Spec.PolicyName == ""
-		c.storage.Spec = c.want
-		if err := r.Client.Patch(ctx, c.storage, patch, client.FieldOwner(FieldManager)); err != nil {
+		patch := client.MergeFromWithOptions(c.StorageNode, client.MergeFromWithOptimisticLock{})
+		sn.Spec = c.Want
+		if err := r.Client.Patch(ctx, sn, patch, client.FieldOwner(FieldManager)); err != nil {
 			if apierrors.IsConflict(err) {
-				return fmt.Errorf("node %s changed concurrently, will retry", c.node)
+				return fmt.Errorf("node %s changed concurrently, will retry", sn.Name)
 			}
-			return fmt.Errorf("writing the spec of node %s: %w", c.node, err)
+			return fmt.Errorf("writing the spec of node %s: %w", sn.Name, err)
 		}
-		if newClaim {
-			r.event(c.storage, s.policy, eventNormal, EventNodeClaimed, actionClaim, "policy %s claimed node %s", s.policy.Name, c.node)
+		if c.New {
+			r.event(sn, s.policy, eventNormal, EventNodeClaimed, actionClaim, "policy %s claimed node %s", s.policy.Name, sn.Name)
 		}
 		return nil
 	})

@@ -1,5 +1,5 @@
-// Package hybridstoragepolicy reconciles HybridStoragePolicies: it selects nodes and their
-// devices from the StorageNode inventories, claims the nodes, and reports the selection.
+// Package hybridstoragepolicy reconciles HybridStoragePolicies: it observes the Nodes, the
+// StorageNodes and the CephCluster, decides with internal/plan/decide, applies, and reports.
 package hybridstoragepolicy
 
 import (
@@ -15,13 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/decide"
 )
 
 // Finalizer lets the controller release its node claims before a policy goes away.
 const Finalizer = "prism.storage.io/release-nodes"
 
 // FieldManager names Prism's operator in managed fields.
-const FieldManager = "prism-operator"
+const FieldManager = decide.FieldManager
 
 // Reconciler reconciles a HybridStoragePolicy.
 type Reconciler struct {
@@ -51,22 +52,18 @@ func (r *Reconciler) now() time.Time {
 // scope carries what the phases read and decide during one reconcile.
 type scope struct {
 	policy *prismv1.HybridStoragePolicy
-	// observed: findCandidates listed the Nodes and StorageNodes without error. Nothing is
-	// released or withdrawn from Rook on anything less.
-	observed   bool
-	candidates []candidate // nodes matching the selector, sorted by name
-	// claimed are the StorageNodes this policy claims, from the same list as candidates.
-	claimed []*prismv1.StorageNode
+	// observed: observe read everything the decision needs without error. Nothing is
+	// claimed, released or withdrawn from Rook on anything less.
+	observed bool
+	obs      decide.Observation
 	// invalidSelector is why spec.nodeSelector cannot be used (naming the field); "" when valid.
 	invalidSelector string
-	selections      []prismv1.NodeSelection
-	// planned: planNodes ran to its end, so selections carry their DB slots.
-	planned bool
-	// plans are the layouts of the nodes with both tiers, by node name.
-	plans map[string]prismv1.NodePlan
-	// planProblems block writing any plan or Rook entry.
+	// planned: decidePolicy ran to its end; decision is what it decided.
+	planned  bool
+	decision decide.Decision
+	// selections, planProblems and cacheRefused are the decision's, for the status.
+	selections   []prismv1.NodeSelection
 	planProblems []string
-	// cacheRefused is why no cache plan could be made (a broken ClassificationPolicy).
 	cacheRefused string
 	// released are the nodes this reconcile let go, each with the reason.
 	released []release
@@ -110,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
-	res, err := runPhases(ctx, s, r.findCandidates, r.planNodes, r.claimNodes, r.releaseNodes, r.applyRook)
+	res, err := runPhases(ctx, s, r.observe, r.decidePolicy, r.claimNodes, r.releaseNodes, r.applyRook)
 	policy.Status = computeStatus(policy, statusInputOf(s, err))
 	r.recordTransitions(before, policy, s)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {

@@ -7,34 +7,41 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/decide"
 )
 
-// planNodes runs the planner (internal/plan.Plan, the one `kubectl prism plan` runs) on what
-// findCandidates observed and the ClassificationPolicy the cache names: the selections, and
-// the plans of the nodes with both tiers, starting from the plan already written to each
-// StorageNode so that existing slots never move.
-func (r *Reconciler) planNodes(ctx context.Context, s *scope) (ctrl.Result, error) {
-	classes, err := r.classificationPolicy(ctx, s.policy)
-	if err != nil {
-		return ctrl.Result{}, err // transient: retried, and nothing after this phase runs
+// decidePolicy is the reconcile's one call into the planner (decide.Policy, the function
+// `kubectl prism plan` runs): from what observe read to the selections and plans, the claims,
+// the releases and the Rook decision. Volumes outside the policy's ledger (adopted, or created
+// before a crash lost their label) are read and the policy decided again, once; the second
+// decision asks for nothing more.
+func (r *Reconciler) decidePolicy(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if !s.observed {
+		return ctrl.Result{}, fmt.Errorf("internal error: deciding without a complete observation")
 	}
-	in := plan.Input{Spec: &s.policy.Spec, Classes: classes, DeviceClass: deviceClass(s.policy)}
-	for _, c := range s.candidates {
-		in.Nodes = append(in.Nodes, inputOf(c, s.policy.Name))
+	d := decide.Policy(s.obs)
+	if d.InvalidSelector != "" {
+		// The user's error: stop without retrying (a spec change brings the policy back).
+		s.invalidSelector = d.InvalidSelector
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("%s", d.InvalidSelector))
 	}
-	out := plan.Plan(in)
-	s.plans = map[string]prismv1.NodePlan{}
-	for _, n := range out.Nodes {
-		s.selections = append(s.selections, n.Selection)
-		if n.Plan != nil {
-			s.plans[n.Node] = *n.Plan
+	if d.RookErr == nil && len(d.Rook.Lookup) > 0 {
+		if err := r.lookupVolumes(ctx, s.obs.Volumes, d.Rook.Lookup); err != nil {
+			return ctrl.Result{}, err
+		}
+		d = decide.Policy(s.obs)
+		if d.RookErr == nil && len(d.Rook.Lookup) > 0 {
+			d.RookErr = fmt.Errorf("internal error: volumes %v still unknown after looking them up", d.Rook.Lookup)
 		}
 	}
-	s.planProblems, s.cacheRefused = out.Problems, out.CacheRefused
-	s.planned = true
+	s.decision, s.planned = d, true
+	for _, n := range d.Plan.Nodes {
+		s.selections = append(s.selections, n.Selection)
+	}
+	s.planProblems, s.cacheRefused = d.Plan.Problems, d.Plan.CacheRefused
 	return ctrl.Result{}, nil
 }
 

@@ -12,12 +12,9 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-// Why a node is released; each ends up in the status and in a NodeReleased Event.
-const (
-	releaseDryRun     = "the policy is in DryRun mode and claims no node"
-	releaseNotMatched = "no Node matching spec.nodeSelector has this name any more"
-	releaseDeleted    = "the policy is being deleted"
-)
+// releaseDeleted is why every node goes when the policy is deleted (the others are decided:
+// decide.ReleaseDryRun, decide.ReleaseNotMatched).
+const releaseDeleted = "the policy is being deleted"
 
 // release is a node let go and why.
 type release struct {
@@ -25,46 +22,15 @@ type release struct {
 	reason string
 }
 
-// releasesOf decides which of the nodes the policy claims it lets go, from one complete
-// observation (the candidates and the claimed StorageNodes come from the same lists). A
-// policy whose plan is refused keeps its nodes: it applies whole or not at all.
-func releasesOf(mode prismv1.PolicyMode, planRefused bool, candidates []candidate, claimed []*prismv1.StorageNode) []release {
-	if mode != prismv1.ModeDryRun && planRefused {
-		return nil
-	}
-	matched := map[string]bool{}
-	for _, c := range candidates {
-		matched[c.node] = c.storage != nil
-	}
-	var out []release
-	for _, sn := range claimed {
-		switch {
-		case mode == prismv1.ModeDryRun:
-			out = append(out, release{node: sn.Name, reason: releaseDryRun})
-		case !matched[sn.Name]:
-			out = append(out, release{node: sn.Name, reason: releaseNotMatched})
-		}
-	}
-	return out
-}
-
-// releaseNodes clears the claim and plan of the nodes the policy lets go. It runs only after
-// findCandidates observed every Node and StorageNode without error.
+// releaseNodes clears the claim and plan of the nodes the decision lets go.
 func (r *Reconciler) releaseNodes(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if !s.observed {
-		return ctrl.Result{}, fmt.Errorf("internal error: releasing nodes without a complete observation")
-	}
-	byName := map[string]*prismv1.StorageNode{}
-	for _, sn := range s.claimed {
-		byName[sn.Name] = sn
-	}
 	var errs []error
-	for _, rel := range releasesOf(s.policy.Spec.Mode, len(s.planProblems) > 0, s.candidates, s.claimed) {
-		if err := r.release(ctx, s.policy, byName[rel.node], rel.reason); err != nil {
+	for _, rel := range s.decision.Releases {
+		if err := r.release(ctx, s.policy, rel.StorageNode.DeepCopy(), rel.Reason); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		s.released = append(s.released, rel)
+		s.released = append(s.released, release{node: rel.StorageNode.Name, reason: rel.Reason})
 	}
 	return ctrl.Result{}, kerrors.NewAggregate(errs)
 }

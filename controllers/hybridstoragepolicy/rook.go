@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/decide"
 	"github.com/prism-storage/prism/internal/plan/rookdecide"
 )
 
@@ -39,41 +38,20 @@ type rookOutcome struct {
 	ok      bool
 }
 
-// cephClusterManager is the field manager of one policy's applies to its CephCluster. Each
-// policy applies under its own name, so that server-side apply removes, of what a policy
-// applied before, only what that policy no longer applies: under one name for all, a policy's
-// apply dropped the other policies' annotations (nodes.prism.storage.io/<policy>), which say
-// which storage.nodes entries are theirs.
-func cephClusterManager(policy string) string { return FieldManager + "/" + policy }
+func cephClusterManager(policy string) string { return decide.CephClusterManager(policy) }
 
-// applyRook hands the provisioned nodes to Rook: observe (the CephCluster, the nodes'
-// readiness, the policy's volumes) → rookdecide.Decide → apply (volumes, then the CephCluster
-// with server-side apply under the policy's field manager, then obsolete volumes). A node's
-// entries appear only once its agent reports every slot partition Ready, so Rook never looks
-// for a partition that does not exist yet.
+// applyRook hands the provisioned nodes to Rook as the decision says: volumes, then the
+// CephCluster with server-side apply under the policy's field manager, then obsolete volumes.
+// A node's entries appear only once its agent reports every slot partition Ready, so Rook
+// never looks for a partition that does not exist yet.
 func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if !s.observed || !s.planned {
 		return ctrl.Result{}, fmt.Errorf("internal error: configuring Rook without a complete observation")
 	}
-	in, err := r.observeRook(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
+	if s.decision.RookErr != nil {
+		return ctrl.Result{}, s.decision.RookErr
 	}
-	d, err := rookdecide.Decide(in)
-	if err == nil && len(d.Lookup) > 0 {
-		// Volumes outside the policy's ledger (adopted, or new): read them and decide again,
-		// once; the second decision asks for nothing more.
-		if err := r.lookupVolumes(ctx, in.Volumes, d.Lookup); err != nil {
-			return ctrl.Result{}, err
-		}
-		d, err = rookdecide.Decide(in)
-		if err == nil && len(d.Lookup) > 0 {
-			err = fmt.Errorf("internal error: volumes %v still unknown after looking them up", d.Lookup)
-		}
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	d := s.decision.Rook
 	// A decision that stops early (dry run, no CephCluster, ...) has nothing to apply.
 	if err := r.applyDecision(ctx, s.policy, d); err != nil {
 		return ctrl.Result{}, err
@@ -81,53 +59,6 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, erro
 	s.rook = rookOutcome{reason: d.Outcome.Reason, message: d.Outcome.Message, ok: d.Outcome.OK}
 	s.requeueAfter = max(s.requeueAfter, d.Outcome.RequeueAfter)
 	return ctrl.Result{}, nil
-}
-
-// observeRook reads what the decision needs. Nothing of the CephCluster's is read in dry run or
-// while a plan is refused: nothing is applied then.
-func (r *Reconciler) observeRook(ctx context.Context, s *scope) (rookdecide.Input, error) {
-	ref := s.policy.Spec.CephCluster
-	in := rookdecide.Input{
-		Policy: s.policy.Name, Manager: cephClusterManager(s.policy.Name),
-		DryRun: s.policy.Spec.Mode == prismv1.ModeDryRun, PlanRefused: len(s.planProblems) > 0,
-		DeviceClass: deviceClass(s.policy), SetMinAllocSize: s.policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
-		ClusterRef: ref.Namespace + "/" + ref.Name, Selections: s.selections, Released: map[string]string{},
-		Volumes: map[string]*corev1.PersistentVolume{}, Now: r.now(),
-	}
-	if in.DryRun || in.PlanRefused {
-		return in, nil
-	}
-	for _, rel := range s.released {
-		in.Released[rel.node] = rel.reason
-	}
-	var err error
-	if in.Cluster, err = r.getCephCluster(ctx, s.policy); err != nil || in.Cluster == nil {
-		return in, err
-	}
-	for _, c := range s.candidates {
-		p, ok := s.plans[c.node]
-		if !ok || c.storage == nil {
-			continue
-		}
-		n := rookdecide.Node{Name: c.node, Plan: p, Ready: provisioned(c.storage, p), Status: c.storage.Status}
-		if n.Ready {
-			if n.Hostname, err = r.hostname(ctx, c.node); err != nil {
-				return in, err
-			}
-		}
-		in.Nodes = append(in.Nodes, n)
-	}
-	in.Ledger, err = r.ledger(ctx, s.policy.Name)
-	return in, err
-}
-
-// provisioned says whether the node's agent reports every partition of plan p Ready: the
-// StorageNode carries exactly p and its status is about the current generation.
-func provisioned(sn *prismv1.StorageNode, p prismv1.NodePlan) bool {
-	cond := meta.FindStatusCondition(sn.Status.Conditions, prismv1.ConditionProvisioned)
-	current := sn.Spec.Plan != nil && equality.Semantic.DeepEqual(*sn.Spec.Plan, p) &&
-		sn.Status.ObservedPlanGeneration == sn.Generation
-	return current && cond != nil && cond.Status == "True"
 }
 
 // applyDecision carries out a decision: volumes first (so that Rook's claims find them), the
@@ -192,11 +123,4 @@ func (r *Reconciler) getCephCluster(ctx context.Context, policy *prismv1.HybridS
 		return nil, fmt.Errorf("getting CephCluster %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return u, nil
-}
-
-func deviceClass(p *prismv1.HybridStoragePolicy) string {
-	if p.Spec.OSD.DeviceClass == "" {
-		return "qlc"
-	}
-	return p.Spec.OSD.DeviceClass
 }

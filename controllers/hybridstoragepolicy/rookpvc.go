@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/prism-storage/prism/internal/plan"
@@ -42,21 +41,4 @@ func (r *Reconciler) lookupVolumes(ctx context.Context, found map[string]*corev1
 		found[name] = v
 	}
 	return nil
-}
-
-// hostname is the node's kubernetes.io/hostname label, which local volumes are pinned with
-// (it differs from the node name on some clouds). A failed read is an error, not the node
-// name: a wrong hostname would make every volume of the node look changed and re-created.
-func (r *Reconciler) hostname(ctx context.Context, node string) (string, error) {
-	n := &corev1.Node{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
-		if apierrors.IsNotFound(err) {
-			return node, nil
-		}
-		return "", fmt.Errorf("reading node %s: %w", node, err)
-	}
-	if h := n.Labels["kubernetes.io/hostname"]; h != "" {
-		return h, nil
-	}
-	return node, nil
 }

@@ -104,7 +104,7 @@ func readiness(mode prismv1.PolicyMode, st *prismv1.HybridStoragePolicyStatus, i
 	case in.invalidSelector != "":
 		return ReasonInvalidNodeSelector, in.invalidSelector + "; no node was claimed, released or withdrawn from Rook", false
 	case in.err != nil && !in.observed:
-		return ReasonReconcileError, "could not observe the nodes, so no node was released and no Rook entry withdrawn: " + in.err.Error(), false
+		return ReasonReconcileError, "could not observe the cluster, so no node was claimed or released and no Rook entry withdrawn: " + in.err.Error(), false
 	case in.err != nil:
 		return ReasonReconcileError, in.err.Error(), false
 	case st.SelectedNodes == 0:

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/decide"
 )
 
 func complete(node string) prismv1.NodeSelection {
@@ -110,7 +111,7 @@ func TestComputeStatusAfterAFailedObservation(t *testing.T) {
 		selectedReason, selectedIn string
 	}{
 		{"list failed", statusInput{err: errors.New("listing nodes: etcd timeout")},
-			ReasonReconcileError, "could not observe the nodes, so no node was released and no Rook entry withdrawn: listing nodes: etcd timeout",
+			ReasonReconcileError, "could not observe the cluster, so no node was claimed or released and no Rook entry withdrawn: listing nodes: etcd timeout",
 			ReasonNodesSelected, "2 of 2"},
 		{"invalid selector", statusInput{invalidSelector: "spec.nodeSelector.matchExpressions[0].values: Required value", err: errors.New("x")},
 			ReasonInvalidNodeSelector, "spec.nodeSelector.matchExpressions[0].values: Required value; no node was claimed, released or withdrawn",
@@ -145,9 +146,9 @@ func TestComputeStatusAfterAFailedObservation(t *testing.T) {
 func TestComputeStatusNamesReleasedNodes(t *testing.T) {
 	p := &prismv1.HybridStoragePolicy{Spec: prismv1.HybridStoragePolicySpec{Mode: prismv1.ModeApply}}
 	st := computeStatus(p, statusInput{planned: true, observed: true, selections: []prismv1.NodeSelection{complete("a")},
-		released: []release{{node: "b", reason: releaseNotMatched}}})
+		released: []release{{node: "b", reason: decide.ReleaseNotMatched}}})
 	ns := meta.FindStatusCondition(st.Conditions, prismv1.ConditionNodesSelected)
-	if ns == nil || !strings.Contains(ns.Message, "released b ("+releaseNotMatched+")") {
+	if ns == nil || !strings.Contains(ns.Message, "released b ("+decide.ReleaseNotMatched+")") {
 		t.Fatalf("NodesSelected = %+v", ns)
 	}
 }

@@ -1,0 +1,250 @@
+package decide
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/rookdecide"
+)
+
+const gib = int64(1) << 30
+
+var now = time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+
+// storageNode is an agent's inventory of one fast and two capacity devices.
+func storageNode(name string) *prismv1.StorageNode {
+	dev := func(i int, tier prismv1.Tier, size int64) prismv1.Device {
+		return prismv1.Device{Name: "nvme" + string(rune('0'+i)) + "n1", StablePath: "/dev/disk/by-id/nvme-" + name + "_" + string(rune('0'+i)),
+			SizeBytes: size, Tier: tier, Eligibility: prismv1.Eligibility{Eligible: true}}
+	}
+	sn := &prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1}}
+	sn.Status.Devices = []prismv1.Device{dev(0, prismv1.TierFast, 400*gib), dev(1, prismv1.TierCapacity, 8000*gib), dev(2, prismv1.TierCapacity, 8000*gib)}
+	return sn
+}
+
+func policyOf(mode prismv1.PolicyMode, selector map[string]string) *prismv1.HybridStoragePolicy {
+	p := &prismv1.HybridStoragePolicy{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}
+	p.Spec.Mode = mode
+	p.Spec.NodeSelector = prismv1.NodeSelector{MatchLabels: map[string]prismv1.LabelValue{}}
+	for k, v := range selector {
+		p.Spec.NodeSelector.MatchLabels[k] = prismv1.LabelValue(v)
+	}
+	p.Spec.DB = prismv1.DBSizing{Size: resource.NewQuantity(60*gib, resource.BinarySI)}
+	p.Spec.CephCluster = prismv1.ObjectRef{Namespace: "rook-ceph", Name: "ceph"}
+	return p
+}
+
+func cephCluster() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{}}}}
+	u.SetGroupVersionKind(rookdecide.CephClusterGVK)
+	u.SetNamespace("rook-ceph")
+	u.SetName("ceph")
+	return u
+}
+
+var storage = map[string]string{"role": "storage"}
+
+func observation(p *prismv1.HybridStoragePolicy, sns ...*prismv1.StorageNode) Observation {
+	obs := Observation{Policy: p, Cluster: cephCluster(), Now: now, StorageNodes: sns}
+	for _, sn := range sns {
+		obs.Nodes = append(obs.Nodes, Node{Name: sn.Name, Labels: storage})
+	}
+	return obs
+}
+
+// provisioned makes sn carry the policy's claim and plan, reported Ready by its agent.
+func provisioned(t *testing.T, sn *prismv1.StorageNode, want prismv1.StorageNodeSpec) {
+	t.Helper()
+	sn.Spec = *want.DeepCopy()
+	sn.Status.ObservedPlanGeneration = sn.Generation
+	sn.Status.Conditions = []metav1.Condition{{Type: prismv1.ConditionProvisioned, Status: metav1.ConditionTrue, Reason: "Provisioned"}}
+}
+
+func claimNames(cs []Claim) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.StorageNode.Name)
+	}
+	return out
+}
+
+func TestPolicyClaimsPlansAndWaitsForPartitions(t *testing.T) {
+	p := policyOf(prismv1.ModeApply, storage)
+	obs := observation(p, storageNode("a"), storageNode("b"))
+	obs.Nodes = append(obs.Nodes, Node{Name: "other", Labels: map[string]string{"role": "compute"}})
+	d := Policy(obs)
+	if !reflect.DeepEqual(d.Selected, []string{"a", "b"}) || !reflect.DeepEqual(d.Unselected, []string{"other"}) {
+		t.Fatalf("selected %v, unselected %v", d.Selected, d.Unselected)
+	}
+	if got := claimNames(d.Claims); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("claims %v, want a and b", got)
+	}
+	for _, c := range d.Claims {
+		if !c.New || c.Want.PolicyName != "fast" || c.Want.Plan == nil || len(c.Want.Plan.FastDevices[0].Slots) != 2 {
+			t.Fatalf("claim of %s: %+v", c.StorageNode.Name, c)
+		}
+	}
+	// A claim being written now: the agent has not seen it, so Rook waits for the partitions.
+	if d.RookErr != nil || d.Rook.Outcome.Reason != rookdecide.ReasonWaitingForPartitions || !reflect.DeepEqual(d.Rook.Waiting, []string{"a", "b"}) {
+		t.Fatalf("rook: %v %+v", d.RookErr, d.Rook.Outcome)
+	}
+
+	// Next reconcile: both claimed, a provisioned, b not yet.
+	provisioned(t, obs.StorageNodes[0], d.Claims[0].Want)
+	obs.StorageNodes[1].Spec = *d.Claims[1].Want.DeepCopy()
+	d2 := Policy(obs)
+	if len(d2.Claims) != 0 || len(d2.Releases) != 0 {
+		t.Fatalf("steady state claims %v releases %v", claimNames(d2.Claims), d2.Releases)
+	}
+	if !reflect.DeepEqual(d2.Rook.Ready, []string{"a"}) || !reflect.DeepEqual(d2.Rook.Waiting, []string{"b"}) || !d2.Rook.Changed {
+		t.Fatalf("rook ready %v waiting %v changed %v", d2.Rook.Ready, d2.Rook.Waiting, d2.Rook.Changed)
+	}
+	// One slot size from the policy to Rook's entry: 60 GiB is databaseSizeMB 61440.
+	raw, err := json.Marshal(d2.Rook.Object.Object)
+	if err != nil || len(d2.Rook.Entries) != 1 || !strings.Contains(string(raw), `"databaseSizeMB":"61440"`) {
+		t.Fatalf("apply %s, %v", raw, err)
+	}
+}
+
+func TestPolicyPendingModeChangeIsNotReady(t *testing.T) {
+	// The plan is the same but the claim changes (mode): the agent has not seen the new
+	// generation, so the node waits, as it would after the patch bumps the generation.
+	p := policyOf(prismv1.ModeApply, storage)
+	sn := storageNode("a")
+	obs := observation(p, sn)
+	d := Policy(obs)
+	provisioned(t, sn, d.Claims[0].Want)
+	sn.Spec.Mode = prismv1.ModeDryRun // not what the policy wants
+	d = Policy(obs)
+	if len(d.Claims) != 1 || !reflect.DeepEqual(d.Rook.Waiting, []string{"a"}) {
+		t.Fatalf("claims %v, waiting %v", claimNames(d.Claims), d.Rook.Waiting)
+	}
+	obs.AssumeProvisioned = true
+	if d = Policy(obs); !reflect.DeepEqual(d.Rook.Ready, []string{"a"}) {
+		t.Fatalf("offline: ready %v", d.Rook.Ready)
+	}
+}
+
+func TestPolicyReleases(t *testing.T) {
+	claimedBy := func(name, policy string) *prismv1.StorageNode {
+		sn := storageNode(name)
+		sn.Spec.PolicyName = policy
+		return sn
+	}
+	cases := []struct {
+		name     string
+		mode     prismv1.PolicyMode
+		refuse   bool
+		selected []string
+		want     []string // node: reason
+	}{
+		{"matched nodes stay; an unmatched one goes", prismv1.ModeApply, false, []string{"a", "b"}, []string{"gone: " + ReleaseNotMatched}},
+		{"a refused plan keeps every node", prismv1.ModeApply, true, []string{"a"}, nil},
+		{"dry run lets every node go", prismv1.ModeDryRun, true, []string{"a", "b"},
+			[]string{"a: " + ReleaseDryRun, "b: " + ReleaseDryRun, "gone: " + ReleaseDryRun}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := policyOf(tc.mode, storage)
+			if tc.refuse {
+				// A cache naming a ClassificationPolicy that does not exist refuses every plan.
+				p.Spec.Cache = prismv1.CacheSpec{Mode: prismv1.CacheWriteBack, ClassificationPolicyName: "missing"}
+			}
+			obs := Observation{Policy: p, Now: now, StorageNodes: []*prismv1.StorageNode{
+				claimedBy("a", "fast"), claimedBy("b", "fast"), claimedBy("gone", "fast"), claimedBy("theirs", "other")}}
+			for _, n := range tc.selected {
+				obs.Nodes = append(obs.Nodes, Node{Name: n, Labels: storage})
+			}
+			d := Policy(obs)
+			if tc.refuse && len(d.Plan.Problems) == 0 {
+				t.Fatal("the plan was not refused")
+			}
+			var got []string
+			for _, r := range d.Releases {
+				got = append(got, r.StorageNode.Name+": "+r.Reason)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("releases %q, want %q", got, tc.want)
+			}
+			if tc.mode == prismv1.ModeDryRun || tc.refuse {
+				if len(d.Claims) != 0 {
+					t.Errorf("claims %v in dry run or on a refused plan", claimNames(d.Claims))
+				}
+			}
+		})
+	}
+}
+
+func TestPolicyLeavesOtherPoliciesNodesAlone(t *testing.T) {
+	p := policyOf(prismv1.ModeApply, storage)
+	theirs := storageNode("theirs")
+	theirs.Spec.PolicyName = "other"
+	d := Policy(observation(p, theirs, storageNode("free")))
+	if got := claimNames(d.Claims); !reflect.DeepEqual(got, []string{"free"}) {
+		t.Fatalf("claims %v, want only free", got)
+	}
+	if sel := d.Plan.Nodes[1].Selection; sel.Node != "theirs" || !strings.Contains(sel.Message, "other") {
+		t.Fatalf("selection of theirs: %+v", sel)
+	}
+}
+
+func TestPolicyHostnameLabelReachesLocalVolumes(t *testing.T) {
+	// A node whose kubernetes.io/hostname differs from its name (some clouds): the decision
+	// reads it from the observed Node, as the operator once read it with a GET per node.
+	if got := hostnameOf(Node{Name: "ip-10-0-0-1.ec2.internal", Labels: map[string]string{"kubernetes.io/hostname": "ip-10-0-0-1"}}); got != "ip-10-0-0-1" {
+		t.Errorf("hostname %q", got)
+	}
+	if got := hostnameOf(Node{Name: "n1"}); got != "n1" {
+		t.Errorf("hostname without the label %q", got)
+	}
+}
+
+func TestPolicyInvalidSelectorDecidesNothing(t *testing.T) {
+	p := policyOf(prismv1.ModeApply, nil)
+	p.Spec.NodeSelector.MatchExpressions = []prismv1.NodeSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpIn}}
+	sn := storageNode("a")
+	sn.Spec.PolicyName = "fast"
+	d := Policy(observation(p, sn))
+	if !strings.Contains(d.InvalidSelector, "spec.nodeSelector.matchExpressions[0].values: Required value") {
+		t.Fatalf("InvalidSelector %q", d.InvalidSelector)
+	}
+	if len(d.Claims)+len(d.Releases) != 0 || d.Rook.Outcome.Reason != "" {
+		t.Fatalf("decided %v %v %+v on an invalid selector", d.Claims, d.Releases, d.Rook.Outcome)
+	}
+}
+
+func TestNodeSelectorNamesTheField(t *testing.T) {
+	cases := []struct {
+		name string
+		ls   metav1.LabelSelector
+		want string
+	}{
+		{"In without values", metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpIn}}},
+			"spec.nodeSelector.matchExpressions[0].values: Required value"},
+		{"Exists with values", metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpExists}, {Key: "k", Operator: metav1.LabelSelectorOpExists, Values: []string{"v"}}}},
+			"spec.nodeSelector.matchExpressions[1].values: Forbidden"},
+		{"unknown operator", metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}},
+			"spec.nodeSelector.matchExpressions[0].operator: Invalid value"},
+		{"bad label value", metav1.LabelSelector{MatchLabels: map[string]string{"k": "not a value"}},
+			"spec.nodeSelector.matchLabels: Invalid value"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NodeSelector(&tc.ls)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	if sel, err := NodeSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"prism.storage.io/role": "storage"}}); err != nil || sel.String() != "prism.storage.io/role=storage" {
+		t.Fatalf("valid selector: %v %v", sel, err)
+	}
+}
