@@ -20,7 +20,7 @@ import (
 const usage = `kubectl prism: Prism's view of the cluster's storage.
 
 Usage:
-  kubectl prism plan --inventory FILE... --policy FILE [--node-labels NODE:k=v,...] [-o yaml|json|cephadm]
+  kubectl prism plan --inventory FILE... --policy FILE [--node-labels NODE:k=v,...] [--classes FILE] [--cephcluster FILE] [-o yaml|json|rook|cephadm]
                             plan offline from prism-agent inventory JSON files: DB slots per node,
                             the Rook storage section, or cephadm OSD service specs
   kubectl prism ioclass [--policy FILE]

@@ -20,7 +20,6 @@ import (
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
 	"github.com/prism-storage/prism/internal/plan/decide"
-	"github.com/prism-storage/prism/internal/plan/rookvolumes"
 )
 
 // stringList collects a repeatable flag.
@@ -82,15 +81,7 @@ func runPlan(args []string, out io.Writer) error {
 	if d.RookErr != nil {
 		return d.RookErr
 	}
-	class := decide.DeviceClass(policy)
-	result := offlinePlan{ClusterPlan: d.Plan, RookDeviceSets: []rookvolumes.RookDeviceSet{}, Rook: previewOf(d, assumes)}
-	for _, n := range result.Nodes {
-		if n.ClaimOSDs != nil {
-			for _, o := range n.ClaimOSDs.Ready {
-				result.RookDeviceSets = append(result.RookDeviceSets, rookvolumes.DeviceSet(o, class))
-			}
-		}
-	}
+	result := offlinePlan{ClusterPlan: d.Plan, Rook: previewOf(d, assumes)}
 	switch *output {
 	case "json":
 		enc := json.NewEncoder(out)
@@ -101,7 +92,7 @@ func runPlan(args []string, out io.Writer) error {
 	case "rook":
 		return writeYAML(out, result.Rook)
 	case "cephadm":
-		for _, s := range plan.CephadmSpecs(result.Plans(), class) {
+		for _, s := range plan.CephadmSpecs(result.Plans(), decide.DeviceClass(policy)) {
 			fmt.Fprintln(out, "---")
 			if err := writeYAML(out, s); err != nil {
 				return err
@@ -112,14 +103,11 @@ func runPlan(args []string, out io.Writer) error {
 	return fmt.Errorf("-o %q: want yaml, json, cephadm or rook", *output)
 }
 
-// offlinePlan is what the plugin prints: the planner's result, the device sets the operator
-// would add to the CephCluster for the OSDs of nodes with a cache that can be created now
-// (offline no cache has reported, so a cached OSD's claims wait: see nodes[].claimOSDs.held),
-// and the operator's Rook decision (what -o rook prints alone).
+// offlinePlan is what the plugin prints: the planner's result and the operator's Rook decision
+// (what -o rook prints alone), device sets and local volumes of OSDs on caches included.
 type offlinePlan struct {
 	plan.ClusterPlan
-	RookDeviceSets []rookvolumes.RookDeviceSet `json:"rookDeviceSets"`
-	Rook           rookPreview                 `json:"rook"`
+	Rook rookPreview `json:"rook"`
 }
 
 func writeYAML(out io.Writer, v any) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,9 +253,20 @@ func TestPlanOfflineWithCache(t *testing.T) {
 			}
 		}
 	}
-	// The operator's decision says the same: the cached OSDs wait for their cache cores.
-	if r := result.Rook.RookConfigured; r.Reason != "WaitingForCacheCores" || !strings.Contains(r.Message, "wait for their cache cores") {
-		t.Errorf("rookConfigured %+v, want WaitingForCacheCores", r)
+	// The Rook section previews where the cached OSDs go once the agents report their cores
+	// (which it assumes): one device set per cached OSD, on two local volumes (data on the
+	// exported object, metadata on the DB slot).
+	sets, _, _ := unstructured.NestedSlice(result.Rook.Apply, "spec", "storage", "storageClassDeviceSets")
+	if r := result.Rook.RookConfigured; r.Reason != "Applied" || !strings.Contains(r.Message, fmt.Sprintf("%d OSDs on caches as device sets", len(sets))) || len(sets) == 0 {
+		t.Errorf("rookConfigured %+v with %d device sets", r, len(sets))
+	}
+	if len(result.Rook.LocalVolumes) != 2*len(sets) {
+		t.Errorf("%d local volumes for %d device sets", len(result.Rook.LocalVolumes), len(sets))
+	}
+	for _, v := range result.Rook.LocalVolumes {
+		if p := v.Spec.Local.Path; !strings.HasPrefix(p, "/dev/cas") && !strings.Contains(p, "-part") {
+			t.Errorf("volume %s on %s, neither an exported object nor a DB slot", v.Name, p)
+		}
 	}
 	missing := run(withCache("not-given"))
 	if len(missing.Problems) != 1 || !strings.Contains(missing.Problems[0], `spec.cache.classificationPolicyName: ClassificationPolicy "not-given" not found`) {

@@ -34,13 +34,15 @@ type rookPreview struct {
 // offlineObservation is what the operator would observe, made from files: a Node and a
 // StorageNode per inventory (labels from --node-labels or the inventory document), the
 // CephCluster read from clusterFile or an empty one of the policy's spec.cephCluster. Offline
-// no agent reports its partitions, so every planned node is taken as provisioned; no cache
-// core is Ready (so OSDs on caches wait, as nodes[].claimOSDs.held says). assumes says so.
+// no agent reports its partitions or caches, so the Rook decision takes every planned node as
+// provisioned and its cache cores as Ready (the plan's nodes[].claimOSDs still say what waits
+// today: every cached OSD). assumes says so.
 func offlineObservation(policy *prismv1.HybridStoragePolicy, inventories []string, given map[string]map[string]string, clusterFile string) (decide.Observation, []string, error) {
 	obs := decide.Observation{Policy: policy, Now: time.Now(), AssumeProvisioned: true, Volumes: map[string]*corev1.PersistentVolume{}}
 	assumes := []string{
 		"every planned node's agent reports its DB partitions Ready (offline nothing reports readiness)",
-		"no cache core is Ready yet and no local volume exists",
+		"every planned cache core is Ready, with core ids 1, 2, ... in slot order as an agent starting from nothing assigns them (so the local volumes' /dev/casX-Y paths may differ on a node whose agent assigned other ids)",
+		"no local volume exists yet",
 	}
 	for _, f := range inventories {
 		n, nodeLabels, err := readInventory(f)

@@ -49,8 +49,10 @@ type Observation struct {
 	Volumes map[string]*corev1.PersistentVolume
 	// Now is the clock for replacement pacing.
 	Now time.Time
-	// AssumeProvisioned takes every planned node's partitions as Ready: offline no agent
-	// reports them. The operator never sets it.
+	// AssumeProvisioned takes every planned node's partitions as Ready and its planned cache
+	// cores as Ready (core ids 1, 2, ... in slot order, as an agent starting from nothing
+	// assigns them) for the Rook decision: offline no agent reports them, and a preview should
+	// show where the OSDs will go. The operator never sets it.
 	AssumeProvisioned bool
 }
 
@@ -159,8 +161,11 @@ func Policy(obs Observation) Decision {
 			continue
 		}
 		// A claim written now bumps the StorageNode's generation: its agent has not seen it.
-		ready := obs.AssumeProvisioned || (!pending[name] && Provisioned(sn, p))
-		rin.Nodes = append(rin.Nodes, rookdecide.Node{Name: name, Plan: p, Ready: ready, Status: sn.Status, Hostname: hostnames[name]})
+		n := rookdecide.Node{Name: name, Plan: p, Ready: !pending[name] && Provisioned(sn, p), Status: sn.Status, Hostname: hostnames[name]}
+		if obs.AssumeProvisioned {
+			n.Ready, n.Status = true, assumedStatus(sn.Status, p)
+		}
+		rin.Nodes = append(rin.Nodes, n)
 	}
 	d.Rook, d.RookErr = rookdecide.Decide(rin)
 	return d
@@ -205,6 +210,24 @@ func Provisioned(sn *prismv1.StorageNode, p prismv1.NodePlan) bool {
 	current := sn.Spec.Plan != nil && equality.Semantic.DeepEqual(*sn.Spec.Plan, p) &&
 		sn.Status.ObservedPlanGeneration == sn.Generation
 	return current && cond != nil && cond.Status == "True"
+}
+
+// assumedStatus is st with every cache of plan p Running and its cores Ready, for a preview.
+func assumedStatus(st prismv1.StorageNodeStatus, p prismv1.NodePlan) prismv1.StorageNodeStatus {
+	st.Caches = nil
+	for _, f := range p.FastDevices {
+		if !plan.BehindCache(f) {
+			continue
+		}
+		c := prismv1.CacheStatus{FastDevice: f.StablePath, CacheID: f.CacheID, State: prismv1.CacheRunning}
+		for i, dev := range f.CacheCores() {
+			id := int32(i + 1)
+			c.Cores = append(c.Cores, prismv1.CacheCoreStatus{Device: dev, CoreID: id, State: prismv1.CoreReady,
+				ExportedObject: fmt.Sprintf("/dev/cas%d-%d", f.CacheID, id)})
+		}
+		st.Caches = append(st.Caches, c)
+	}
+	return st
 }
 
 // inventoryOf is what the planner needs to know of a selected node.

@@ -120,11 +120,11 @@ func run(o options) (Output, error) {
 	if node == "" {
 		node = doc.Node
 	}
-	// What `kubectl prism plan -o json` prints: the planner's result, and the device sets
-	// of nodes with a cache (not this command's business).
+	// What `kubectl prism plan -o json` prints: the planner's result, and the operator's
+	// Rook decision (not this command's business).
 	var cp struct {
 		plan.ClusterPlan
-		RookDeviceSets json.RawMessage `json:"rookDeviceSets"`
+		Rook json.RawMessage `json:"rook"`
 	}
 	if err := decodeFile(o.planFile, &cp); err != nil {
 		return Output{}, err
