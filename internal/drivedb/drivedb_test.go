@@ -111,6 +111,51 @@ var realModels = []lookupCase{
 	// The ordering part number with the Micron_6500_ prefix Micron NVMe drives report.
 	{name: "6500 ION part number", model: "Micron_6500_MTFDKCC30T7TGR", size: 30720136773632,
 		family: "6500 ION", tier: TierOther, media: MediaTLC, dwpd: 0.3},
+	// Captured: /dev/disk/by-id/nvme-INTEL_SSDPEK1W120GA_<serial>, an Optane 800P used as a cache.
+	{name: "Optane 800P 118GB", model: "INTEL SSDPEK1W120GA", size: 118410000000,
+		family: "Optane SSD 800P", tier: TierFast, media: Media3DXPoint, tbw: 365},
+	// Captured: lsscsi "INTEL SSDPEK1W060GA__1" (lsscsi pads the model with '_').
+	{name: "Optane 800P 58GB", model: "INTEL SSDPEK1W060GA", size: 58977157120,
+		family: "Optane SSD 800P", tier: TierFast, media: Media3DXPoint, tbw: 365},
+	// Captured: lsblk "INTEL MEMPEK1W016GA" on a 13.4 GiB device: below the nominal 16 GB by more
+	// than the capacity tolerance, which is why the Optane Memory rows are family-wide.
+	{name: "Optane Memory 16GB", model: "INTEL MEMPEK1W016GA", size: 14403239936,
+		family: "Optane Memory", tier: TierFast, media: Media3DXPoint},
+	// Captured: "nvme0 (INTEL MEMPEK1J032GAH)" and "INTEL MEMPEK1J016GAL": the M10 reports a
+	// packaging suffix after the part number.
+	{name: "Optane M10 32GB with suffix", model: "INTEL MEMPEK1J032GAH", size: 29260513280,
+		family: "Optane Memory M10", tier: TierFast, media: Media3DXPoint},
+	{name: "Optane M10 16GB with suffix", model: "INTEL MEMPEK1J016GAL", size: 14403239936,
+		family: "Optane Memory M10", tier: TierFast, media: Media3DXPoint},
+	// Captured: by-id nvme-INTEL_MEMPEK1J064GA_<serial>, without a suffix.
+	{name: "Optane M10 64GB", model: "INTEL_MEMPEK1J064GA", size: 58977157120,
+		family: "Optane Memory M10", tier: TierFast, media: Media3DXPoint},
+	// Captured: lsblk JSON "model": "CT2000P310SSD8".
+	{name: "Crucial P310 2TB", model: "CT2000P310SSD8", size: 2000398934016,
+		family: "Crucial P310", tier: TierCapacity, media: MediaQLC, tbw: 440},
+	// Captured: by-id nvme-CT4000P310SSD8_<serial>, 3.6 TiB.
+	{name: "Crucial P310 4TB", model: "CT4000P310SSD8", size: 4000787030016,
+		family: "Crucial P310", tier: TierCapacity, media: MediaQLC, tbw: 800},
+	// Captured: WMI disk name "Micron 2400 MTFDKBA1T0QFM"; sysfs model "Micron 2400 MTFDKBA512QFM".
+	{name: "Micron 2400 1TB", model: "Micron 2400 MTFDKBA1T0QFM", size: 1024209543168,
+		family: "2400", tier: TierCapacity, media: MediaQLC, tbw: 300},
+	{name: "Micron 2400 512GB", model: "Micron 2400 MTFDKBA512QFM", size: 512110190592,
+		family: "2400", tier: TierCapacity, media: MediaQLC, tbw: 150},
+	// Captured: hw-probe statistics write the same family as "Micron 2400_MTFDKBK512QFM".
+	{name: "Micron 2400 underscore form", model: "Micron 2400_MTFDKBK512QFM", size: 512110190592,
+		family: "2400", tier: TierCapacity, media: MediaQLC, tbw: 150},
+	// Captured: the 16-character SCSI-translated form in a Windows disk instance name.
+	{name: "Micron 2500 cut form", model: "Micron_2500_MTFD", size: 1024209543168,
+		family: "2500", tier: TierCapacity, media: MediaQLC},
+	// Captured: lsblk model "Corsair MP400"; hw-probe lists "Corsair MP400 2TB".
+	{name: "Corsair MP400 2TB", model: "Corsair MP400", size: 2000398934016,
+		family: "MP400", tier: TierCapacity, media: MediaQLC, dwpd: 0.1, tbw: 400, warranty: 5},
+	// Captured: parted "Model: Sabrent Rocket Q (nvme)", 1000GB.
+	{name: "Sabrent Rocket Q 1TB", model: "Sabrent Rocket Q", size: 1000204886016,
+		family: "Rocket Q", tier: TierCapacity, media: MediaQLC},
+	// Captured: hw-probe statistics "Phison Sabrent Rocket Q4 2TB" (controller vendor, model, size).
+	{name: "Sabrent Rocket Q4 2TB", model: "Sabrent Rocket Q4", size: 2000398934016,
+		family: "Rocket Q4", tier: TierCapacity, media: MediaQLC},
 	// Tested with in smartmontools' drivedb.h.
 	{name: "5400 SATA", model: "Micron_5400_MTFDDAK1T9TGB", size: 1920383410176,
 		family: "5400", tier: TierOther, media: MediaTLC, warranty: 5},
@@ -172,6 +217,14 @@ func TestLookupUnknown(t *testing.T) {
 		// A real TLC drive that is deliberately absent: it must not be mistaken for the P5510.
 		{"D7-P5520 not listed", "SOLIDIGM SSDPF2KX019T1M", 1920383410176},
 		{"prefix of a pattern", "INTEL SSDPE21K375", 375083606016},
+		// Deliberately absent: Crucial ships the P3 Plus with QLC or TLC under one model
+		// string, so the string cannot say which.
+		{"P3 Plus NAND varies", "CT1000P3PSSD8", 1000204886016},
+		// The Optane H10 (part HBRPEKNX0101A in a public compatibility table) pairs QLC with
+		// Optane on one card: neither tier, not listed.
+		{"Optane H10 hybrid", "INTEL HBRPEKNX0101A", 256060514304},
+		// Model patterns are anchored: a longer name of another family does not match.
+		{"Rocket Q pattern is not a prefix", "Sabrent Rocket Q500", 500107862016},
 		{"longer than any model", strings.Repeat("INTEL SSDPE21K375GA", 20), 375083606016},
 		// Capacity rows never match a device of another size...
 		{"capacity mismatch", "INTEL SSDPE21K375GA", 750156374016},
