@@ -156,6 +156,15 @@ var realModels = []lookupCase{
 	// Captured: hw-probe statistics "Phison Sabrent Rocket Q4 2TB" (controller vendor, model, size).
 	{name: "Sabrent Rocket Q4 2TB", model: "Sabrent Rocket Q4", size: 2000398934016,
 		family: "Rocket Q4", tier: TierCapacity, media: MediaQLC},
+	// Captured: fdisk "Disk model: CT500P1SSD8", 500107862016 bytes.
+	{name: "Crucial P1 500GB", model: "CT500P1SSD8", size: 500107862016,
+		family: "Crucial P1", tier: TierCapacity, media: MediaQLC, dwpd: 0.1, tbw: 100, warranty: 5},
+	// Captured: by-id nvme-WD_PC_SN5000S_SDEQNSJ-1T00-1002_<serial> and, after the SanDisk
+	// spin-off, nvme-PC_SN5000S_SanDisk_512GB_<serial>.
+	{name: "PC SN5000S 1TB (WD)", model: "WD PC SN5000S SDEQNSJ-1T00-1002", size: 1000204886016,
+		family: "PC SN5000S", tier: TierCapacity, media: MediaQLC},
+	{name: "PC SN5000S 512GB (SanDisk)", model: "PC_SN5000S_SanDisk_512GB", size: 512110190592,
+		family: "PC SN5000S", tier: TierCapacity, media: MediaQLC},
 	// Tested with in smartmontools' drivedb.h.
 	{name: "5400 SATA", model: "Micron_5400_MTFDDAK1T9TGB", size: 1920383410176,
 		family: "5400", tier: TierOther, media: MediaTLC, warranty: 5},
@@ -225,6 +234,13 @@ func TestLookupUnknown(t *testing.T) {
 		{"Optane H10 hybrid", "INTEL HBRPEKNX0101A", 256060514304},
 		// Model patterns are anchored: a longer name of another family does not match.
 		{"Rocket Q pattern is not a prefix", "Sabrent Rocket Q500", 500107862016},
+		// Samsung's TLC PM1743 shares the MZWLO prefix with the QLC BM1743 (a Dell table lists
+		// MZWLO7T6HBLA as PM1743): only the BM1743's own part number may match.
+		{"PM1743 is not a BM1743", "SAMSUNG MZWLO7T6HBLA-00A07", 7681501126656},
+		{"PM1743 3.84TB", "SAMSUNG MZWLO3T8HCLS-00A07", 3840755982336},
+		// The retail WD Blue SN5000 is TLC below 4TB; only the OEM PC SN5000S is listed (this
+		// retail model string is illustrative, not captured).
+		{"WD Blue SN5000 not listed", "WD Blue SN5000 2TB", 2000398934016},
 		{"longer than any model", strings.Repeat("INTEL SSDPE21K375GA", 20), 375083606016},
 		// Capacity rows never match a device of another size...
 		{"capacity mismatch", "INTEL SSDPE21K375GA", 750156374016},
