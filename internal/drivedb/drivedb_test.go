@@ -1,6 +1,9 @@
 package drivedb
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -334,5 +337,17 @@ func TestGlobMatch(t *testing.T) {
 		if got := globMatch([]rune(tc.pattern), []rune(tc.s)); got != tc.want {
 			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestDiscoveryDocCountsRows keeps the row count docs/discovery.md states in step with drives.csv.
+func TestDiscoveryDocCountsRows(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "discovery.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("has %d rows", len(Default().Entries()))
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("docs/discovery.md does not say the drive database %s", want)
 	}
 }
