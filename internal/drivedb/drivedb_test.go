@@ -133,6 +133,9 @@ var realModels = []lookupCase{
 	// Captured: by-id nvme-INTEL_MEMPEK1J064GA_<serial>, without a suffix.
 	{name: "Optane M10 64GB", model: "INTEL_MEMPEK1J064GA", size: 58977157120,
 		family: "Optane Memory M10", tier: TierFast, media: Media3DXPoint},
+	// Captured: lsblk "CT1000P310SSD8" on a 931.5G disk.
+	{name: "Crucial P310 1TB", model: "CT1000P310SSD8", size: 1000204886016,
+		family: "Crucial P310", tier: TierCapacity, media: MediaQLC, tbw: 220},
 	// Captured: lsblk JSON "model": "CT2000P310SSD8".
 	{name: "Crucial P310 2TB", model: "CT2000P310SSD8", size: 2000398934016,
 		family: "Crucial P310", tier: TierCapacity, media: MediaQLC, tbw: 440},
