@@ -37,6 +37,10 @@ var realModels = []lookupCase{
 	// Captured: Ceph blog hardware list "Intel NVMe DC P4801X Series (SSDPEL1K375GA)".
 	{name: "P4801X M.2 375GB", model: "INTEL SSDPEL1K375GA", size: 375083606016,
 		family: "Optane SSD DC P4801X", tier: TierFast, media: Media3DXPoint},
+	// Documented format, not captured: D4800X part SSDPD21K750GA01 in an Intel firmware control
+	// table; the model as the captured P4800X reports its part.
+	{name: "D4800X 750GB", model: "INTEL SSDPD21K750GA", size: 750156374016,
+		family: "Optane SSD DC D4800X", tier: TierFast, media: Media3DXPoint},
 	// Captured: SPDK perf report "cat /sys/class/nvme/nvme0/model" -> "INTEL SSDPF21Q800GB" (745.2G in lsblk).
 	{name: "P5800X 800GB", model: "INTEL SSDPF21Q800GB", size: 800166076416,
 		family: "Optane SSD DC P5800X", tier: TierFast, media: Media3DXPoint, dwpd: 100},
