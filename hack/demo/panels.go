@@ -40,6 +40,16 @@ func init() {
 		dashboards.UIDNode + "/Share of the OSDs' writes per data class/A",
 		dashboards.UIDNode + "/DB used and the slot, per OSD/A",
 		dashboards.UIDNode + "/DB used and the slot, per OSD/B",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/A",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/B",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/C",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/D",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/E",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/F",
+		dashboards.UIDOverview + "/DB slot per policy and level/A",
+		dashboards.UIDOverview + "/DB slot per policy and level/B",
+		dashboards.UIDOverview + "/DB slot per policy and level/C",
+		dashboards.UIDOverview + "/Share of each policy's OSDs spilled or spilling within 7 days/A",
 	} {
 		noDataFromSimulatedNodes[q] = reasonOSD
 	}

@@ -63,6 +63,8 @@ monitoring:
       wearOutDays: 120
       qlcWriteAmplification: "2.5"
       cacheDirtyAgeSeconds: 1800
+      policyDBSpillDays: 10
+      policyDBSpillShare: 0.1
   dashboards:
     label: storage_dashboard
     labelValue: "yes"
