@@ -90,6 +90,7 @@ func runAgent(args []string) error {
 	}
 	if endurance != nil {
 		p.CollectErrors = endurance.CollectErrors
+		p.Policy = endurance.Policy
 	}
 	if osds != nil {
 		p.OSDs = osds.Summary

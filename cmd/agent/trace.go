@@ -66,7 +66,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.device, "device", "", "the block device to trace: a path under /dev or MAJOR:MINOR (required)")
 	fs.DurationVar(&f.duration, "duration", 0, "how long to trace, e.g. 30s, 10m (required)")
 	fs.StringVar(&f.output, "o", "-", "write the trace summary to this file; - is standard output")
-	fs.Uint64Var(&f.maxEvents, "max-events", 2_000_000, "stop after this many bios (about 40 bytes each in the output, 100 in memory)")
+	fs.Uint64Var(&f.maxEvents, "max-events", 2_000_000, "stop after this many bios (about 45 bytes each in the output, 100 in memory)")
 	fs.IntVar(&f.bufferKiB, "buffer-kib", 1024, "tracefs ring buffer per CPU, KiB (the reader empties it continuously; raise it when events are lost)")
 	fs.StringVar(&f.hostRoot, "host-root", "/", "where the host's / is: its /dev, /sys and tracefs (/sys/kernel/tracing) are read under it")
 	fs.BoolVar(&f.mount, "mount-tracefs", false, "mount tracefs at <host-root>/sys/kernel/tracing when it is not mounted")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,9 +116,14 @@ func TestTraceCommand(t *testing.T) {
 				t.Fatalf("the command's instance %s never enabled its event", instance)
 			}
 		}
+		// On one locked OS thread: the replay's pid is the thread's id (what Open CAS's pid
+		// condition compares), not the process's.
+		runtime.LockOSThread()
+		writer := unix.Gettid()
 		for _, p := range pattern {
 			directWrite(t, dev, p.off, p.size)
 		}
+		runtime.UnlockOSThread()
 		if cancelled {
 			cancel()
 		}
@@ -153,7 +159,7 @@ func TestTraceCommand(t *testing.T) {
 		var mine []ioclass.IO
 		var io ioclass.IO
 		for src.Next(&io) {
-			if io.PID == os.Getpid() {
+			if io.PID == writer {
 				mine = append(mine, io)
 			}
 		}

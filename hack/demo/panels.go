@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/dashboards"
 	"github.com/prism-storage/prism/test/support/panelcheck"
 )
@@ -40,6 +43,16 @@ func init() {
 		dashboards.UIDNode + "/Share of the OSDs' writes per data class/A",
 		dashboards.UIDNode + "/DB used and the slot, per OSD/A",
 		dashboards.UIDNode + "/DB used and the slot, per OSD/B",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/A",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/B",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/C",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/D",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/E",
+		dashboards.UIDOverview + "/OSDs per policy: DB spill/F",
+		dashboards.UIDOverview + "/DB slot per policy and level/A",
+		dashboards.UIDOverview + "/DB slot per policy and level/B",
+		dashboards.UIDOverview + "/DB slot per policy and level/C",
+		dashboards.UIDOverview + "/Share of each policy's OSDs spilled or spilling within 7 days/A",
 	} {
 		noDataFromSimulatedNodes[q] = reasonOSD
 	}
@@ -61,6 +74,9 @@ func (d *demo) checkDashboards(ctx context.Context) error {
 		return fmt.Errorf("--check-panels needs Prometheus and the caches")
 	}
 	if err := d.waitForScrapes(ctx); err != nil {
+		return err
+	}
+	if err := d.checkNodePolicies(ctx); err != nil {
 		return err
 	}
 	opts, err := d.panelVariables(ctx)
@@ -179,4 +195,52 @@ func (d *demo) panelVariables(ctx context.Context) (panelcheck.Options, error) {
 		dashboards.UIDDevice: {{"node": nodes[0], "device": amplifying[0]}},
 	}
 	return o, nil
+}
+
+// checkNodePolicies checks that every agent serves its StorageNode's spec.policyName as
+// prism_node_info{policy} (the per-policy panels and PrismPolicyDBSpillForecast join on it),
+// waiting for the agents' next sync after the operator assigned the policy.
+func (d *demo) checkNodePolicies(ctx context.Context) error {
+	var mismatch, seen []string
+	check := func() bool {
+		mismatch, seen = nil, nil
+		list := &prismv1.StorageNodeList{}
+		if err := d.env.Client.List(ctx, list); err != nil {
+			mismatch = []string{err.Error()}
+			return false
+		}
+		for _, sn := range list.Items {
+			got, err := nodePolicies(ctx, d.promURL, sn.Name)
+			if err != nil || len(got) != 1 || got[0] != sn.Spec.PolicyName {
+				mismatch = append(mismatch, fmt.Sprintf("%s: prism_node_info policies %q (%v), StorageNode spec.policyName %q", sn.Name, got, err, sn.Spec.PolicyName))
+			}
+			seen = append(seen, fmt.Sprintf("%s=%q", sn.Name, sn.Spec.PolicyName))
+		}
+		return len(list.Items) > 0 && len(mismatch) == 0
+	}
+	if err := waitFor(ctx, 90*time.Second, check); err != nil {
+		return fmt.Errorf("the agents' prism_node_info does not carry their StorageNodes' policies:\n  %s: %w", strings.Join(mismatch, "\n  "), err)
+	}
+	say("\n# prism_node_info carries every StorageNode's spec.policyName (the per-policy panels' join): %s", strings.Join(seen, ", "))
+	return nil
+}
+
+// nodePolicies returns the policy label of each prism_node_info series of node ("" when the
+// series has none: Prometheus drops an empty label).
+func nodePolicies(ctx context.Context, prom, node string) ([]string, error) {
+	r, err := panelcheck.Get(ctx, prom, "/api/v1/query", url.Values{"query": {fmt.Sprintf("prism_node_info{node=%q}", node)}})
+	if err != nil {
+		return nil, err
+	}
+	var vec []struct {
+		Metric map[string]string `json:"metric"`
+	}
+	if err := json.Unmarshal(r.Data.Result, &vec); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, v := range vec {
+		out = append(out, v.Metric["policy"])
+	}
+	return out, nil
 }

@@ -97,16 +97,18 @@ func TestExpandSummary(t *testing.T) {
 }
 
 // TestExpandSummaryBios: a workload that lists its bios (prism-agent trace)
-// replays them in order, rewrites included, reads and writes with data only;
-// one without them is still expanded from its groups.
+// replays them in order, rewrites included, reads and writes with data only,
+// with the submitting thread's id as the pid Open CAS compares (none from a
+// trace that predates it, which has only the process's id); one without
+// them is still expanded from its groups.
 func TestExpandSummaryBios(t *testing.T) {
 	s := &defaults.Summary{Workloads: []defaults.Workload{
 		{Name: "capture", Data: defaults.DeviceTrace{
 			Groups: []defaults.Group{{Comm: "ignored", RWBS: "W", Size: 4096, Count: 1}},
 			Bios: []defaults.Bio{
-				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
-				{Sector: 0, Bytes: 0, RWBS: "FWS", Comm: "dd", TGID: 7},
-				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7},
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7, PID: 8, Timed: true},
+				{Sector: 0, Bytes: 0, RWBS: "FWS", Comm: "dd", TGID: 7, PID: 8, Micros: 5, Timed: true},
+				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7, PID: 7, Micros: 9, Timed: true},
 				{Sector: 0, Bytes: 65536, RWBS: "DS", Comm: "blkdiscard"},
 				{Sector: 2, Bytes: 512, RWBS: "RA", Comm: "cat", TGID: 9},
 			}}},
@@ -117,9 +119,9 @@ func TestExpandSummaryBios(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ioclass.IO{
+		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 8},
 		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
-		{Size: 4096, Write: true, Comm: "dd", LBA: 8, PID: 7},
-		{Size: 512, Comm: "cat", LBA: 2, PID: 9},
+		{Size: 512, Comm: "cat", LBA: 2},
 		{Size: 4096, Write: true, Comm: "g", LBA: 16},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -182,9 +184,9 @@ func TestExpandCommittedTrace(t *testing.T) {
 
 const tracefsText = `# tracer: nop
 #
-osd-1 (   10) [000] ..... 1.0: block_bio_queue: 8,16 WS 2048 + 8 [tp_osd_tp]
-osd-1 (   10) [000] ..... 1.1: block_bio_queue: 8,16 FWS 0 + 0 [bstore_kv_sync]
-osd-1 (   10) [000] ..... 1.2: block_bio_queue: 8,32 R 64 + 128 [tp_osd_tp]
+tp_osd_tp-12 (   10) [000] ..... 1.0: block_bio_queue: 8,16 WS 2048 + 8 [tp_osd_tp]
+bstore_kv_sync-11 (   10) [000] ..... 1.1: block_bio_queue: 8,16 FWS 0 + 0 [bstore_kv_sync]
+tp_osd_tp-13 (   10) [000] ..... 1.2: block_bio_queue: 8,32 R 64 + 128 [tp_osd_tp]
 osd-1 (   10) [000] ..... 1.3: block_bio_queue: 8,16 D 4096 + 8 [tp_osd_tp]
 osd-1 (   10) [000] ..... 1.4: block_rq_issue: 8,16 WS 2048 + 8 [tp_osd_tp]
 `
@@ -206,7 +208,8 @@ func TestTracefsSource(t *testing.T) {
 		return out, src.(*tracefsSource)
 	}
 	all, src := read(DeviceFilter{})
-	want := []ioclass.IO{{Size: 4096, Write: true, Comm: "tp_osd_tp", LBA: 2048, PID: 10}, {Size: 65536, Comm: "tp_osd_tp", LBA: 64, PID: 10}}
+	// pid is the thread's id (TASK-PID), not the process's (TGID): Open CAS compares current->pid.
+	want := []ioclass.IO{{Size: 4096, Write: true, Comm: "tp_osd_tp", LBA: 2048, PID: 12}, {Size: 65536, Comm: "tp_osd_tp", LBA: 64, PID: 13}}
 	if !reflect.DeepEqual(all, want) {
 		t.Errorf("all disks: %v, want %v", all, want)
 	}

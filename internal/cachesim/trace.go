@@ -83,7 +83,7 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 				if b.Bytes%512 != 0 || b.Sector > math.MaxUint64/512-b.Bytes/512 {
 					return nil, fmt.Errorf("workload %s bio %d (sector %d, %d bytes): not whole sectors within a 64-bit byte offset", w.Name, i, b.Sector, b.Bytes)
 				}
-				out = append(out, ioclass.IO{Size: b.Bytes, Write: dir == defaults.Write, Comm: b.Comm, LBA: b.Sector, PID: b.TGID})
+				out = append(out, ioclass.IO{Size: b.Bytes, Write: dir == defaults.Write, Comm: b.Comm, LBA: b.Sector, PID: b.PID})
 			}
 			continue
 		}
@@ -211,7 +211,7 @@ func (t *tracefsSource) Next(io *ioclass.IO) bool {
 			(t.dev.Set && (rec.Major != t.dev.Major || rec.Minor != t.dev.Minor)) {
 			continue
 		}
-		*io = ioclass.IO{Size: rec.Bytes, Write: dir == defaults.Write, Comm: rec.Comm, LBA: rec.Sector, PID: rec.TGID}
+		*io = ioclass.IO{Size: rec.Bytes, Write: dir == defaults.Write, Comm: rec.Comm, LBA: rec.Sector, PID: rec.PID}
 		return true
 	}
 	if t.err == nil {

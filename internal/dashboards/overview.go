@@ -123,5 +123,6 @@ func Overview() (dashboard.Dashboard, error) {
 				"Spillover puts metadata writes on QLC and lowers α_tier. Joined to nodes through ceph_disk_occupation's instance label.",
 			"bytes", 12, 8,
 			rangeQ("A", `topk($topn, max by (ceph_daemon) (ceph_bluefs_slow_used_bytes) * on (ceph_daemon) group_left () max by (ceph_daemon) (ceph_disk_occupation{instance=~"$node"}))`, "{{ceph_daemon}}")))
+	b = withPolicyOSDs(b, q)
 	return finish(b.Build())
 }

@@ -25,6 +25,7 @@ var wantAlerts = []string{
 	"PrismDeviceWearOutBeforeWarranty",
 	"PrismDeviceWearOutSoon",
 	"PrismOSDDBSpillForecast",
+	"PrismPolicyDBSpillForecast",
 	"PrismQLCWriteAmplificationHigh",
 }
 
@@ -75,9 +76,10 @@ func TestEveryAlertIsTestedAndDocumented(t *testing.T) {
 					t.Errorf("%s: no %s annotation", name, a)
 				}
 			}
-			if s := r.Annotations["summary"]; !strings.Contains(s, "$labels.node") ||
-				!containsAny(s, "$labels.device", "$labels.cache", "$labels.ceph_daemon", "$labels.instance") {
-				t.Errorf("%s: summary %q does not name the node and the device (or cache, OSD, target)", name, s)
+			// A per-policy alert (aggregated by policy) names the policy instead.
+			if s := r.Annotations["summary"]; !strings.Contains(s, "$labels.policy") && (!strings.Contains(s, "$labels.node") ||
+				!containsAny(s, "$labels.device", "$labels.cache", "$labels.ceph_daemon", "$labels.instance")) {
+				t.Errorf("%s: summary %q does not name the node and the device (or cache, OSD, target), or the policy", name, s)
 			}
 			if got, want := r.Annotations["runbook_url"], DefaultRunbookBase+name+".md"; got != want {
 				t.Errorf("%s: runbook_url %q, want %q", name, got, want)

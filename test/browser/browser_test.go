@@ -48,6 +48,7 @@ func TestEndurance(t *testing.T) {
 	// the queries run against made-up series, which also cover the panels the demo cannot
 	// feed (WAF, Ceph's BlueFS series).
 	t.Run("dashboard queries against the synthetic exposition", func(t *testing.T) { checkQueries(t, ctx, prom) })
+	t.Run("per-policy OSD panels against the synthetic cluster's values", func(t *testing.T) { checkPolicyPanels(t, ctx, prom) })
 	t.Run("endurance page in chromium", func(t *testing.T) {
 		if err := <-pwDone; err != nil {
 			t.Fatalf("installing playwright-core@%s: %v", playwrightVersion, err)

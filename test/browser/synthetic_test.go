@@ -73,6 +73,16 @@ const (
 	soonestDevice = "nvme1n1"
 )
 
+// policyOf is each node's HybridStoragePolicy (prism_node_info): alpha, bravo and charlie run
+// qlc-hybrid (OSDs 0-8), delta and echo qlc-archive (OSDs 9-13, osd.9 spilled).
+func policyOf(node string) string {
+	switch node {
+	case "stor-delta", "stor-echo":
+		return "qlc-archive"
+	}
+	return "qlc-hybrid"
+}
+
 var expectedOrder = []string{"stor-delta", "stor-charlie", "stor-bravo", "stor-alpha", "stor-echo"}
 
 // wearout projects a device's wear-out date as internal/endurance does: the
@@ -196,6 +206,7 @@ func nodeMetrics(n syntheticNode, start, now time.Time) string {
 	// α over the window: the fast tier's share of host writes.
 	e.add("prism_node_qlc_write_reduction_ratio", "gauge", 1-qlcRate/(qlcRate+fastRate), "node", n.name)
 	e.add("prism_node_inventory_timestamp_seconds", "gauge", float64(now.Add(-30*time.Second).Unix()), "node", n.name)
+	e.add("prism_node_info", "gauge", 1, "node", n.name, "policy", policyOf(n.name))
 
 	// One write-back cache on a partition of the Optane, in front of the QLC cores.
 	const cacheSize = 600e9

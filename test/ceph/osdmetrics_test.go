@@ -15,15 +15,23 @@ import (
 
 	"github.com/prism-storage/prism/internal/dashboards"
 	"github.com/prism-storage/prism/internal/host/cephdaemon"
+	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/test/alerts"
 	"github.com/prism-storage/prism/test/support/panelcheck"
 )
 
-const osdSpillAlert = "PrismOSDDBSpillForecast"
+const (
+	osdSpillAlert    = "PrismOSDDBSpillForecast"
+	policySpillAlert = "PrismPolicyDBSpillForecast"
+	// osdPolicy is the policy the test's node is served under (prism_node_info), as the
+	// agent serves its StorageNode's spec.policyName.
+	osdPolicy = "qlc-hybrid"
+)
 
-// osdMetrics is the agent's OSD collector reading the test's OSD, served on 127.0.0.1 and
-// scraped by a real Prometheus, as the agent's /metrics is in a cluster.
+// osdMetrics is the agent's OSD collector reading the test's OSD, with the node's policy
+// (prism_node_info, which the agent's exporter serves), served on 127.0.0.1 and scraped by a
+// real Prometheus, as the agent's /metrics is in a cluster.
 type osdMetrics struct {
 	c         *cluster
 	collector *osdstats.Collector
@@ -33,8 +41,10 @@ type osdMetrics struct {
 func (c *cluster) startOSDMetrics(ask cephdaemon.Asker) *osdMetrics {
 	e := c.e
 	col := &osdstats.Collector{Node: nodeName, SocketDir: c.path("run"), Ask: ask, MinWindow: osdTableWindow}
+	info := &exporter.Exporter{Node: nodeName} // never polled: it serves only prism_node_info
+	info.Policy(osdPolicy)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(col)
+	reg.MustRegister(col, info)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.t.Fatal(err)
@@ -51,21 +61,25 @@ func (m *osdMetrics) instant(expr string) []sample {
 	return (&cephMetrics{c: m.c, prom: m.prom}).instant(expr)
 }
 
-// checkAlertSelects evaluates the spill forecast alert's expression (without its 1 h for:)
-// and returns the OSDs it selects.
-func (m *osdMetrics) alertSelects() []string {
+// alertSelects evaluates an alert's expression (without its for:) and returns, per series it
+// selects, the values of labels joined by "/".
+func (m *osdMetrics) alertSelects(alert string, labels ...string) []string {
 	t := m.c.e.t
 	data, err := os.ReadFile(alerts.Path(alerts.RulesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := alerts.ReadRuleFile(t, data).Alerts()[osdSpillAlert]
+	rules := alerts.ReadRuleFile(t, data).Alerts()[alert]
 	if len(rules) != 1 {
-		t.Fatalf("%d rules named %s", len(rules), osdSpillAlert)
+		t.Fatalf("%d rules named %s", len(rules), alert)
 	}
 	var out []string
 	for _, s := range m.instant(rules[0].Expr) {
-		out = append(out, s.Metric["node"]+"/"+s.Metric["ceph_daemon"])
+		var v []string
+		for _, l := range labels {
+			v = append(v, s.Metric[l])
+		}
+		out = append(out, strings.Join(v, "/"))
 	}
 	return out
 }

@@ -63,6 +63,8 @@ monitoring:
       wearOutDays: 120
       qlcWriteAmplification: "2.5"
       cacheDirtyAgeSeconds: 1800
+      policyDBSpillDays: 10
+      policyDBSpillShare: 0.1
   dashboards:
     label: storage_dashboard
     labelValue: "yes"
@@ -576,9 +578,13 @@ func writeRenderedRules(t *testing.T, rel release, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Sanity: what is written is a rule file with the expected alerts.
-	if n := len(alerts.ReadRuleFile(t, out).Alerts()); n != 10 {
-		t.Errorf("rendered PrometheusRule has %d alerts, want 10", n)
+	// Sanity: what is written is a rule file with every alert of the chart's rule file.
+	src, err := os.ReadFile(alerts.Path(alerts.RulesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := len(alerts.ReadRuleFile(t, out).Alerts()), len(alerts.ReadRuleFile(t, src).Alerts()); n != want || n == 0 {
+		t.Errorf("rendered PrometheusRule has %d alerts, want %d", n, want)
 	}
 	p := filepath.Join(dir, "rendered.rules.yaml")
 	if err := os.WriteFile(p, out, 0o644); err != nil {

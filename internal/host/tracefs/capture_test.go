@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -168,8 +169,12 @@ var pattern = []op{
 }
 
 // run does the pattern and returns the records it should give for target (sectors on the
-// disk).
+// disk). It does its IO on one locked OS thread, whose id, not the process's, is the records'
+// PID: the thread id Open CAS's pid condition compares.
 func run(t *testing.T, disk, part string, partition bool) []defaults.Record {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
 	var want []defaults.Record
 	major, minor := diskNumbers(t, disk)
 	for _, p := range pattern {
@@ -185,7 +190,7 @@ func run(t *testing.T, disk, part string, partition bool) []defaults.Record {
 		if p.write {
 			rwbs = "WS"
 		}
-		want = append(want, defaults.Record{TGID: os.Getpid(), Comm: "", RWBS: rwbs, Major: major, Minor: minor, Sector: sector, Bytes: uint64(p.size)})
+		want = append(want, defaults.Record{PID: tid, TGID: os.Getpid(), Comm: "", RWBS: rwbs, Major: major, Minor: minor, Sector: sector, Bytes: uint64(p.size)})
 	}
 	return want
 }
@@ -246,6 +251,14 @@ func TestCaptureLoopDevice(t *testing.T) {
 		for i := range got {
 			comm = got[i].Comm // the test binary's thread names; not what is checked
 			got[i].Comm = ""
+			// Times: every record has one, in queue order (the pattern runs in sequence).
+			if !got[i].Timed || i > 0 && got[i].Time < got[i-1].Time+1000 {
+				t.Errorf("%s: record %d at %d ns (timed %v), after %d: want a time at least a µs after the one before", tc.dev, i, got[i].Time, got[i].Timed, got[max(i-1, 0)].Time)
+			}
+			got[i].Time, got[i].Timed = 0, false
+		}
+		if len(got) == len(want) && got[0].PID == os.Getpid() && want[0].PID != os.Getpid() {
+			t.Errorf("%s: PID is the process's id, not the thread's (%d)", tc.dev, want[0].PID)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: this process's bios:\n got %+v\nwant %+v", tc.dev, got, want)
@@ -279,12 +292,22 @@ func TestCaptureLoopDevice(t *testing.T) {
 				sumW += b.Bytes
 				nW++
 			}
-			if b.Sector != want[i].Sector-target.Start {
-				t.Errorf("%s: bio %d at sector %d of the device, want %d", tc.dev, i, b.Sector, want[i].Sector-target.Start)
+			if i >= len(want) {
+				break
+			}
+			if b.Sector != want[i].Sector-target.Start || b.PID != want[i].PID {
+				t.Errorf("%s: bio %d at sector %d of the device by thread %d, want %d by %d", tc.dev, i, b.Sector, b.PID, want[i].Sector-target.Start, want[i].PID)
+			}
+			if !b.Timed || i > 0 && b.Micros < ours[i-1].Micros+1 {
+				t.Errorf("%s: bio %d at %d µs (timed %v), after %d µs", tc.dev, i, b.Micros, b.Timed, ours[max(i-1, 0)].Micros)
 			}
 		}
 		if len(ours) != len(want) || sumW != bytesWritten || nW != writes {
 			t.Errorf("%s: summary has %d of our bios, %d writes of %d bytes; want %d, %d, %d", tc.dev, len(ours), nW, sumW, len(want), writes, bytesWritten)
+		}
+		// Times count from the capture's first bio, whoever queued it.
+		if all := s.Workloads[0].Data.Bios; len(all) == 0 || !all[0].Timed || all[0].Micros != 0 {
+			t.Errorf("%s: the first bio of the summary is not at 0 µs: %+v", tc.dev, all[:min(len(all), 1)])
 		}
 		if s.Host.DataBytes != int64(target.Sectors*512) || s.Capture.Partition != tc.partition || s.Capture.Events != uint64(len(s.Workloads[0].Data.Bios)) {
 			t.Errorf("%s: summary host %+v capture %+v", tc.dev, s.Host, *s.Capture)

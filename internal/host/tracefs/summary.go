@@ -30,6 +30,7 @@ type SummaryWriter struct {
 	sel    defaults.Device
 	agg    *defaults.Aggregator
 	bios   uint64
+	origin defaults.Origin
 	err    error
 }
 
@@ -55,7 +56,7 @@ func (s *SummaryWriter) Add(r defaults.Record) {
 	if s.err != nil || !s.agg.Add(r) {
 		return
 	}
-	data, err := json.Marshal(defaults.BioOf(r, s.sel))
+	data, err := json.Marshal(defaults.BioOf(r, s.sel, &s.origin))
 	if err != nil {
 		s.err = err
 		return

@@ -205,15 +205,15 @@ func TestLineReaderOnRecordings(t *testing.T) {
 	}
 	// Lines as recorded, and what they say.
 	for i, want := range map[int]defaults.Record{
-		0:  {TGID: 1045, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 2088, Bytes: 4096},             // direct write, partition block 5
-		3:  {TGID: 1046, Comm: "dd", RWBS: "RS", Major: 7, Minor: 0, Sector: 0, Bytes: 64 << 10},            // direct read of the disk
-		5:  {TGID: 1047, Comm: "dd", RWBS: "WFS", Major: 7, Minor: 0, Sector: 2048, Bytes: 1 << 20},         // oflag=direct,sync: FUA
-		6:  {TGID: 1047, Comm: "dd", RWBS: "FWS", Major: 7, Minor: 0},                                       // its flush
-		9:  {TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Minor: 0, Sector: 34688, Bytes: 4096},    // blkid probe
-		28: {TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Minor: 0, Sector: 2088, Bytes: 8192},     // flags .N...
-		32: {TGID: 1048, Comm: "blkdiscard", RWBS: "DS", Major: 7, Minor: 0, Sector: 4096, Bytes: 64 << 10}, // the discard
-		33: {TGID: 1177, Comm: "dd", RWBS: "RA", Major: 7, Minor: 0, Sector: 2848, Bytes: 4096},             // buffered read
-		41: {TGID: 1178, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 2264, Bytes: 4096},             // buffered write-back
+		0:  {PID: 1045, Time: 11588547810000, Timed: true, TGID: 1045, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 2088, Bytes: 4096},             // direct write, partition block 5
+		3:  {PID: 1046, Time: 11588550385000, Timed: true, TGID: 1046, Comm: "dd", RWBS: "RS", Major: 7, Minor: 0, Sector: 0, Bytes: 64 << 10},            // direct read of the disk
+		5:  {PID: 1047, Time: 11588552949000, Timed: true, TGID: 1047, Comm: "dd", RWBS: "WFS", Major: 7, Minor: 0, Sector: 2048, Bytes: 1 << 20},         // oflag=direct,sync: FUA
+		6:  {PID: 1047, Time: 11588559472000, Timed: true, TGID: 1047, Comm: "dd", RWBS: "FWS", Major: 7, Minor: 0},                                       // its flush
+		9:  {PID: 1048, Time: 11588573162000, Timed: true, TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Minor: 0, Sector: 34688, Bytes: 4096},    // blkid probe
+		28: {PID: 1048, Time: 11588583058000, Timed: true, TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Minor: 0, Sector: 2088, Bytes: 8192},     // flags .N...
+		32: {PID: 1048, Time: 11588583392000, Timed: true, TGID: 1048, Comm: "blkdiscard", RWBS: "DS", Major: 7, Minor: 0, Sector: 4096, Bytes: 64 << 10}, // the discard
+		33: {PID: 1177, Time: 11593786411000, Timed: true, TGID: 1177, Comm: "dd", RWBS: "RA", Major: 7, Minor: 0, Sector: 2848, Bytes: 4096},             // buffered read
+		41: {PID: 1178, Time: 11593795717000, Timed: true, TGID: 1178, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 2264, Bytes: 4096},             // buffered write-back
 	} {
 		if whole.Records[i] != want {
 			t.Errorf("record %d = %+v, want %+v", i, whole.Records[i], want)

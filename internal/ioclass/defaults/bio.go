@@ -33,35 +33,55 @@ type Capture struct {
 // Bio is one bio in the order it was queued: what a replay needs that a
 // group cannot keep (order, rewrites). Sector is relative to the traced
 // device (a partition's start subtracted). In JSON it is the array
-// [sector, bytes, "rwbs", "comm", tgid], to keep long traces small.
+// [sector, bytes, "rwbs", "comm", tgid, pid, µs], to keep long traces small;
+// traces written before pid and µs (decision 0025) have the first five and
+// still load, with PID 0 and no time.
 type Bio struct {
 	Sector uint64
 	Bytes  uint64
 	RWBS   string
 	Comm   string
 	TGID   int
+	// PID is the submitting thread's id (what Open CAS's pid condition
+	// compares); 0 when the trace did not record it.
+	PID int
+	// Micros is when the bio was queued, in microseconds after the trace's
+	// first bio (the trace clock; tracefs prints microseconds), when Timed.
+	Micros uint64
+	Timed  bool
 }
 
 // Dir is the bio's direction.
 func (b Bio) Dir() Direction { return DirOf(b.RWBS) }
 
-// MarshalJSON writes [sector, bytes, "rwbs", "comm", tgid].
+// MarshalJSON writes [sector, bytes, "rwbs", "comm", tgid, pid, µs], µs null
+// when the bio has no time.
 func (b Bio) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{b.Sector, b.Bytes, b.RWBS, b.Comm, b.TGID})
+	var us any
+	if b.Timed {
+		us = b.Micros
+	}
+	return json.Marshal([]any{b.Sector, b.Bytes, b.RWBS, b.Comm, b.TGID, b.PID, us})
 }
 
-// UnmarshalJSON reads [sector, bytes, "rwbs", "comm", tgid] and checks each
-// field as ParseLine does.
+// UnmarshalJSON reads [sector, bytes, "rwbs", "comm", tgid, pid, µs] (µs a
+// number or null) or the older [sector, bytes, "rwbs", "comm", tgid], and
+// checks each field as ParseLine does.
 func (b *Bio) UnmarshalJSON(data []byte) error {
 	var raw []json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil || len(raw) != 5 {
-		return fmt.Errorf("bio %s: want [sector, bytes, \"rwbs\", \"comm\", tgid]", clip(data))
+	if err := json.Unmarshal(data, &raw); err != nil || (len(raw) != 5 && len(raw) != 7) {
+		return fmt.Errorf("bio %s: want [sector, bytes, \"rwbs\", \"comm\", tgid, pid, µs] or [sector, bytes, \"rwbs\", \"comm\", tgid]", clip(data))
 	}
 	var v Bio
-	for i, dst := range []any{&v.Sector, &v.Bytes, &v.RWBS, &v.Comm, &v.TGID} {
-		if err := json.Unmarshal(raw[i], dst); err != nil {
+	var us *uint64
+	fields := []any{&v.Sector, &v.Bytes, &v.RWBS, &v.Comm, &v.TGID, &v.PID, &us}
+	for i := range raw {
+		if err := json.Unmarshal(raw[i], fields[i]); err != nil {
 			return fmt.Errorf("bio %s: field %d: %v", clip(data), i+1, err)
 		}
+	}
+	if us != nil {
+		v.Micros, v.Timed = *us, true
 	}
 	if err := v.check(); err != nil {
 		return fmt.Errorf("bio %s: %w", clip(data), err)
@@ -80,6 +100,8 @@ func (b Bio) check() error {
 		return fmt.Errorf("comm %q: more than %d characters", b.Comm, maxComm)
 	case b.TGID < 0 || b.TGID > 1<<31-1:
 		return fmt.Errorf("tgid %d: want a process id or 0", b.TGID)
+	case b.PID < 0 || b.PID > 1<<31-1:
+		return fmt.Errorf("pid %d: want a thread id or 0", b.PID)
 	}
 	return nil
 }
@@ -92,20 +114,42 @@ func clip(data []byte) string {
 }
 
 // Bios are the records of one device in order, sectors made relative to
-// its start (see Aggregate for which records belong to it).
+// its start (see Aggregate for which records belong to it), times to the
+// first of them.
 func Bios(recs []Record, dev Device) []Bio {
 	var out []Bio
+	var origin Origin
 	for _, r := range recs {
 		if dev.In(r) {
-			out = append(out, BioOf(r, dev))
+			out = append(out, BioOf(r, dev, &origin))
 		}
 	}
 	return out
 }
 
-// BioOf is a record of dev as a bio of it (sector relative to its start).
-func BioOf(r Record, dev Device) Bio {
-	return Bio{Sector: r.Sector - dev.Start, Bytes: r.Bytes, RWBS: r.RWBS, Comm: r.Comm, TGID: r.TGID}
+// Origin is a trace's first timed record's time, which bio times count from;
+// the zero Origin is set by the first timed record BioOf sees.
+type Origin struct {
+	ns  uint64
+	set bool
+}
+
+// BioOf is a record of dev as a bio of it (sector relative to its start,
+// time relative to origin, which the first timed record sets). A record
+// earlier than the origin (trace_pipe merges the CPUs' buffers by time, so it
+// does not happen there) is at 0.
+func BioOf(r Record, dev Device, origin *Origin) Bio {
+	b := Bio{Sector: r.Sector - dev.Start, Bytes: r.Bytes, RWBS: r.RWBS, Comm: r.Comm, TGID: r.TGID, PID: r.PID}
+	if r.Timed {
+		if !origin.set {
+			origin.ns, origin.set = r.Time, true
+		}
+		b.Timed = true
+		if r.Time > origin.ns {
+			b.Micros = (r.Time - origin.ns) / 1000
+		}
+	}
+	return b
 }
 
 // LostEvents reads the two places tracefs reports dropped events: the trace

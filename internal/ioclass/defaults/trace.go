@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -12,9 +13,19 @@ import (
 // before the block layer splits or merges it, which is what Open CAS's
 // classifier sees at an exported object.
 type Record struct {
+	// PID is the submitting task's own id, the thread id (the line's
+	// TASK-PID column; 0 for the idle task or a line without the column):
+	// what Open CAS's pid condition compares (current->pid).
+	PID int
 	// TGID is the submitting task's process (thread group) id when the trace
 	// recorded it (tracefs option record-tgid), else 0.
 	TGID int
+	// Time is the event's timestamp in nanoseconds of the trace clock (the
+	// line's SECONDS.MICROSECONDS column; tracefs prints microseconds), valid
+	// when Timed. A counter clock (trace_clock counter or x86-tsc), which
+	// prints a bare count, gives no time.
+	Time  uint64
+	Timed bool
 	// Comm is the submitting task's name (the event's comm field, at most 15
 	// characters), what process_name matches.
 	Comm string
@@ -138,8 +149,9 @@ func lostEvents(line string) (uint64, bool, error) {
 }
 
 // ParseLine parses one line of tracefs output. ok is false for comments,
-// blank lines and other events. The line starts with the task, its pid, with
-// record-tgid its "(TGID)", the CPU, flags and timestamp; the event's text is
+// blank lines and other events. The line starts with the task, its pid (the
+// thread's id), with record-tgid its "(TGID)", the CPU, flags and timestamp
+// ("comm-PID (TGID) [CPU] FLAGS SECS.USECS: "); the event's text is
 // the kernel's print fmt "%d,%d %s %llu + %u [%s]" (dev, rwbs, sector,
 // nr_sector, comm).
 func ParseLine(line string) (rec Record, ok bool, err error) {
@@ -154,6 +166,8 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return rec, false, err
 	}
+	pid := parsePID(prefix)
+	ns, timed := parseTimestamp(prefix)
 	fields := strings.SplitN(payload, " ", 6)
 	if len(fields) != 6 {
 		return rec, false, fmt.Errorf("block_bio_queue: %q: want DEV RWBS SECTOR + NR [COMM]", payload)
@@ -181,7 +195,7 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 	if !found || !closed || len(name) > maxComm {
 		return rec, false, fmt.Errorf("block_bio_queue: comm %q: want [NAME] with at most %d characters", comm, maxComm)
 	}
-	return Record{TGID: tgid, Comm: name, RWBS: rwbs, Major: uint32(major), Minor: uint32(minor), Sector: sec, Bytes: n * sectorSize}, true, nil
+	return Record{PID: pid, TGID: tgid, Time: ns, Timed: timed, Comm: name, RWBS: rwbs, Major: uint32(major), Minor: uint32(minor), Sector: sec, Bytes: n * sectorSize}, true, nil
 }
 
 // parseTGID reads the "(  1234)" column that record-tgid adds before the
@@ -207,3 +221,53 @@ func parseTGID(prefix string) (int, error) {
 	}
 	return int(n), nil
 }
+
+// parsePID reads the PID of the "comm-PID" column: the digits after the last
+// '-' before the "(TGID)" column, if any, and the "[CPU]" column (a task name
+// may hold '-', '(' and '['; the columns after it hold none but the CPU's
+// '['). A line without that shape has 0, as the idle task does.
+func parsePID(prefix string) int {
+	ts := strings.LastIndexByte(prefix, ' ')
+	if ts < 0 {
+		return 0
+	}
+	cpu := strings.LastIndexByte(prefix[:ts], '[')
+	if cpu < 0 {
+		return 0
+	}
+	task := strings.TrimRight(prefix[:cpu], " ")
+	if strings.HasSuffix(task, ")") {
+		if i := strings.LastIndexByte(task, '('); i >= 0 {
+			task = strings.TrimRight(task[:i], " ")
+		}
+	}
+	dash := strings.LastIndexByte(task, '-')
+	if dash < 0 {
+		return 0
+	}
+	n, err := strconv.ParseUint(task[dash+1:], 10, 31)
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// parseTimestamp reads the timestamp that ends the prefix, "SECONDS.FRACTION"
+// (tracefs prints six fraction digits for its nanosecond clocks; up to nine
+// are read), as nanoseconds. A bare count (a counter clock), or anything else,
+// is no time.
+func parseTimestamp(prefix string) (uint64, bool) {
+	field := prefix[strings.LastIndexByte(prefix, ' ')+1:]
+	secs, frac, ok := strings.Cut(field, ".")
+	if !ok || secs == "" || frac == "" || len(frac) > 9 || strings.Trim(secs, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return 0, false
+	}
+	s, err := strconv.ParseUint(secs, 10, 64)
+	f, _ := strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	if err != nil || s > math.MaxUint64/nsPerSecond || s*nsPerSecond > math.MaxUint64-f {
+		return 0, false // beyond 2^64 ns (584 years of uptime)
+	}
+	return s*nsPerSecond + f, true
+}
+
+const nsPerSecond uint64 = 1e9

@@ -34,22 +34,34 @@ func TestParseLine(t *testing.T) {
 		line string
 		want Record
 	}{
-		{realPartWrite, Record{TGID: 1045, Comm: "dd", RWBS: "WS", Major: 7, Sector: 2088, Bytes: 4096}},
-		{realFUA, Record{TGID: 1047, Comm: "dd", RWBS: "WFS", Major: 7, Sector: 2048, Bytes: 1 << 20}},
-		{realPreflush, Record{TGID: 1047, Comm: "dd", RWBS: "FWS", Major: 7}},
-		{realDiscard, Record{TGID: 1048, Comm: "blkdiscard", RWBS: "DS", Major: 7, Sector: 4096, Bytes: 64 << 10}},
-		{realResched, Record{TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Sector: 2312, Bytes: 248 * 512}},
-		{realNoTGID, Record{Comm: "dd", RWBS: "WS", Major: 7, Sector: 2072, Bytes: 4096}},
-		{lineTGID, Record{TGID: 51200, Comm: "tp_osd_tp", RWBS: "WS", Major: 7, Minor: 1, Sector: 2048, Bytes: 4096}},
-		{linePlain, Record{Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 206848, Bytes: 4 << 20}},
-		{lineRocks, Record{TGID: 5100, Comm: "rocksdb:high0", RWBS: "W", Major: 7, Minor: 1, Sector: 4718592, Bytes: 4096}},
-		{lineFlush, Record{TGID: 5100, Comm: "bstore_kv_sync", RWBS: "FWS", Major: 7, Minor: 1}},
-		{lineUdev, Record{Comm: "(udev-worker)", RWBS: "RA", Major: 259, Minor: 3, Bytes: 128 << 10}},
-		{lineNoTGID, Record{Comm: "swapper/1", RWBS: "R", Major: 7, Minor: 1, Sector: 8, Bytes: 4096}},
+		{realPartWrite, Record{PID: 1045, Time: 11588547810000, Timed: true, TGID: 1045, Comm: "dd", RWBS: "WS", Major: 7, Sector: 2088, Bytes: 4096}},
+		{realFUA, Record{PID: 1047, Time: 11588552949000, Timed: true, TGID: 1047, Comm: "dd", RWBS: "WFS", Major: 7, Sector: 2048, Bytes: 1 << 20}},
+		{realPreflush, Record{PID: 1047, Time: 11588559472000, Timed: true, TGID: 1047, Comm: "dd", RWBS: "FWS", Major: 7}},
+		{realDiscard, Record{PID: 1048, Time: 11588583392000, Timed: true, TGID: 1048, Comm: "blkdiscard", RWBS: "DS", Major: 7, Sector: 4096, Bytes: 64 << 10}},
+		{realResched, Record{PID: 1048, Time: 11588583092000, Timed: true, TGID: 1048, Comm: "blkdiscard", RWBS: "RA", Major: 7, Sector: 2312, Bytes: 248 * 512}},
+		{realNoTGID, Record{PID: 32038, Time: 10708087495000, Timed: true, Comm: "dd", RWBS: "WS", Major: 7, Sector: 2072, Bytes: 4096}},
+		{lineTGID, Record{PID: 51234, Time: 14253121064000, Timed: true, TGID: 51200, Comm: "tp_osd_tp", RWBS: "WS", Major: 7, Minor: 1, Sector: 2048, Bytes: 4096}},
+		{linePlain, Record{PID: 8545, Time: 13036518822000, Timed: true, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 206848, Bytes: 4 << 20}},
+		{lineRocks, Record{PID: 5123, Time: 99000001000, Timed: true, TGID: 5100, Comm: "rocksdb:high0", RWBS: "W", Major: 7, Minor: 1, Sector: 4718592, Bytes: 4096}},
+		{lineFlush, Record{PID: 5120, Time: 99000002000, Timed: true, TGID: 5100, Comm: "bstore_kv_sync", RWBS: "FWS", Major: 7, Minor: 1}},
+		{lineUdev, Record{PID: 777, Time: 1500000000, Timed: true, Comm: "(udev-worker)", RWBS: "RA", Major: 259, Minor: 3, Bytes: 128 << 10}},
+		{lineNoTGID, Record{Time: 1500000000, Timed: true, Comm: "swapper/1", RWBS: "R", Major: 7, Minor: 1, Sector: 8, Bytes: 4096}},
 		// A comm with a space and the 15-character limit.
-		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [a b]`, Record{Comm: "a b", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
-		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [bstore_kv_final]`, Record{Comm: "bstore_kv_final", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
-		{"x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [dd]\r", Record{Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [a b]`, Record{PID: 1, Time: 1e9, Timed: true, Comm: "a b", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		{`x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [bstore_kv_final]`, Record{PID: 1, Time: 1e9, Timed: true, Comm: "bstore_kv_final", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		{"x-1 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 1 [dd]\r", Record{PID: 1, Time: 1e9, Timed: true, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 512}},
+		// The task's own id is the thread's: a task name with '-', '(' and '[' ends before the
+		// last '-' ahead of the (TGID) and [CPU] columns.
+		{`kworker/u8:2-events_unbound-1234 (   1200) [001] ..... 5.000001: block_bio_queue: 7,1 W 0 + 8 [kworker/u8:2]`,
+			Record{PID: 1234, TGID: 1200, Time: 5000001000, Timed: true, Comm: "kworker/u8:2", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		{`a[b(c)-12 [000] ..... 2.5: block_bio_queue: 7,1 W 0 + 8 [a[b(c)]`, Record{PID: 12, Time: 2500000000, Timed: true, Comm: "a[b(c)", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		// Timestamps: irq-info off (no flags column), nine fraction digits, a counter clock's
+		// bare count (no time), a pid column that is no number (none).
+		{`dd-7 (      7) [000] 3.25: block_bio_queue: 7,1 W 0 + 8 [dd]`, Record{PID: 7, TGID: 7, Time: 3250000000, Timed: true, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		{`dd-7 [000] ..... 18446744073.709551615: block_bio_queue: 7,1 W 0 + 8 [dd]`, Record{PID: 7, Time: 18446744073709551615, Timed: true, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		{`dd-7 [000] ..... 18446744074.0: block_bio_queue: 7,1 W 0 + 8 [dd]`, Record{PID: 7, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		{`dd-7 [000] ..... 123456789012: block_bio_queue: 7,1 W 0 + 8 [dd]`, Record{PID: 7, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
+		{`dd-x7 [000] ..... 1.0: block_bio_queue: 7,1 W 0 + 8 [dd]`, Record{Time: 1e9, Timed: true, Comm: "dd", RWBS: "W", Major: 7, Minor: 1, Bytes: 4096}},
 	}
 	for _, tc := range tests {
 		got, ok, err := ParseLine(tc.line)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -50,5 +51,31 @@ func TestSyncPublishesOSDsOnlyOnChange(t *testing.T) {
 	}
 	if got := f.get(t).Status.OSDs; len(got) != 1 || got[0].DBUsedBytes != used || f.patches.Load() != first+1 {
 		t.Errorf("a changed summary: osds %+v, %d patches (want %d)", got, f.patches.Load(), first+1)
+	}
+}
+
+// Every sync tells the metrics the StorageNode's policy (prism_node_info), also when the
+// status needs no write, and a new policy at the next sync.
+func TestSyncTellsThePolicy(t *testing.T) {
+	ctx := context.Background()
+	sn := storageNode(1, prismv1.ModeDryRun)
+	f := newAgentFixture(t, sn)
+	var told []string
+	f.p.Policy = func(name string) { told = append(told, name) }
+	for range 2 {
+		if err := f.p.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur := f.get(t)
+	cur.Spec.PolicyName = "q"
+	if err := f.c.Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"p", "p", "q"}; !slices.Equal(told, want) {
+		t.Errorf("policies told %q, want %q", told, want)
 	}
 }

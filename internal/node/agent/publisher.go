@@ -52,6 +52,9 @@ type Publisher struct {
 	// OSDs is the per-OSD table's summary (internal/node/osdstats); false keeps the published
 	// list (no poll yet, or the socket directory could not be listed). nil: no OSD table.
 	OSDs func() ([]prismv1.OSDStatus, bool)
+	// Policy is told the StorageNode's spec.policyName at every sync ("" when no policy
+	// manages the node); the metrics serve it as prism_node_info{policy}. nil: nobody asks.
+	Policy func(name string)
 	// PlanPoll is how often Run reads its StorageNode's generation to notice a new plan or
 	// mode (a generation its last sync did not see); 0 turns the poll off.
 	//
@@ -151,6 +154,9 @@ func (p *Publisher) Sync(ctx context.Context) error {
 	sn, err := p.ensureStorageNode(ctx)
 	if err != nil {
 		return err
+	}
+	if p.Policy != nil {
+		p.Policy(sn.Spec.PolicyName)
 	}
 	rep, invErr := p.Inventory(ctx)
 	next := nodeStatus(sn.Status, rep, invErr, p.now(), p.Version)

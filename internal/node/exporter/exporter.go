@@ -50,6 +50,20 @@ type Exporter struct {
 	descs   map[string]*prometheus.Desc
 	// inventoried is when the node's last inventory succeeded (zero before the first).
 	inventoried time.Time
+	// policy is the StorageNode's spec.policyName at the agent's last sync; policyKnown
+	// says the agent has read it.
+	policy      string
+	policyKnown bool
+}
+
+// Policy records the HybridStoragePolicy that manages the node (its StorageNode's
+// spec.policyName, "" when none does), served as prism_node_info{policy}: the one series
+// dashboards and alerts join the per-OSD and per-device series to, by node, to see them
+// per policy (`* on (node) group_left (policy) prism_node_info`).
+func (e *Exporter) Policy(name string) {
+	e.mu.Lock()
+	e.policy, e.policyKnown = name, true
+	e.mu.Unlock()
 }
 
 // Inventoried records when the agent last inventoried the node, served as
@@ -194,6 +208,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	if !e.inventoried.IsZero() {
 		m.gauge("prism_node_inventory_timestamp_seconds", "When the agent last inventoried the node's devices, Unix seconds.", nil, nil, float64(e.inventoried.UnixMilli())/1000)
+	}
+	if e.policyKnown {
+		m.gauge("prism_node_info", "The node's HybridStoragePolicy (policy; empty when none manages it), from its StorageNode's spec.policyName (always 1).",
+			[]string{"policy"}, []string{e.policy}, 1)
 	}
 	for src, n := range e.errors {
 		m.counter("prism_device_collect_errors_total", "Failed reads of a wear counter source, per source.", []string{"source"}, []string{src}, n)

@@ -311,3 +311,40 @@ func TestExporterServesTheInventoryTime(t *testing.T) {
 		t.Errorf("inventory time %v, want %v", got, want)
 	}
 }
+
+// TestExporterServesThePolicy: prism_node_info carries the node's policy once the agent has
+// read its StorageNode (dashboards and alerts join prism_osd_* to it by node), follows a
+// change of policy with one series, and has an empty policy for a node no policy manages.
+func TestExporterServesThePolicy(t *testing.T) {
+	e := &Exporter{Node: "homelab"}
+	if _, ok := gather(t, e)["prism_node_info"]; ok {
+		t.Fatal("prism_node_info before the agent read its StorageNode")
+	}
+	policies := func() []string {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(e)
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range families {
+			if f.GetName() != "prism_node_info" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				if m.GetGauge().GetValue() != 1 || label(m, "node") != "homelab" {
+					t.Errorf("prism_node_info %v", m)
+				}
+				out = append(out, label(m, "policy"))
+			}
+		}
+		return out
+	}
+	for _, p := range []string{"qlc-hybrid", "qlc-bulk", ""} {
+		e.Policy(p)
+		if got := policies(); len(got) != 1 || got[0] != p {
+			t.Errorf("after Policy(%q): policies %q, want one, %q", p, got, p)
+		}
+	}
+}
