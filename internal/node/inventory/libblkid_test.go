@@ -160,3 +160,43 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 		t.Errorf("wipefs asked about %q, want nvme2n1 alone", w.asked)
 	}
 }
+
+// A disk on which Prism's detector already found something is ineligible whatever libblkid
+// would add: wipefs is asked about the blank disks alone, and the disks with data stay
+// ineligible, named by the detector's findings.
+func TestLibblkidIsAskedOnlyAboutDisksWithoutSignatures(t *testing.T) {
+	if _, err := exec.LookPath("wipefs"); err != nil {
+		t.Skip("wipefs (util-linux) is not installed")
+	}
+	n := fixturehost.Node{Name: "probe"}
+	for i, content := range []string{"empty", "ext4", "bluestore", "empty"} {
+		n.Devices = append(n.Devices, fixturehost.Device{Name: fmt.Sprintf("nvme%dn1", i), Model: "Test NVMe", Serial: fmt.Sprintf("S%d", i),
+			Bus: "nvme", SizeBytes: 10 << 30, Content: content, Source: "test"})
+	}
+	root := t.TempDir()
+	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+		t.Fatal(err)
+	}
+	host := sysfs.Host{Root: root}
+	w := &wipefsOnly{}
+	rep, err := Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := host.DevicePath("nvme0n1") + " " + host.DevicePath("nvme3n1"); len(w.asked) != 1 || w.asked[0] != want {
+		t.Errorf("wipefs asked about %q, want one call for %q", w.asked, want)
+	}
+	for _, d := range rep.Devices {
+		switch d.Name {
+		case "nvme1n1", "nvme2n1":
+			name := map[string]string{"nvme1n1": "ext4", "nvme2n1": "ceph_bluestore"}[d.Name]
+			if d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "holds data: "+name) {
+				t.Errorf("%s: %+v, want ineligible for its %s", d.Name, d.Eligibility, name)
+			}
+		default:
+			if !d.Eligibility.Eligible {
+				t.Errorf("%s: %+v", d.Name, d.Eligibility)
+			}
+		}
+	}
+}
