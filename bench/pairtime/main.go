@@ -3,7 +3,9 @@
 // as wait4 returns it: what /usr/bin/time prints) of every run, and the ratio A/B taken pair
 // by pair. On a shared machine whose load drifts, a pair sees the same load and two separate
 // series do not, so the median of the per-pair ratios is the figure to read. Output of the
-// commands is discarded. Commands are split on spaces and run without a shell.
+// commands is discarded. Commands are split on spaces and run without a shell; " ; " separates
+// commands run one after the other as one run, their times summed (lsblk and then wipefs: what
+// a script would run for the same answer).
 //
 //	pairtime -n 30 -warmup 3 -a 'bin/prism-agent inventory -o json' -b 'lsblk --json -O'
 package main
@@ -42,6 +44,32 @@ func run(argv []string) (sample, error) {
 	return s, nil
 }
 
+// runAll runs each command in turn and sums their times; the first error is returned.
+func runAll(cmds [][]string) (sample, error) {
+	var total sample
+	var first error
+	for _, argv := range cmds {
+		s, err := run(argv)
+		total.wall += s.wall
+		total.cpu += s.cpu
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return total, first
+}
+
+// commands splits a -a or -b value into its commands (" ; " between them) and their argv.
+func commands(s string) [][]string {
+	var out [][]string
+	for _, c := range strings.Split(s, " ; ") {
+		if argv := strings.Fields(c); len(argv) > 0 {
+			out = append(out, argv)
+		}
+	}
+	return out
+}
+
 // median and lowest of xs (sorted in place).
 func stats(xs []float64) (med, lo float64) {
 	slices.Sort(xs)
@@ -53,13 +81,13 @@ func stats(xs []float64) (med, lo float64) {
 }
 
 func main() {
-	a := flag.String("a", "", "command A (split on spaces, no shell)")
-	b := flag.String("b", "", "command B")
+	a := flag.String("a", "", "command A (split on spaces, no shell; \" ; \" between commands run in turn)")
+	b := flag.String("b", "", "command B, as A")
 	n := flag.Int("n", 30, "counted pairs")
 	warmup := flag.Int("warmup", 3, "pairs run first and not counted")
 	ignoreFail := flag.Bool("ignore-failure", false, "count runs that exit non-zero too (ceph-volume fails now and then when another user's loop device goes away during its run)")
 	flag.Parse()
-	argvA, argvB := strings.Fields(*a), strings.Fields(*b)
+	argvA, argvB := commands(*a), commands(*b)
 	if len(argvA) == 0 || len(argvB) == 0 || *n < 1 {
 		fmt.Fprintln(os.Stderr, "pairtime: -a and -b are required, -n at least 1")
 		os.Exit(2)
@@ -67,8 +95,8 @@ func main() {
 	var aw, ac, bw, bc, rw, rc []float64
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i := range *warmup + *n {
-		sa, errA := run(argvA)
-		sb, errB := run(argvB)
+		sa, errA := runAll(argvA)
+		sb, errB := runAll(argvB)
 		for _, err := range []error{errA, errB} {
 			if err != nil && !*ignoreFail {
 				fmt.Fprintln(os.Stderr, "pairtime:", err)

@@ -33,3 +33,16 @@ func TestRunKeepsTheTimesOfAFailedRun(t *testing.T) {
 		t.Errorf("missing command: %+v, %v; want an error and no times", s, err)
 	}
 }
+
+// " ; " separates commands that make one run, their times summed; spaces inside split argv.
+func TestCommandsSplitsRunsAndArgv(t *testing.T) {
+	got := commands("lsblk --json -O ; wipefs --no-act --json /dev/loop2")
+	if len(got) != 2 || len(got[0]) != 3 || got[1][0] != "wipefs" || got[1][3] != "/dev/loop2" {
+		t.Fatalf("commands = %q", got)
+	}
+	one, errOne := runAll(commands("true"))
+	two, errTwo := runAll(commands("true ; false"))
+	if errOne != nil || errTwo == nil || one.wall <= 0 || two.wall <= 0 {
+		t.Errorf("true: %+v, %v; true ; false: %+v, %v; want times for both and an error for the second", one, errOne, two, errTwo)
+	}
+}
