@@ -111,6 +111,10 @@ func main() {
 	}
 	line := func(name string, xs []float64, unit string) {
 		med, lo := stats(xs)
+		if unit == "x" { // ratios: three decimals, so that 0.027 (ceph-volume) keeps its 37x
+			fmt.Printf("%-9s median %8.3fx  min %8.3fx\n", name, med, lo)
+			return
+		}
 		fmt.Printf("%-9s median %8.2f%s  min %8.2f%s\n", name, med, unit, lo, unit)
 	}
 	fmt.Printf("A: %s\nB: %s\n%d pairs (after %d warm-up pairs)\n", *a, *b, len(rw), *warmup)
@@ -118,6 +122,6 @@ func main() {
 	line("B wall", bw, " ms")
 	line("A cpu", ac, " ms")
 	line("B cpu", bc, " ms")
-	line("A/B wall", rw, "x ")
-	line("A/B cpu", rc, "x ")
+	line("A/B wall", rw, "x")
+	line("A/B cpu", rc, "x")
 }
