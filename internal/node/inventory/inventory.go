@@ -74,14 +74,23 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
-	// Prism's detector reads every disk that opens; then one wipefs asks libblkid about the
-	// disks whose eligibility still depends on it (libblkidSignatures). The disks stay open
-	// until wipefs is done: the kernel drops a block device's page cache when its last opener
-	// closes it, so libblkid finds in the cache nearly every page it reads (its probes read
-	// within the ranges the detector read) instead of reading the devices again.
+	// Open every disk first (cheap), then let libblkid probe the ones that opened while
+	// Prism's own detector reads them: the one wipefs process runs beside the reads instead
+	// of after them, and a disk nobody can open (a root disk an LSM guards, a card reader
+	// without media) does not fail the whole probe.
 	files, sigs := openDisks(opts.Host, disks)
+	var probed [][]blkid.Signature
+	var probeErrs []error
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
+	}()
 	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders)
-	probed, probeErrs := libblkidSignatures(ctx, opts.Probe, opts.Host, disks, sigs)
+	<-probeDone
+	// Closed only now: while Prism holds a disk open, the pages either reader fetched stay
+	// in the disk's page cache for the other (the kernel drops a block device's cache
+	// when its last opener closes it), so libblkid and Prism read each range once.
 	for _, f := range files {
 		if f != nil {
 			f.Close()

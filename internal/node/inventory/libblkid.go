@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,15 +14,19 @@ import (
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
-// libblkidSignatures asks libblkid, in one `wipefs --no-act --json`, what it finds on every
-// disk whose eligibility its answer can still change (needsLibblkid): the formats Prism's own
-// detector does not know (f2fs, squashfs, erofs, bcache, ...) must make a device ineligible
-// too. wipefs stops at the first disk it cannot probe and names it ("wipefs: error:
-// /dev/sdX: probing initialization failed"): that disk gets the error and the others are
-// asked again, without it. When a failure names no disk of the call, each disk is asked
-// alone, so that one unreadable disk never hides the others. found[i] is what Prism's
-// detector returned for disks[i].
-func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice, found []signatures) ([][]blkid.Signature, []error) {
+// libblkidSignatures asks libblkid, in one `wipefs --no-act --json` for every disk that
+// opened (files[i] != nil), what it finds on each: the formats Prism's own detector does not
+// know (f2fs, squashfs, erofs, bcache, ...) must make a device ineligible too. wipefs stops at
+// the first disk it cannot probe and names it ("wipefs: error: /dev/sdX: probing
+// initialization failed"): that disk gets the error and the others are asked again, without
+// it. When a failure names no disk of the call, each disk is asked alone, so that one
+// unreadable disk never hides the others. A disk that did not open is not asked: Prism's own
+// read already failed on it, and that failure makes it ineligible; nor is a disk whose
+// eligibility sysfs settles (contentIrrelevant). A disk on which Prism's detector found
+// something is asked all the same: libblkid's failure on it is a read problem (Readable),
+// which no wipe grant overrides, where the detector's finding (NoSignatures) is one a grant
+// does override; and its signature list, which a grant's author reads, names all both found.
+func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File) ([][]blkid.Signature, []error) {
 	sigs, errs := make([][]blkid.Signature, len(disks)), make([]error, len(disks))
 	if exec == nil || len(disks) == 0 {
 		return sigs, errs
@@ -58,7 +63,7 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 	}
 	var todo []int
 	for i := range disks {
-		if needsLibblkid(disks[i], found[i]) {
+		if (files == nil || files[i] != nil) && !contentIrrelevant(disks[i]) {
 			todo = append(todo, i)
 		}
 	}
@@ -80,20 +85,11 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 	return sigs, errs
 }
 
-// needsLibblkid reports whether libblkid's answer can change a disk's eligibility. It cannot
-// when sysfs already settles it (contentIrrelevant) nor when Prism's detector failed to read
-// the disk or found a signature on it: the disk is ineligible whatever libblkid finds
-// (Evaluate refuses a device with any signature or a read problem), so it is not asked. A
-// probe of a blank disk costs libblkid about fifty reads; one of a disk with data is skipped
-// at no loss but the libblkid-only names in that disk's signature list. The write path asks
-// libblkid again itself before any write (internal/node/provision, observe).
-func needsLibblkid(d sysfs.BlockDevice, found signatures) bool {
-	return found.err == nil && len(found.found) == 0 && !contentIrrelevant(d)
-}
-
 // contentIrrelevant reports a disk whose eligibility sysfs already settles: read-only,
-// removable, below the minimum size, partitioned or held by a stacked device. A missing
-// /dev/disk/by-id link does not count: udev may publish one before the next inventory.
+// removable, below the minimum size, partitioned or held by a stacked device. What libblkid
+// would find on it changes nothing (Prism's own detector still lists what it finds), and
+// probing a blank disk costs libblkid about fifty reads, so such disks are not asked. A
+// missing /dev/disk/by-id link does not count: udev may publish one before the next inventory.
 func contentIrrelevant(d sysfs.BlockDevice) bool {
 	return d.ReadOnly || d.Removable || d.SizeBytes < MinimumDeviceBytes || len(d.Partitions) > 0 || len(d.Holders) > 0
 }
