@@ -239,8 +239,8 @@ pairtime() { # pairtime NAME N A B: bench/pairtime's table to $tmp/NAME.pair
 pair_field() { awk -v row="$2" 'index($0, row " ") == 1 && $(NF - 3) == "median" {print $(NF - 2), $NF}' "$tmp/$1.pair" | tr -d 'xms' | head -n 1; }
 pairtime pair "$RUNS" "${agent_cmd[*]}" "${lsblk_cmd[*]}"
 pairtime pairv "$RUNS" "$AGENT version" "${lsblk_cmd[*]}"
-# The libblkid probe the inventory runs, alone: the same argv (the six blank disks), cold.
-wipefs_cmd="wipefs --no-act --json ${loops[*]:2}"
+# The libblkid probe the inventory runs, alone: the same argv (our 8 loops), cold.
+wipefs_cmd="wipefs --no-act --json ${loops[*]}"
 pairtime pairw "$RUNS" "$wipefs_cmd" "${lsblk_cmd[*]}"
 # lsblk reads no device; lsblk and then that wipefs is what a script needs for the same answer.
 pairtime pairlw "$RUNS" "${agent_cmd[*]}" "${lsblk_cmd[*]} ; $wipefs_cmd"
@@ -282,7 +282,7 @@ echo
 echo "paired (bench/pairtime, A B A B ...; wall, and CPU = user+system of the process and its children):"
 cat "$tmp/pair.pair"
 echo
-echo "against lsblk and then libblkid's probe of the blank disks:"
+echo "against lsblk and then libblkid's probe of our loops:"
 grep -E '^(B:|A/B)' "$tmp/pairlw.pair"
 echo
 echo "components (paired with lsblk):"
