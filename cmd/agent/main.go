@@ -60,10 +60,10 @@ func main() {
 }
 
 // oneShotGC turns the garbage collector off up to oneShotHeapLimit for a command that
-// allocates a few MiB and exits: on a 2-CPU VM the one collection that `inventory` triggered
-// (its 4 MiB goal met by the signature readers' buffers) cost about a tenth of the command's
-// CPU time and freed nothing the process needed before exiting. A host with so many disks
-// that the heap reaches the limit is collected as usual from there on.
+// allocates a few MiB and exits: the one collection that `inventory` triggered (its 4 MiB
+// goal met by the signature readers' buffers) took 2-4 % of the command's CPU time on a 2-CPU
+// VM (perf; docs/benchmarks.md) and freed nothing the process needed before exiting. A host
+// with so many disks that the heap reaches the limit is collected as usual from there on.
 func oneShotGC() {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(oneShotHeapLimit)
