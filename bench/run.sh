@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh: times `prism-agent inventory` against `lsblk --json -O` and
 # `ceph-volume inventory --format json` on 8 loop devices (6 GiB sparse files: one ext4,
-# one empty GPT, six blank), then profiles prism-agent. Results: docs/benchmarks.md.
+# one empty GPT, six blank), alone (hyperfine) and in alternating pairs whose CPU and wall
+# ratios hold while the load drifts (bench/pairtime), then profiles prism-agent. Results:
+# docs/benchmarks.md.
 #
 # Needs root (skips otherwise). Installs what it lacks with hack/install-deps.sh bench. Cleans up its loop
 # devices and files on any exit; a run killed with SIGKILL is cleaned up by the next one.
