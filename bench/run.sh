@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh: times `prism-agent inventory` against `lsblk --json -O` and
 # `ceph-volume inventory --format json` on 8 loop devices (6 GiB sparse files: one ext4,
-# one empty GPT, six blank), then profiles prism-agent. Results: docs/benchmarks.md.
+# one empty GPT, six blank), alone (hyperfine) and in alternating pairs whose CPU and wall
+# ratios hold while the load drifts (bench/pairtime), then profiles prism-agent. Results:
+# docs/benchmarks.md.
 #
 # Needs root (skips otherwise). Installs what it lacks with hack/install-deps.sh bench. Cleans up its loop
 # devices and files on any exit; a run killed with SIGKILL is cleaned up by the next one.
@@ -227,19 +229,26 @@ time_cmd lsblk "${lsblk_cmd[@]}"
 time_cmd startup "$AGENT" version
 $cv_ok && time_cmd cv "${cv_cmd[@]}"
 
-# paired: prism-agent and lsblk one after the other, RUNS times, and the median of the
-# per-pair ratios: on a shared machine whose load drifts during the run, a pair sees the
-# same load, two separate series do not.
-: >"$tmp/pair.ms"
-for ((i = 0; i < RUNS; i++)); do
-	s=$EPOCHREALTIME
-	"${agent_cmd[@]}" >/dev/null 2>&1
-	m=$EPOCHREALTIME
-	"${lsblk_cmd[@]}" >/dev/null 2>&1
-	e=$EPOCHREALTIME
-	awk -v a=$((${m/./} - ${s/./})) -v b=$((${e/./} - ${m/./})) 'BEGIN {print a / b}' >>"$tmp/pair.ms"
-done
-read -r p_med p_min p_max < <(stats pair)
+# paired: prism-agent and the other tool one after the other (bench/pairtime: A B A B ...),
+# wall and CPU time (user+system of the process and its children, from wait4) of each run,
+# and the median of the per-pair ratios: on a shared machine whose load drifts during the
+# run, a pair sees the same load, two separate series do not.
+go build -o "$tmp/pairtime" ./bench/pairtime
+pairtime() { # pairtime NAME N A B: bench/pairtime's table to $tmp/NAME.pair
+	bg "$tmp/pairtime" -n "$2" -warmup "$WARMUP" -ignore-failure -a "$3" -b "$4" >"$tmp/$1.pair"
+}
+# pair_field NAME ROW: "median min" of a ratio row of pairtime's table ("A/B cpu" or "A/B wall").
+pair_field() { awk -v row="$2" 'index($0, row " ") == 1 && $(NF - 3) == "median" {print $(NF - 2), $NF}' "$tmp/$1.pair" | tr -d 'xms' | head -n 1; }
+pairtime pair "$RUNS" "${agent_cmd[*]}" "${lsblk_cmd[*]}"
+pairtime pairv "$RUNS" "$AGENT version" "${lsblk_cmd[*]}"
+# The libblkid probe the inventory runs, alone: the same argv (our 8 loops), cold.
+wipefs_cmd="wipefs --no-act --json ${loops[*]}"
+pairtime pairw "$RUNS" "$wipefs_cmd" "${lsblk_cmd[*]}"
+# lsblk reads no device; lsblk and then that wipefs is what a script needs for the same answer.
+pairtime pairlw "$RUNS" "${agent_cmd[*]}" "${lsblk_cmd[*]} ; $wipefs_cmd"
+$cv_ok && pairtime paircv 5 "${agent_cmd[*]}" "${cv_cmd[*]}"
+read -r p_med p_min < <(pair_field pair "A/B wall")
+read -r pc_med pc_min < <(pair_field pair "A/B cpu")
 
 read -r a_med a_min a_max < <(stats agent)
 read -r l_med l_min l_max < <(stats lsblk)
@@ -271,12 +280,26 @@ if $cv_ok; then
 	cv_ratio=$(ratio "$c_med" "$a_med")
 	echo "ceph-volume / prism-agent:  ${cv_ratio}x"
 fi
-echo "prism-agent / lsblk, paired: median $(printf '%.2f' "$p_med")x (min $(printf '%.2f' "$p_min"), max $(printf '%.2f' "$p_max")) over $RUNS alternating pairs (bash \$EPOCHREALTIME)"
-if awk -v r="$p_med" 'BEGIN {exit !(r <= 2)}'; then t1="MET"; else t1="NOT MET"; fi
-echo "target prism-agent within 2x of lsblk (median of paired ratios): $t1 ($(printf '%.2f' "$p_med")x)"
+echo
+echo "paired (bench/pairtime, A B A B ...; wall, and CPU = user+system of the process and its children):"
+cat "$tmp/pair.pair"
+echo
+echo "against lsblk and then libblkid's probe of our loops:"
+grep -E '^(B:|A/B)' "$tmp/pairlw.pair"
+echo
+echo "components (paired with lsblk):"
+grep -E '^(A:|A/B)' "$tmp/pairv.pair"
+grep -E '^(A:|A/B)' "$tmp/pairw.pair"
+if $cv_ok; then
+	echo
+	cat "$tmp/paircv.pair"
+fi
+echo
+target() { if awk -v r="$1" 'BEGIN {exit !(r <= 2)}'; then echo "MET"; else echo "NOT MET"; fi; }
+echo "target prism-agent within 2x of lsblk (median of paired ratios): CPU $(target "$pc_med") (${pc_med}x, min ${pc_min}x), wall $(target "$p_med") (${p_med}x, min ${p_min}x)"
 if $cv_ok; then
 	if awk -v r="$cv_ratio" 'BEGIN {exit !(r >= 50)}'; then t2="MET"; else t2="NOT MET"; fi
-	echo "target >= 50x faster than ceph-volume inventory: $t2 (${cv_ratio}x)"
+	echo "target >= 50x faster than ceph-volume inventory: $t2 (${cv_ratio}x, medians of the separate series; paired: $(pair_field paircv "A/B wall" | awk '{printf "%.1fx", 1 / $1}'))"
 else
 	echo "target >= 50x faster than ceph-volume inventory: not measured"
 fi

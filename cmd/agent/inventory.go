@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
@@ -56,8 +55,9 @@ func (h *hostFlags) options() inventory.Options {
 	return opts
 }
 
-func runInventory(args []string, out io.Writer) error {
+func runInventory(args []string, out, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inventory", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var host hostFlags
 	host.register(fs)
 	output := fs.String("o", "table", "output format: json or table")
@@ -78,7 +78,7 @@ func runInventory(args []string, out io.Writer) error {
 	}
 	if *debugOut {
 		for _, line := range rep.Debug {
-			fmt.Fprintln(os.Stderr, "debug:", line)
+			fmt.Fprintln(stderr, "debug:", line)
 		}
 	}
 	doc := inventorydoc.New(*node, host.hostRoot, time.Now(), rep.Devices, rep.Warnings)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"sync"
 	"time"
 
 	"github.com/prism-storage/prism/internal/endurance"
@@ -31,7 +32,10 @@ const (
 	rewriteRecord = 32 << 10
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, built at the first record: building it at package
+// initialisation cost every prism-agent command 0.15-0.6 ms of start-up (GODEBUG=inittrace),
+// the one-shot `inventory` too, which writes no history.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // packed is a sample as the log stores it, the base of the next sample's differences.
 type packed struct {
@@ -88,7 +92,7 @@ func appendRecord(buf, payload []byte) []byte {
 	start := len(buf)
 	buf = binary.AppendUvarint(buf, uint64(len(payload)))
 	buf = append(buf, payload...)
-	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[start:], castagnoli))
+	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf[start:], castagnoli()))
 }
 
 // errTorn ends a log at a record a crash left incomplete: the log is valid up to it.
@@ -145,7 +149,7 @@ func readRecord(data []byte, off int) ([]byte, int, error) {
 		return nil, 0, errTorn
 	}
 	end := w + int(n)
-	if got, want := crc32.Checksum(rest[:end], castagnoli), binary.LittleEndian.Uint32(rest[end:]); got != want {
+	if got, want := crc32.Checksum(rest[:end], castagnoli()), binary.LittleEndian.Uint32(rest[end:]); got != want {
 		if end+4 == len(rest) {
 			return nil, 0, errTorn
 		}

@@ -22,7 +22,10 @@ import (
 // it. When a failure names no disk of the call, each disk is asked alone, so that one
 // unreadable disk never hides the others. A disk that did not open is not asked: Prism's own
 // read already failed on it, and that failure makes it ineligible; nor is a disk whose
-// eligibility sysfs settles (contentIrrelevant).
+// eligibility sysfs settles (contentIrrelevant). A disk on which Prism's detector found
+// something is asked all the same: libblkid's failure on it is a read problem (Readable),
+// which no wipe grant overrides, where the detector's finding (NoSignatures) is one a grant
+// does override; and its signature list, which a grant's author reads, names all both found.
 func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File) ([][]blkid.Signature, []error) {
 	sigs, errs := make([][]blkid.Signature, len(disks)), make([]error, len(disks))
 	if exec == nil || len(disks) == 0 {

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/test/support/fixturehost"
@@ -158,5 +160,54 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 	}
 	if w.calls != 1 || strings.Contains(w.asked[0], "nvme1n1") || !strings.Contains(w.asked[0], "nvme2n1") {
 		t.Errorf("wipefs asked about %q, want nvme2n1 alone", w.asked)
+	}
+}
+
+// libblkid is asked about a disk on which Prism's detector already found something too: a
+// failed probe is then a read problem (Readable), which no wipe grant overrides, while the
+// detector's finding alone (NoSignatures) is one a grant does override (internal/plan). Not
+// asking would let a grant select a disk libblkid could not read.
+func TestLibblkidIsAskedAboutDisksWithDataToo(t *testing.T) {
+	if _, err := exec.LookPath("wipefs"); err != nil {
+		t.Skip("wipefs (util-linux) is not installed")
+	}
+	n := fixturehost.Node{Name: "probe"}
+	for i, content := range []string{"empty", "ext4", "bluestore"} {
+		n.Devices = append(n.Devices, fixturehost.Device{Name: fmt.Sprintf("nvme%dn1", i), Model: "Test NVMe", Serial: fmt.Sprintf("S%d", i),
+			Bus: "nvme", SizeBytes: 10 << 30, Content: content, Source: "test"})
+	}
+	root := t.TempDir()
+	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+		t.Fatal(err)
+	}
+	host := sysfs.Host{Root: root}
+	w := &wipefsOnly{fail: "nvme1n1"}
+	rep, err := Take(context.Background(), Options{Host: host, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.asked) == 0 || !strings.Contains(w.asked[0], "nvme1n1") || !strings.Contains(w.asked[0], "nvme2n1") {
+		t.Errorf("wipefs asked about %q, want the disks with data among them", w.asked)
+	}
+	for _, d := range rep.Devices {
+		var filters []string
+		for _, r := range d.Eligibility.Reasons {
+			filters = append(filters, r.Filter)
+		}
+		switch d.Name {
+		case "nvme0n1":
+			if !d.Eligibility.Eligible {
+				t.Errorf("%s: %+v", d.Name, d.Eligibility)
+			}
+		case "nvme1n1":
+			if !slices.Contains(filters, prismv1.FilterReadable) || !slices.Contains(filters, prismv1.FilterNoSignatures) ||
+				!strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "libblkid's probe") {
+				t.Errorf("%s: reasons %+v, want the failed libblkid probe (Readable) beside its ext4 (NoSignatures)", d.Name, d.Eligibility.Reasons)
+			}
+		case "nvme2n1":
+			if d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "holds data: ceph_bluestore") || slices.Contains(filters, prismv1.FilterReadable) {
+				t.Errorf("%s: %+v, want ineligible for its BlueStore label alone", d.Name, d.Eligibility)
+			}
+		}
 	}
 }
