@@ -85,13 +85,15 @@ func libblkidSignatures(ctx context.Context, exec hostexec.Executor, host sysfs.
 	return sigs, errs
 }
 
-// contentIrrelevant reports a disk whose eligibility sysfs already settles: read-only,
-// removable, below the minimum size, partitioned or held by a stacked device. What libblkid
-// would find on it changes nothing (Prism's own detector still lists what it finds), and
-// probing a blank disk costs libblkid about fifty reads, so such disks are not asked. A
+// contentIrrelevant reports a disk whose eligibility sysfs already settles whatever is on it:
+// read-only, removable, below the minimum size, or held by a stacked device, none of which a
+// wipe grant overrides. What libblkid would find on it changes nothing (Prism's own detector
+// still lists what it finds), and probing a blank disk costs libblkid about fifty reads, so
+// such disks are not asked. A partitioned disk is asked: a wipe grant overrides NoPartitions,
+// so whether libblkid can read it (Readable, which no grant overrides) must be known. A
 // missing /dev/disk/by-id link does not count: udev may publish one before the next inventory.
 func contentIrrelevant(d sysfs.BlockDevice) bool {
-	return d.ReadOnly || d.Removable || d.SizeBytes < MinimumDeviceBytes || len(d.Partitions) > 0 || len(d.Holders) > 0
+	return d.ReadOnly || d.Removable || d.SizeBytes < MinimumDeviceBytes || len(d.Holders) > 0
 }
 
 // mergeLibblkid adds to d what libblkid found that Prism's detector did not (same name and

@@ -147,11 +147,10 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 		t.Errorf("nvme0n1: %+v", d.Eligibility)
 	}
 
-	// A partitioned disk is ineligible whatever libblkid finds: it is not asked either.
-	if err := os.MkdirAll(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "sys", "block", "nvme1n1", "nvme1n1p1", "partition"), []byte("1\n"), 0o644); err != nil {
+	// A disk held by a stacked device is ineligible whatever libblkid finds, and no grant
+	// overrides that: it is not asked either. (A partitioned one is: see
+	// TestLibblkidIsAskedAboutPartitionedDisks.)
+	if err := os.MkdirAll(filepath.Join(root, "sys", "block", "nvme1n1", "holders", "dm-0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w = &wipefsOnly{}
@@ -208,6 +207,45 @@ func TestLibblkidIsAskedAboutDisksWithDataToo(t *testing.T) {
 			if d.Eligibility.Eligible || !strings.Contains(fmt.Sprint(d.Eligibility.Reasons), "holds data: ceph_bluestore") || slices.Contains(filters, prismv1.FilterReadable) {
 				t.Errorf("%s: %+v, want ineligible for its BlueStore label alone", d.Name, d.Eligibility)
 			}
+		}
+	}
+}
+
+// TestLibblkidIsAskedAboutPartitionedDisks: a wipe grant overrides NoPartitions, so a
+// partitioned disk's libblkid probe must be known: a disk libblkid cannot read is Readable-
+// ineligible, which no grant overrides. (Until 2026-11-26 partitioned disks were never asked,
+// so a grant could select a disk whose probe would fail; provisioning's re-probe refused it
+// before any write, but the plan named it.)
+func TestLibblkidIsAskedAboutPartitionedDisks(t *testing.T) {
+	if _, err := exec.LookPath("wipefs"); err != nil {
+		t.Skip("wipefs (util-linux) is not installed")
+	}
+	n := fixturehost.Node{Name: "probe", Devices: []fixturehost.Device{
+		{Name: "nvme0n1", Model: "Test NVMe", Serial: "S0", Bus: "nvme", SizeBytes: 10 << 30, Content: "empty", Source: "test", Partitions: []string{"nvme0n1p1"}},
+		{Name: "nvme1n1", Model: "Test NVMe", Serial: "S1", Bus: "nvme", SizeBytes: 10 << 30, Content: "empty", Source: "test", Holders: []string{"dm-0"}},
+	}}
+	root := t.TempDir()
+	if err := fixturehost.Build(n, root, filepath.Join(repo, fixturehost.IdentifyDir)); err != nil {
+		t.Fatal(err)
+	}
+	w := &wipefsOnly{fail: "nvme0n1"}
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: root}, Probe: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.asked) == 0 || !strings.Contains(w.asked[0], "nvme0n1") || strings.Contains(strings.Join(w.asked, " "), "nvme1n1") {
+		t.Errorf("wipefs asked about %q, want the partitioned disk and not the held one (no grant overrides a holder)", w.asked)
+	}
+	for _, d := range rep.Devices {
+		if d.Name != "nvme0n1" {
+			continue
+		}
+		var filters []string
+		for _, r := range d.Eligibility.Reasons {
+			filters = append(filters, r.Filter)
+		}
+		if !slices.Contains(filters, prismv1.FilterReadable) || !slices.Contains(filters, prismv1.FilterNoPartitions) {
+			t.Errorf("%s: reasons %+v, want the failed libblkid probe (Readable) beside its partitions (NoPartitions)", d.Name, d.Eligibility.Reasons)
 		}
 	}
 }
