@@ -15,6 +15,10 @@
 #   --share DIR          the host directory mounted at /mnt/host in the guest (9p); results go here
 #   --disk SERIAL:SIZE   an emulated NVMe controller with that serial and a SIZE (qemu-img
 #                        syntax, or bytes) qcow2 namespace; repeat for more disks
+#   --virtio-disk SERIAL:SIZE:LOGICAL:PHYSICAL
+#                        a virtio-blk disk with those logical and physical block sizes (bytes):
+#                        QEMU's NVMe controller reports no physical block size (NPWG), a
+#                        virtio-blk disk does, so the guest's kernel sees one; repeatable
 #   --workdir DIR        where disk images, the initrd, qemu.pid and console.log go (default: a
 #                        new directory under /var/tmp, removed at the end unless --keep)
 #   --keep               keep the work directory
@@ -32,7 +36,7 @@ log() { echo "guest-run: $*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 shell="" script="" overlay="" share="" workdir="" keep="" reuse="" mem=4G smp=2 accel=tcg timeout=1800
-disks=()
+disks=() vdisks=()
 while (($#)); do
   case $1 in
     --shell) shell=1 ;;
@@ -40,6 +44,7 @@ while (($#)); do
     --overlay) overlay=$2; shift ;;
     --share) share=$2; shift ;;
     --disk) disks+=("$2"); shift ;;
+    --virtio-disk) vdisks+=("$2"); shift ;;
     --workdir) workdir=$2; shift ;;
     --keep) keep=1 ;;
     --reuse-disks) reuse=1 ;;
@@ -125,8 +130,21 @@ for d in "${disks[@]}"; do
     -device "nvme,serial=$serial,drive=disk$i")
   i=$((i + 1))
 done
+for d in "${vdisks[@]}"; do
+  IFS=: read -r serial size lbs pbs <<<"$d"
+  [[ -n $serial && -n $size && -n $lbs && -n $pbs ]] || { log "--virtio-disk $d: want SERIAL:SIZE:LOGICAL:PHYSICAL"; exit 2; }
+  img="$workdir/disk-$serial.qcow2"
+  if [[ -n $reuse && -f $img ]]; then
+    log "reusing $img"
+  else
+    qemu-img create -q -f qcow2 "$img" "$size"
+  fi
+  args+=(-drive "if=none,id=disk$i,file=$img,format=qcow2,cache=unsafe"
+    -device "virtio-blk-pci,serial=$serial,drive=disk$i,logical_block_size=$lbs,physical_block_size=$pbs")
+  i=$((i + 1))
+done
 
-log "booting $guest ($accel, $smp vCPUs, $mem, ${#disks[@]} NVMe disks, mode $mode)"
+log "booting $guest ($accel, $smp vCPUs, $mem, ${#disks[@]} NVMe disks, ${#vdisks[@]} virtio disks, mode $mode)"
 start=$(date +%s)
 if [[ -n $shell ]]; then
   # In the foreground: a background job's stdin would be /dev/null, not the terminal.

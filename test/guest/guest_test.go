@@ -35,6 +35,11 @@ var disks = []disk{
 	{"bk-qlc-b", "PRISM-QLC-B", "INTEL SSDPF2NV153TZ", 15362991415296, prismv1.TierCapacity},
 }
 
+// unseenDisk backs the drive the database lacks (rook-path.sh step 8): a virtio-blk disk with
+// 4 KiB logical and 16 KiB physical blocks, exported by the kernel's NVMe target, whose model
+// and Identify fields (NPWG from the physical block size) come from that kernel, not QEMU.
+var unseenDisk = disk{qemuSerial: "bk-unseen", fabricSerial: "PRISM-UNSEEN", model: "OEM QLC NVMe-oF 16K NO-ENDGRP", size: 16 << 30, tier: prismv1.TierOther}
+
 const (
 	// guestTimeout bounds the whole guest run (boot, cluster, OSDs); a warm run takes about
 	// 3-5 minutes of TCG on this machine kind.
@@ -118,6 +123,7 @@ func TestRookPathInGuest(t *testing.T) {
 	for _, d := range disks {
 		args = append(args, "--disk", fmt.Sprintf("%s:%d", d.qemuSerial, d.size))
 	}
+	args = append(args, "--virtio-disk", fmt.Sprintf("%s:%d:4096:16384", unseenDisk.qemuSerial, unseenDisk.size))
 	start = time.Now()
 	console, err := runLogged(ctx, guestTimeout+time.Minute, filepath.Join(work, "console.log"), args...)
 	t.Cleanup(func() { stopQEMU(t, filepath.Join(work, "vm", "qemu.pid")) })
@@ -150,6 +156,7 @@ func checkResults(t *testing.T, dir string) {
 	r.checkPrepareOSD(t)
 	r.checkBatchOSD(t)
 	r.checkCluster(t)
+	r.checkUnseen(t)
 }
 
 func targetsFile() string {

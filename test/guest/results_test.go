@@ -462,3 +462,53 @@ func (r *results) checkCluster(t *testing.T) {
 	t.Logf("cluster: %d OSDs up and in, class qlc, bluestore_min_alloc_size %d", len(dump.OSDs), iu)
 	t.Logf("steps (name, seconds, since start):\n%s", r.read(t, "steps.tsv"))
 }
+
+// checkUnseen: a drive the database lacks, whose evidence a real kernel reported (its NVMe
+// target's Identify Namespace on a 16 KiB-physical-block backing device, no endurance group),
+// is Other with an inferred Capacity tier of Low confidence: the same verdict
+// internal/node/inventory's never-seen fixture gives the same evidence (nvme1n1 there).
+func (r *results) checkUnseen(t *testing.T) {
+	f := strings.Fields(r.read(t, "unseen.txt"))
+	if len(f) < 2 {
+		t.Fatalf("unseen.txt: %q", r.read(t, "unseen.txt"))
+	}
+	name := f[0]
+	t.Logf("unseen drive: %s, backing %s", name, strings.TrimSpace(r.read(t, "unseen-backing.txt")))
+	var idNs struct {
+		Nsfeat int `json:"nsfeat"`
+		Npwg   int `json:"npwg"`
+		Nows   int `json:"nows"`
+	}
+	r.decode(t, "unseen-id-ns.json", &idNs)
+	if idNs.Nsfeat&0x10 == 0 || idNs.Npwg != 3 {
+		t.Fatalf("nvme id-ns: nsfeat %#x npwg %d; want the optimal-I/O bit and NPWG 3 (16 KiB of 4 KiB blocks)", idNs.Nsfeat, idNs.Npwg)
+	}
+	var inv inventorydoc.Document
+	r.decode(t, "inventory-unseen.json", &inv)
+	var d *prismv1.Device
+	for i := range inv.Devices {
+		if inv.Devices[i].Name == name {
+			d = &inv.Devices[i]
+		}
+	}
+	if d == nil {
+		t.Fatalf("inventory-unseen.json has no device %s", name)
+	}
+	t.Logf("unseen: %s %q tier %s (%s), evidence %+v, inferred %+v", d.Name, d.Model, d.Tier, d.TierReason, d.Evidence, d.InferredTier)
+	if d.Model != unseenDisk.model || d.Tier != prismv1.TierOther {
+		t.Errorf("%s: model %q tier %s, want %q Other (not in the database: decision 0003)", name, d.Model, d.Tier, unseenDisk.model)
+	}
+	if d.Evidence == nil || d.Evidence.PreferredWriteGranularityBytes != 16384 || d.InternalWriteUnitBytes != 16384 {
+		t.Errorf("%s: evidence %+v, write unit %d; want NPWG 16384 read from the kernel", name, d.Evidence, d.InternalWriteUnitBytes)
+	}
+	it := d.InferredTier
+	if it == nil || it.Tier != prismv1.TierCapacity || it.Confidence != prismv1.ConfidenceLow {
+		t.Fatalf("%s: inferred %+v, want Capacity with Low confidence (a coarse write unit alone)", name, it)
+	}
+	reasons := strings.Join(it.Reasons, "; ")
+	for _, want := range []string{"NPWG) is 16 KiB", "no rated endurance reported"} {
+		if !strings.Contains(reasons, want) {
+			t.Errorf("%s: reasons %q lack %q", name, reasons, want)
+		}
+	}
+}

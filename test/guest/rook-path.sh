@@ -11,6 +11,9 @@
 #     metadataDevice): ceph-volume lvm prepare --data <qlc> --block.db <slot partition>.
 #  6. Rook's whole-disk metadataDevice path on the second pair: ceph-volume lvm batch.
 #  7. Both OSDs activated as Rook's OSD pod does and started; what Ceph's tools say is saved.
+#  8. A drive the database lacks, whose evidence comes from a real kernel: an NVMe-oF/TCP
+#     namespace on a dm-ebs device with 64 KiB physical blocks, so the kernel's target reports
+#     NPWG 64 KiB and no endurance group; the agent's inventory of it is saved.
 # Everything the host test asserts on is a tool's own output, saved under $out.
 set -euo pipefail
 out=${PRISM_OUT:?}/out
@@ -209,3 +212,48 @@ step collect
 while read -r id _; do kill "$(cat "/run/ceph/osd.$id.pid")" 2>/dev/null || true; done </tmp/osds
 kill "$(cat /run/ceph/mon.a.pid)" 2>/dev/null || true
 step stop
+
+# 8. A drive Prism never saw. Linux's NVMe target derives NPWG/NPWA from its backing device's
+# physical block size (nvmet_bdev_set_limits); the backing disk is a virtio-blk disk with 4 KiB
+# logical and 16 KiB physical blocks (QEMU's NVMe controller reports no physical block size).
+# The model is in no database; nvmet reports no endurance group.
+unseen_serial=${PRISM_UNSEEN_SERIAL:-bk-unseen}
+unseen_model="OEM QLC NVMe-oF 16K NO-ENDGRP"
+modprobe virtio_blk
+udevadm settle --timeout=60 || true
+backing=""
+for _ in $(seq 50); do
+  for d in /sys/block/vd*; do
+    [[ -e $d/serial && $(tr -d ' \n' <"$d/serial") == "$unseen_serial" ]] && backing=$(basename "$d")
+  done
+  [[ -n $backing ]] && break
+  sleep 0.2
+done
+[[ -n $backing ]] || { echo "rook-path.sh: no virtio disk with serial $unseen_serial" >&2; false; }
+echo "$backing: logical $(cat "/sys/block/$backing/queue/logical_block_size") physical $(cat "/sys/block/$backing/queue/physical_block_size")" >"$out/unseen-backing.txt"
+nqn=nqn.2024-01.io.prism-storage:guest-unseen
+sub=/sys/kernel/config/nvmet/subsystems/$nqn
+mkdir "$sub"
+echo 1 >"$sub/attr_allow_any_host"
+echo -n "$unseen_model" >"$sub/attr_model"
+echo -n PRISM-UNSEEN >"$sub/attr_serial"
+mkdir "$sub/namespaces/1"
+echo -n "/dev/$backing" >"$sub/namespaces/1/device_path"
+echo 1 >"$sub/namespaces/1/enable"
+ln -s "$sub" /sys/kernel/config/nvmet/ports/1/subsystems/$nqn
+nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$nqn" >/dev/null
+unseen=""
+for _ in $(seq 100); do
+  for d in /sys/block/nvme*n*; do
+    if [[ -e $d/device/serial && $(tr -d ' \n' <"$d/device/serial") == PRISM-UNSEEN ]]; then unseen=$(basename "$d"); fi
+  done
+  [[ -n $unseen ]] && break
+  sleep 0.2
+done
+[[ -n $unseen ]] || { echo "rook-path.sh: $nqn connected but no block device with serial PRISM-UNSEEN" >&2; false; }
+udevadm settle --timeout=60
+echo "$unseen $unseen_model" >"$out/unseen.txt"
+nvme id-ns "/dev/$unseen" -o json >"$out/unseen-id-ns.json"
+prism-agent inventory -o json --node-name "$node" >"$out/inventory-unseen.json"
+prism-agent inventory -o table | grep -E "NAME|$unseen" || true
+step unseen
