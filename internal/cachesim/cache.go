@@ -157,15 +157,19 @@ type Cache struct {
 	// the core's sequential stream
 	streamEnd, streamBytes uint64
 	// The request being mapped: its lines are never evicted (see the
-	// package comment); next is the next of its core lines to look at,
-	// class its class, mapped the lines it mapped (unmapped again when the
-	// request cannot be mapped whole).
+	// package comment); req holds the cache line of each of its core
+	// lines (none while missing), reqNew marks those it mapped (unmapped
+	// again when it cannot be mapped whole), next is the next core line to
+	// look at and reqClass its class.
 	reqFirst, reqLast, next uint64
 	reqClass                int
-	mapped                  []int32
-	cleanBuf                []int32
-	samples                 uint64
-	dirtyLines              uint64
+	req                     []int32
+	reqNew                  []bool
+	// partOf is each configured class's index in order.
+	partOf     [MaxClassID + 1]int
+	cleanBuf   []int32
+	samples    uint64
+	dirtyLines uint64
 }
 
 // New returns an empty cache. Without class 0 in cfg.Classes, class 0 is
@@ -204,6 +208,9 @@ func New(cfg Config) (*Cache, error) {
 		}
 	}
 	EvictionOrder(c.order)
+	for i, p := range c.order {
+		c.partOf[p.ID] = i
+	}
 	return c, nil
 }
 
@@ -294,8 +301,11 @@ func (c *Cache) Submit(r Request) {
 	// Lines already mapped (hits when the blocks asked for hold data), and
 	// how many of them another class holds.
 	hits, mapped, repart, n := uint64(0), uint64(0), uint64(0), last-first+1
+	c.req, c.reqNew = c.req[:0], c.reqNew[:0]
 	for a := first; a <= last; a++ {
-		if i := c.idx.get(a); i != none {
+		i := c.idx.get(a)
+		c.req, c.reqNew = append(c.req, i), append(c.reqNew, false)
+		if i != none {
 			mapped++
 			if int(c.lines[i].class) != class {
 				repart++
@@ -306,13 +316,15 @@ func (c *Cache) Submit(r Request) {
 		}
 	}
 	if !pt && mapped < n {
-		c.reqFirst, c.reqLast, c.next, c.reqClass, c.mapped = first, last, first, class, c.mapped[:0]
-		if !MapLines(space{c}, c.order, c.order[c.partIndex(class)], n-mapped, repart) {
+		c.reqFirst, c.reqLast, c.next, c.reqClass = first, last, first, class
+		if !MapLines(space{c}, c.order, c.order[c.partOf[class]], n-mapped, repart) {
 			// OCF unmaps what it mapped, services the request in
 			// pass-through and cleans dirty lines of every class so that
 			// later requests find clean ones.
-			for _, i := range c.mapped {
-				c.drop(i)
+			for k, i := range c.req {
+				if c.reqNew[k] {
+					c.drop(i)
+				}
 			}
 			c.cleanForEviction()
 			pt = true
@@ -339,8 +351,8 @@ func (c *Cache) Submit(r Request) {
 	// The lines the request found mapped become hot (the new ones entered
 	// at the head already).
 	if mapped > 0 {
-		for a := first; a <= last; a++ {
-			if i := c.idx.get(a); i != none && !c.isNew(i) {
+		for k, i := range c.req {
+			if i != none && !c.reqNew[k] {
 				c.setHot(i)
 			}
 		}
@@ -353,7 +365,7 @@ func (c *Cache) Submit(r Request) {
 			cnt.CoreWr += size
 		}
 		for a := first; a <= last; a++ {
-			i := c.idx.get(a)
+			i := c.req[a-first]
 			l := &c.lines[i]
 			l.missing &^= blockMask(a, lb, off, size)
 			if int(l.class) != class {
@@ -381,7 +393,7 @@ func (c *Cache) Submit(r Request) {
 		cnt.CacheWr += size * (n - hits) / n
 	}
 	for a := first; a <= last; a++ {
-		c.lines[c.idx.get(a)].missing &^= blockMask(a, lb, off, size)
+		c.lines[c.req[a-first]].missing &^= blockMask(a, lb, off, size)
 	}
 }
 
@@ -408,30 +420,10 @@ func (c *Cache) Flush() {
 	}
 }
 
-// partIndex is class's index in c.order.
-func (c *Cache) partIndex(class int) int {
-	for i, p := range c.order {
-		if p.ID == class {
-			return i
-		}
-	}
-	panic("cachesim: class not configured")
-}
-
-// isNew says line i was mapped by the request being run.
-func (c *Cache) isNew(i int32) bool {
-	for _, j := range c.mapped {
-		if j == i {
-			return true
-		}
-	}
-	return false
-}
-
 // mapNext maps the request's next missing core line to cache line i, at
 // the head of its class's clean list.
 func (c *Cache) mapNext(i int32) {
-	for c.idx.get(c.next) != none {
+	for c.req[c.next-c.reqFirst] != none {
 		c.next++
 	}
 	a := c.next
@@ -439,7 +431,7 @@ func (c *Cache) mapNext(i int32) {
 	c.idx.put(a, i)
 	c.classes[c.reqClass].lines++
 	c.pushHead(i)
-	c.mapped = append(c.mapped, i)
+	c.req[a-c.reqFirst], c.reqNew[a-c.reqFirst] = i, true
 }
 
 // space is the Cache as MapLines sees it.
