@@ -107,7 +107,7 @@ func MapLines(s Space, order []Part, target Part, need, repart uint64) bool {
 		if got >= need {
 			return true
 		}
-		if !quotaLeft {
+		if !quotaLeft && target.Priority >= 0 {
 			refillQuotas(s, order, target.Priority)
 		}
 	}
