@@ -152,13 +152,14 @@ func (m *model) lineBytes() uint64 { return uint64(m.c.LineKiB) * kib }
 
 func (m *model) free() uint64 { return m.c.Lines - uint64(len(m.idx)) }
 
-// capLines is a class's cap in lines (OCF: size * max_size / 100).
+// capLines is a class's cap in lines: OCF's ocf_user_part_get_max_size, size * max_size / 100
+// rounded up.
 func (m *model) capLines(class int) uint64 {
 	cl := m.c.class(class)
 	if cl == nil {
-		return 0 // a removed class holding lines is over its cap
+		return 0 // not configured (parts gives a removed class the whole cache)
 	}
-	return m.c.Lines * uint64(cl.MaxSize) / 100
+	return (m.c.Lines*uint64(cl.MaxSize) + 99) / 100
 }
 
 func (m *model) priority(class int) (prio int, pinned, exists bool) {

@@ -202,7 +202,7 @@ func New(cfg Config) (*Cache, error) {
 	for i := range c.classes {
 		s := &c.classes[i]
 		s.lists = [2]lruList{{head: none, tail: none, lastHot: none}, {head: none, tail: none, lastHot: none}}
-		s.capLines = cfg.Lines * uint64(s.maxSize) / 100
+		s.capLines = (cfg.Lines*uint64(s.maxSize) + 99) / 100 // OCF rounds up (ocf_user_part_get_max_size)
 		if s.exists {
 			c.order = append(c.order, Part{ID: i, Priority: s.priority, Cap: s.capLines})
 		}
