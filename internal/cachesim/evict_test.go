@@ -11,35 +11,44 @@ import (
 	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
-// TestEvictionSpreadBySize: the burst measured on real OCF (pyocf, ocf
-// d54f2fc9; docs/cache.md, "Against real OCF"): a write-through cache of
-// 16 384 lines; class A (priority 10) writes 12 000 new lines, class B
-// (priority 200) 4 384, then A 2 000 more. OCF ends with A 12 540 and B
-// 3 844: B gave 540 of the 2 000, not all of them as it would if the lowest
-// priority were emptied first.
+// TestEvictionSpreadBySize: a burst measured on real OCF (pyocf, ocf
+// d54f2fc9; docs/cache.md, "Against real OCF"): a cache of 16 384 lines;
+// class A (priority 10) writes 12 000 new lines, class B (priority 200)
+// 4 384, then A 2 000 more. In write-through (every line clean) OCF ends
+// with A 12 540 and B 3 844: B gave 540 of the 2 000, not all of them as
+// it would if the lowest priority were emptied first. In write-back (NOP
+// cleaning) only cleaned lines can go: OCF passed 46 of A's writes through
+// and ended with A 12 512 lines (12 482 dirty), B 3 872 (2 912 dirty).
 func TestEvictionSpreadBySize(t *testing.T) {
-	c, err := New(Config{Lines: 16384, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever,
-		Classes: []Class{{ID: 1, Priority: 10, MaxSize: 100}, {ID: 2, Priority: 200, MaxSize: 100}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := uint64(0)
-	write := func(class, n int) {
-		for range n {
-			c.Submit(Request{Write: true, Offset: next * 4096, Size: 4096, Class: class})
-			next++
+	for _, run := range []struct {
+		mode Mode
+		want string
+	}{
+		{WriteThrough, "A 12540 lines (0 dirty), 14000 serviced, 0 passed through; B 3844 lines (0 dirty)"},
+		{WriteBack, "A 12512 lines (12482 dirty), 13954 serviced, 46 passed through; B 3872 lines (2912 dirty)"},
+	} {
+		c, err := New(Config{Lines: 16384, LineBytes: 4096, Mode: run.mode, SeqCutoffPolicy: SeqNever,
+			Classes: []Class{{ID: 1, Priority: 10, MaxSize: 100}, {ID: 2, Priority: 200, MaxSize: 100}}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	write(1, 12000)
-	write(2, 4384)
-	write(1, 2000)
-	a, _ := c.Lines(1)
-	b, _ := c.Lines(2)
-	if a != 12540 || b != 3844 {
-		t.Errorf("A holds %d lines, B %d; real OCF: 12540, 3844", a, b)
-	}
-	if s := c.Stats(1); s.WrPT != 0 || s.WrTotal != 14000 {
-		t.Errorf("A: %d pass-through, %d serviced; every line is clean, so none should pass through", s.WrPT, s.WrTotal)
+		next := uint64(0)
+		write := func(class, n int) {
+			for range n {
+				c.Submit(Request{Write: true, Offset: next * 4096, Size: 4096, Class: class})
+				next++
+			}
+		}
+		write(1, 12000)
+		write(2, 4384)
+		write(1, 2000)
+		a, aDirty := c.Lines(1)
+		b, bDirty := c.Lines(2)
+		s := c.Stats(1)
+		got := fmt.Sprintf("A %d lines (%d dirty), %d serviced, %d passed through; B %d lines (%d dirty)", a, aDirty, s.WrTotal, s.WrPT, b, bDirty)
+		if got != run.want {
+			t.Errorf("%s: %s; real OCF: %s", run.mode, got, run.want)
+		}
 	}
 }
 
@@ -166,36 +175,39 @@ func TestLRUListsKeepHotHalf(t *testing.T) {
 
 // TestPinnedClassNeverRefills: OCF refills the eviction quotas with the
 // requester's priority as an unsigned 16-bit number, so a pinned class
-// (-1, read as 65535) never refills them (ocf_evict_counters_update). A
-// full write-through cache holds one line of pinned class P and three of
-// class B: P's next write goes pass-through though B's lines are clean.
-// B's next write refills the quotas (B holds 3 lines, the smallest class:
-// 3 × 256 / 256 = 3; it spends one on itself); then P evicts two of B's
-// lines and its third write goes pass-through again.
+// (-1, read as 65535) never refills them (ocf_evict_counters_update).
+// Measured on real OCF (pyocf, ocf d54f2fc9, 2026-11-26): a write-through
+// cache of 16 384 lines; pinned class P writes 1 000 lines, class B
+// (priority 10) the other 15 384; P's next 100 writes all pass through
+// though B's lines are clean. One write of B refills the quotas (B holds
+// 15 384 lines, the smallest class: 256) and spends one on itself; of P's
+// next 300 writes 255 evict B's lines and 45 pass through. OCF ended with
+// P 1 255 lines and 145 pass-throughs, B 15 129.
 func TestPinnedClassNeverRefills(t *testing.T) {
-	c, err := New(Config{Lines: 4, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever,
+	c, err := New(Config{Lines: 16384, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever,
 		Classes: []Class{{ID: 1, Priority: -1, MaxSize: 100}, {ID: 2, Priority: 10, MaxSize: 100}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := func(a uint64, class int) { c.Submit(Request{Write: true, Offset: a * 4096, Size: 4096, Class: class}) }
-	w(0, 1)
-	for a := uint64(1); a < 4; a++ {
-		w(a, 2)
+	next := uint64(0)
+	write := func(class, n int) {
+		for range n {
+			c.Submit(Request{Write: true, Offset: next * 4096, Size: 4096, Class: class})
+			next++
+		}
 	}
-	w(10, 1)
-	if s := c.Stats(1); s.WrPT != 1 || s.WrTotal != 1 {
-		t.Errorf("pinned write before any refill: %d pass-through, %d serviced; want 1, 1", s.WrPT, s.WrTotal)
+	write(1, 1000)
+	write(2, 15384)
+	write(1, 100)
+	if s := c.Stats(1); s.WrPT != 100 {
+		t.Errorf("pinned writes before any refill: %d passed through; real OCF 100", s.WrPT)
 	}
-	w(4, 2) // B evicts its own line 1, refilling the quotas
-	for a := uint64(11); a < 14; a++ {
-		w(a, 1)
-	}
-	if s := c.Stats(1); s.WrPT != 2 || s.WrTotal != 3 {
-		t.Errorf("pinned writes after B's refill: %d pass-through, %d serviced; want 2 (the first and the last), 3", s.WrPT, s.WrTotal)
-	}
-	if got := fmt.Sprint(cached(c, 0, 20)); got != "[0:1 4:2 11:1 12:1]" {
-		t.Errorf("cached %s, want P's lines 0, 11, 12 and B's 4", got)
+	write(2, 1)
+	write(1, 300)
+	p, _ := c.Lines(1)
+	b, _ := c.Lines(2)
+	if s := c.Stats(1); p != 1255 || s.WrPT != 145 || b != 15129 {
+		t.Errorf("P %d lines, %d passed through; B %d lines; real OCF 1255, 145, 15129", p, s.WrPT, b)
 	}
 }
 
