@@ -162,14 +162,6 @@ func (m *model) capLines(class int) uint64 {
 	return (m.c.Lines*uint64(cl.MaxSize) + 99) / 100
 }
 
-func (m *model) priority(class int) (prio int, pinned, exists bool) {
-	cl := m.c.class(class)
-	if cl == nil {
-		return 256, false, false
-	}
-	return cl.Priority, cl.Priority < 0, true
-}
-
 // clean writes a dirty line back to its core (the cleaner's counters).
 // It reports false when the cache device has failed and cannot be read.
 func (m *model) clean(l *Line) bool {
