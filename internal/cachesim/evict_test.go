@@ -86,6 +86,31 @@ func TestZipfAgainstOCF(t *testing.T) {
 	}
 }
 
+// TestZipfReadsAgainstOCF: the hot half on its own. The same 300 000 zipf
+// offsets read through a write-through cache of 16 384 lines (every line
+// clean, nothing passes through) on real OCF (pyocf, ocf d54f2fc9,
+// 2026-11-26): 201 821 read hits. An exact LRU list gives 202 993; the
+// model's hot half within 0.01 % of OCF's (201 837 when measured).
+func TestZipfReadsAgainstOCF(t *testing.T) {
+	c, err := New(Config{Lines: 16384, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &Zipf{VolumeBytes: 1280 << 20, BlockBytes: 4096, Theta: 0.99, Count: 300000, Comm: "tp_osd_tp", Seed: 1}
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var io ioclass.IO
+	for z.Next(&io) {
+		c.Submit(Request{Offset: io.LBA * 512, Size: io.Size})
+	}
+	s := c.Stats(0)
+	hits := s.RdTotal - s.RdFullMiss - s.RdPartialMiss
+	if d := int64(hits) - 201821; s.RdPT != 0 || d < -30 || d > 30 {
+		t.Errorf("%d read hits, %d passed through; real OCF 201821, 0", hits, s.RdPT)
+	}
+}
+
 // TestOnlyCleanLinesAreEvicted: a full write-back cache of dirty lines
 // cannot map a new line: the write goes pass-through and every dirty line
 // (up to 32 per class) is cleaned, in core line order; the next write
