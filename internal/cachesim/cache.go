@@ -163,8 +163,11 @@ type Cache struct {
 	// look at and reqClass its class.
 	reqFirst, reqLast, next uint64
 	reqClass                int
-	req                     []int32
-	reqNew                  []bool
+	// newDirty: the request's new lines go straight to the head of the
+	// dirty list (see Submit).
+	newDirty bool
+	req      []int32
+	reqNew   []bool
 	// partOf is each configured class's index in order.
 	partOf     [MaxClassID + 1]int
 	cleanBuf   []int32
@@ -317,13 +320,19 @@ func (c *Cache) Submit(r Request) {
 	}
 	if !pt && mapped < n {
 		c.reqFirst, c.reqLast, c.next, c.reqClass = first, last, first, class
+		// A write-back write that found none of its lines mapped puts its
+		// new lines at the head of the clean list, moves none of its own,
+		// then moves each new line to the head of the dirty list: the clean
+		// list ends as it was (its hot half is by position), the dirty list
+		// as if they had gone there straight, which is cheaper.
+		c.newDirty = r.Write && c.cfg.Mode == WriteBack && mapped == 0
 		if !MapLines(space{c}, c.order, c.order[c.partOf[class]], n-mapped, repart) {
 			// OCF unmaps what it mapped, services the request in
 			// pass-through and cleans dirty lines of every class so that
 			// later requests find clean ones.
 			for k, i := range c.req {
 				if c.reqNew[k] {
-					c.drop(i)
+					c.unmap(i)
 				}
 			}
 			c.cleanForEviction()
@@ -429,9 +438,28 @@ func (c *Cache) mapNext(i int32) {
 	a := c.next
 	c.lines[i] = line{addr: a, class: int8(c.reqClass), missing: blockMask(a, c.cfg.LineBytes, a*c.cfg.LineBytes, c.cfg.LineBytes), prev: none, next: none}
 	c.idx.put(a, i)
-	c.classes[c.reqClass].lines++
+	s := &c.classes[c.reqClass]
+	s.lines++
+	if c.newDirty {
+		c.lines[i].dirty = true
+		s.dirty++
+		c.dirtyLines++
+	}
 	c.pushHead(i)
 	c.req[a-c.reqFirst], c.reqNew[a-c.reqFirst] = i, true
+}
+
+// unmap frees a line the request mapped and could not keep; one that went
+// straight to the dirty list holds no data to write back.
+func (c *Cache) unmap(i int32) {
+	if l := &c.lines[i]; l.dirty {
+		c.unlink(i)
+		l.dirty = false
+		c.classes[l.class].dirty--
+		c.dirtyLines--
+		c.pushHead(i)
+	}
+	c.drop(i)
 }
 
 // space is the Cache as MapLines sees it.
