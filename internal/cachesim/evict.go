@@ -83,6 +83,12 @@ func EvictionOrder(parts []Part) {
 //     class holding lines gets a new quota in proportion to its lines (the
 //     smallest 256) and the round runs once more. So eviction is spread
 //     over the classes by size, the lowest priorities first in each round.
+//   - A pinned target never refills the quotas: OCF passes the requester's
+//     priority to the refill (ocf_evict_counters_update) as an unsigned
+//     16-bit number, so a pinned class's -1 is 65535, above every class,
+//     and the refill stops before the first one. A pinned class takes lines
+//     only while quota other classes' refills gave is left; then its
+//     requests go pass-through.
 func MapLines(s Space, order []Part, target Part, need, repart uint64) bool {
 	if need == 0 {
 		return true
