@@ -365,6 +365,7 @@ func loadCache(md *Cache) *Cache {
 		}
 	}
 	ca.DirtyShutdown = false
+	ca.EvictQuota = nil // OCF starts the eviction quotas from zero (ocf_lru_init)
 	for _, k := range ca.Cores {
 		k.Stats, k.StreamEnd, k.StreamBytes, k.Inactive = nil, 0, 0, false
 	}

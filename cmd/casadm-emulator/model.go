@@ -4,13 +4,20 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/prism-storage/prism/internal/cachesim"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
 
 // The cache model: which core lines a cache holds, for which IO class,
 // dirty or clean, and the counters OCF keeps. It follows the OCF semantics
 // FORMATS.md §1.2 describes (caps, priorities, pinning, allocation 0 →
-// pass-through) at the granularity of cache lines, with no data.
+// pass-through) at the granularity of cache lines, with no data, and OCF
+// v26.03.x's eviction (ocf d54f2fc9): only clean lines are evicted, a
+// request that cannot be mapped goes pass-through and cleans 32 dirty lines
+// per class, a hit in the hot half of an LRU list does not move the line,
+// and the classes give lines as cachesim.MapLines decides (shared with the
+// simulator, internal/cachesim, which TestSimulatorParity checks against
+// this model request by request).
 
 const (
 	kib = 1024
@@ -76,13 +83,19 @@ type model struct {
 	now      int64
 	// lost counts dirty bytes dropped by this command.
 	lost uint64
+	// quota is each class's eviction quota (Cache.EvictQuota while the
+	// command runs).
+	quota [maxClassID + 1]int64
 	// inFlight are the lines of the request being mapped: core, first and last
 	// core line. OCF write-locks them, and its eviction skips any line of the
 	// request's core in that range, so a request never evicts its own lines.
+	// next is the next of its core lines to look at when a line is mapped,
+	// class its class, mapped the lines it mapped.
 	inFlight struct {
-		set         bool
-		core        int
-		first, last uint64
+		set               bool
+		core, class       int
+		first, last, next uint64
+		mapped            []*Line
 	}
 }
 
@@ -98,6 +111,11 @@ func newModel(c *Cache, now int64) *model {
 	for i := range c.Blocks {
 		l := c.Blocks[i]
 		m.insert(&l)
+	}
+	for id, q := range c.EvictQuota {
+		if id >= 0 && id <= maxClassID {
+			m.quota[id] = q
+		}
 	}
 	return m
 }
@@ -119,27 +137,29 @@ func (m *model) commit() {
 		return cmp.Or(cmp.Compare(a.Core, b.Core), cmp.Compare(a.Addr, b.Addr))
 	})
 	m.c.Blocks = out
+	m.c.EvictQuota = nil
+	for id, q := range m.quota {
+		if q != 0 {
+			if m.c.EvictQuota == nil {
+				m.c.EvictQuota = map[int]int64{}
+			}
+			m.c.EvictQuota[id] = q
+		}
+	}
 }
 
 func (m *model) lineBytes() uint64 { return uint64(m.c.LineKiB) * kib }
 
 func (m *model) free() uint64 { return m.c.Lines - uint64(len(m.idx)) }
 
-// capLines is a class's cap in lines (OCF: size * max_size / 100).
+// capLines is a class's cap in lines: OCF's ocf_user_part_get_max_size, size * max_size / 100
+// rounded up.
 func (m *model) capLines(class int) uint64 {
 	cl := m.c.class(class)
 	if cl == nil {
-		return 0 // a removed class holding lines is over its cap
+		return 0 // not configured (parts gives a removed class the whole cache)
 	}
-	return m.c.Lines * uint64(cl.MaxSize) / 100
-}
-
-func (m *model) priority(class int) (prio int, pinned, exists bool) {
-	cl := m.c.class(class)
-	if cl == nil {
-		return 256, false, false
-	}
-	return cl.Priority, cl.Priority < 0, true
+	return (m.c.Lines*uint64(cl.MaxSize) + 99) / 100
 }
 
 // clean writes a dirty line back to its core (the cleaner's counters).
@@ -160,6 +180,7 @@ func (m *model) clean(l *Line) bool {
 	cnt.CleanerCacheRd += m.lineBytes()
 	cnt.CleanerCoreWr += m.lineBytes()
 	l.Dirty, l.DirtyAt = false, 0
+	l.LRU = m.tick() // the head of the clean list
 	return true
 }
 
@@ -175,50 +196,6 @@ func (m *model) drop(l *Line) {
 	m.perClass[l.Class]--
 }
 
-// victim picks the line to evict for a request of class: lines of removed
-// or overflown classes first, then, lowest priority first, lines of classes
-// whose priority value is at least the requester's; pinned classes only
-// when over their own cap. Least recently used within a class. Lines of the
-// request being mapped are never candidates.
-func (m *model) victim(class int) *Line {
-	prio, _, _ := m.priority(class)
-	type verdict struct {
-		rank int
-		ok   bool
-	}
-	var verdicts [maxClassID + 1]*verdict
-	rank := func(c int) verdict {
-		if c >= 0 && c <= maxClassID && verdicts[c] != nil {
-			return *verdicts[c]
-		}
-		p, pinned, exists := m.priority(c)
-		var v verdict
-		switch {
-		case !exists || m.perClass[c] > m.capLines(c):
-			v = verdict{1000, true} // removed or overflown: first
-		case pinned:
-		case p >= prio:
-			v = verdict{p, true}
-		}
-		if c >= 0 && c <= maxClassID {
-			verdicts[c] = &v
-		}
-		return v
-	}
-	var best *Line
-	bestRank := -1
-	for _, l := range m.all {
-		r := rank(l.Class)
-		if !r.ok || (l.Dirty && m.stranded(l)) || m.locked(l) {
-			continue
-		}
-		if r.rank > bestRank || (r.rank == bestRank && (l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best)))) {
-			best, bestRank = l, r.rank
-		}
-	}
-	return best
-}
-
 // stranded says a dirty line cannot be written back (its core is missing).
 func (m *model) stranded(l *Line) bool {
 	k := m.c.core(l.Core)
@@ -229,38 +206,125 @@ func lessKey(a, b *Line) bool {
 	return a.Core < b.Core || (a.Core == b.Core && a.Addr < b.Addr)
 }
 
-// lruOf returns the least recently used line of a class outside the request being mapped.
-func (m *model) lruOf(class int) *Line {
-	var best *Line
-	for _, l := range m.all {
-		if l.Class == class && !m.locked(l) && (best == nil || l.LRU < best.LRU || (l.LRU == best.LRU && lessKey(l, best))) {
-			best = l
-		}
+// The LRU lists. OCF keeps two per class, clean and dirty lines
+// (src/ocf_lru.c); every line enters its list at the head, and the more
+// recently used half of a list is hot: a hit there does not move the line.
+// Here a list is the lines of one class and dirtiness, ordered by Line.LRU
+// (the head has the highest); entering the head is taking a new tick.
+// internal/cachesim keeps the same lists linked.
+
+// coldest orders lines least recently used first.
+func coldest(a, b *Line) int {
+	if a.LRU != b.LRU {
+		return cmp.Compare(a.LRU, b.LRU)
 	}
-	return best
+	if lessKey(a, b) {
+		return -1
+	}
+	return 1
 }
 
-// allocate makes room for one more line of class; false when it cannot
-// (nothing evictable: the request then goes pass-through).
-func (m *model) allocate(class int) bool {
-	if m.perClass[class] >= m.capLines(class) {
-		// At its cap: the class recycles its own least recently used line.
-		l := m.lruOf(class)
-		if l == nil || !m.clean(l) {
-			return false
+// hot says l is in the more recently used half of its list: fewer than
+// n/2 of the list's n lines are more recent.
+func (m *model) hot(l *Line) bool {
+	n, newer := 0, 0
+	for _, o := range m.all {
+		if o.Class == l.Class && o.Dirty == l.Dirty {
+			n++
+			if o.LRU > l.LRU {
+				newer++
+			}
 		}
+	}
+	return newer < n/2
+}
+
+// parts is the cache's classes as eviction sees them, in OCF's order: the
+// configured ones, and removed ones that still hold lines.
+func (m *model) parts() []cachesim.Part {
+	var ps []cachesim.Part
+	for _, cl := range m.c.Classes {
+		ps = append(ps, cachesim.Part{ID: cl.ID, Priority: cl.Priority, Cap: m.capLines(cl.ID)})
+	}
+	for id, n := range m.perClass {
+		if n > 0 && m.c.class(id) == nil {
+			ps = append(ps, cachesim.Part{ID: id, Priority: 255, Removed: true, Cap: m.c.Lines})
+		}
+	}
+	cachesim.EvictionOrder(ps)
+	return ps
+}
+
+// space is the model as cachesim.MapLines sees it, while it maps the
+// request in m.inFlight.
+type space struct{ m *model }
+
+func (s space) Lines(id int) uint64 { return s.m.perClass[id] }
+func (s space) Free() uint64        { return s.m.free() }
+
+func (s space) TakeFree(n uint64) uint64 {
+	n = min(n, s.m.free())
+	for range n {
+		s.m.mapNext()
+	}
+	return n
+}
+
+// Evict evicts up to n clean lines of class id, least recently used first,
+// none of the request's.
+func (s space) Evict(id int, n uint64) uint64 {
+	m := s.m
+	var clean []*Line
+	for _, l := range m.all {
+		if l.Class == id && !l.Dirty && !m.locked(l) {
+			clean = append(clean, l)
+		}
+	}
+	slices.SortFunc(clean, coldest)
+	n = min(n, uint64(len(clean)))
+	for _, l := range clean[:n] {
 		m.drop(l)
-		return true
+		m.mapNext()
 	}
-	if m.free() > 0 {
-		return true
+	return n
+}
+
+func (s space) Quota(id int) *int64 { return &s.m.quota[id] }
+
+// mapNext maps the request's next missing core line to a free line, at the
+// head of its class's clean list.
+func (m *model) mapNext() {
+	r := &m.inFlight
+	for m.idx[lineKey{r.core, r.next}] != nil {
+		r.next++
 	}
-	l := m.victim(class)
-	if l == nil || !m.clean(l) {
-		return false
+	lb := m.lineBytes()
+	l := &Line{Core: r.core, Addr: r.next, Class: r.class, LRU: m.tick(), Missing: blockMask(r.next, lb, r.next*lb, lb)}
+	m.insert(l)
+	r.mapped = append(r.mapped, l)
+}
+
+// cleanForEviction cleans the cachesim.EvictionCleanLines least recently
+// used dirty lines of every class, as OCF does after a request it could not
+// map; they join the clean lists in core line order (OCF's cleaner sorts
+// them). Lines of a missing core cannot be cleaned.
+func (m *model) cleanForEviction() {
+	for _, cl := range m.c.Classes {
+		var dirty []*Line
+		for _, l := range m.all {
+			if l.Class == cl.ID && l.Dirty && !m.stranded(l) {
+				dirty = append(dirty, l)
+			}
+		}
+		slices.SortFunc(dirty, coldest)
+		dirty = dirty[:min(len(dirty), cachesim.EvictionCleanLines)]
+		slices.SortFunc(dirty, func(a, b *Line) int {
+			return cmp.Or(cmp.Compare(a.Core, b.Core), cmp.Compare(a.Addr, b.Addr))
+		})
+		for _, l := range dirty {
+			m.clean(l)
+		}
 	}
-	m.drop(l)
-	return true
 }
 
 func (m *model) tick() uint64 {
@@ -337,22 +401,39 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 			}
 		}
 	}
-	if !pt && hits < n {
-		// Map the missing lines; if one cannot be had, the whole request
-		// is serviced in pass-through, as OCF does on a mapping error. The
-		// request's lines, held or just mapped, are locked against eviction.
-		m.inFlight.set, m.inFlight.core, m.inFlight.first, m.inFlight.last = true, k.ID, first, last
-		for a := first; a <= last; a++ {
-			if m.idx[lineKey{k.ID, a}] != nil {
-				continue
+	if !pt && uint64(len(present)) < n {
+		// Map the missing lines (cachesim.MapLines: free lines, then clean
+		// lines of the classes OCF takes them from). If not all can be had,
+		// OCF unmaps what it mapped, services the request in pass-through
+		// and cleans dirty lines of every class for the requests after it.
+		// The request's lines, held or just mapped, are locked against
+		// eviction.
+		r := &m.inFlight
+		r.set, r.core, r.class, r.first, r.last, r.next, r.mapped = true, k.ID, class, first, last, first, r.mapped[:0]
+		repart := uint64(0)
+		for _, l := range present {
+			if l.Class != class {
+				repart++
 			}
-			if !m.allocate(class) {
-				pt = true
-				break
-			}
-			m.insert(&Line{Core: k.ID, Addr: a, Class: class, LRU: m.tick(), Missing: blockMask(a, lb, a*lb, lb)})
 		}
-		m.inFlight.set = false
+		target := cachesim.Part{ID: class, Priority: cl.Priority, Cap: m.capLines(class)}
+		if !cachesim.MapLines(space{m}, m.parts(), target, n-uint64(len(present)), repart) {
+			for _, l := range r.mapped {
+				m.drop(l)
+			}
+			m.cleanForEviction()
+			pt = true
+		}
+		r.set = false
+	}
+	if !pt {
+		// The lines the request found mapped become hot; the new ones
+		// entered at the head already.
+		for _, l := range present {
+			if !m.hot(l) {
+				l.LRU = m.tick()
+			}
+		}
 	}
 
 	if pt {
@@ -389,19 +470,17 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		}
 		for a := first; a <= last; a++ {
 			l := m.idx[lineKey{k.ID, a}]
-			l.LRU = m.tick()
 			l.Missing &^= blockMask(a, lb, off, size)
 			if l.Class != class {
 				m.perClass[l.Class]--
 				m.perClass[class]++
 				l.Class = class
+				l.LRU = m.tick() // the head of its new class's list
 			}
-			if lazy {
-				if !l.Dirty {
-					l.Dirty, l.DirtyAt = true, m.now
-				}
-			} else {
-				l.Dirty, l.DirtyAt = false, 0
+			if lazy && !l.Dirty {
+				l.Dirty, l.DirtyAt, l.LRU = true, m.now, m.tick() // the head of the dirty list
+			} else if !lazy && l.Dirty {
+				l.Dirty, l.DirtyAt, l.LRU = false, 0, m.tick()
 			}
 		}
 		return true
@@ -414,9 +493,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		cnt.CacheWr += missPart(size)
 	}
 	for a := first; a <= last; a++ {
-		l := m.idx[lineKey{k.ID, a}]
-		l.LRU = m.tick()
-		l.Missing &^= blockMask(a, lb, off, size) // a read miss fills what it read
+		m.idx[lineKey{k.ID, a}].Missing &^= blockMask(a, lb, off, size) // a read miss fills what it read
 	}
 	return true
 }

@@ -70,6 +70,9 @@ type Cache struct {
 	Blocks []Line `json:"blocks,omitempty"`
 	// Clock orders line accesses (LRU).
 	Clock uint64 `json:"clock"`
+	// EvictQuota is each class's eviction quota (cachesim.MapLines), by
+	// class id; classes without one are left out.
+	EvictQuota map[int]int64 `json:"evictQuota,omitempty"`
 }
 
 // CacheParams are the cache-wide runtime parameters (-X/-G).

@@ -1,27 +1,39 @@
 // Package cachesim is a fast model of one Open CAS cache in front of one
 // core device, for replaying long traces (kubectl prism simulate). Its
 // semantics are the casadm emulator's cache model (cmd/casadm-emulator,
-// model.go; docs/cache.md): per-class caps, eviction of overflown classes
-// first, then lowest priority first among classes whose priority value is at
-// least the requester's, pinned classes only beyond their own cap, a class at
-// its cap recycling its own least recently used line, allocation 0 →
-// pass-through, a mapping failure → pass-through, dirty lines written back
-// (the cleaner's counters) before they leave, write-back and write-through,
-// 4 KiB validity within a line, sequential cut-off. A test in
-// cmd/casadm-emulator drives both models with the same requests and
-// compares every counter.
+// model.go; docs/cache.md), which follows OCF v26.03.x (ocf d54f2fc9):
+// per-class caps, allocation 0 → pass-through, write-back and
+// write-through, 4 KiB validity within a line, sequential cut-off, and
+// OCF's eviction rules:
 //
-// While a request maps its lines one by one, eviction never picks a line of
-// the request, held or just mapped (OCF write-locks them; its LRU eviction
+//   - Only clean lines are evicted. A request that cannot get all its lines
+//     is serviced in pass-through, and the 32 least recently used dirty
+//     lines of every class are cleaned (the cleaner's counters) so that
+//     later requests find clean lines.
+//   - Each class keeps a clean and a dirty LRU list whose more recently used
+//     half is hot: a hit there does not move the line.
+//   - Which classes give lines (MapLines): a class at its cap takes them
+//     from itself; otherwise free lines, then classes over their cap, then
+//     classes of priority value at least the requester's, not pinned, by
+//     eviction quotas in proportion to their size, lowest priority first.
+//
+// A test in cmd/casadm-emulator drives both models with the same requests
+// and compares every counter after every request, and the lines they hold.
+//
+// While a request maps its lines, eviction never picks a line of the
+// request, held or just mapped (OCF write-locks them; its LRU eviction
 // skips lines of the request's core between core_line_first and
-// core_line_last); when no other line can go, the request is serviced in
-// pass-through. It is O(classes) per eviction where the emulator scans every
-// line, and it keeps no per-line data the emulator keeps for its state file.
+// core_line_last). Each step is O(1) per line (the emulator scans every
+// line), and it keeps no per-line data the emulator keeps for its state
+// file. Not modelled: OCF's 32 LRU lists per class (one list each here) and
+// its preference for the cache line after the one just evicted.
 package cachesim
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // MaxClassID bounds class ids (Open CAS master has 0-33).
@@ -94,24 +106,39 @@ type Request struct {
 
 const none = -1
 
-// line is one occupied cache line; prev and next link its class's LRU list.
+// line is one occupied cache line. prev and next link it into one of its
+// class's two LRU lists (clean, dirty): prev toward the head, the most
+// recently used end, next toward the tail.
 type line struct {
 	addr       uint64
-	lru        uint64
 	prev, next int32
 	class      int8
 	dirty      bool
-	missing    uint16
+	// hot: in the more recently used half of its list (see lruList).
+	hot     bool
+	missing uint16
+}
+
+// lruList is one of OCF's LRU lists (src/ocf_lru.c): the first n/2 lines
+// from the head are hot, lastHot the last of them. A hit on a hot line does
+// not move it; a hit on a cold one moves it to the head. Every line that
+// enters a list enters at its head.
+type lruList struct {
+	head, tail, lastHot int32
+	n, hot              uint32
 }
 
 type classState struct {
-	exists     bool
-	priority   int
-	pinned     bool
-	capLines   uint64
-	maxSize    int
-	lines      uint64
-	head, tail int32 // least and most recently used
+	exists   bool
+	priority int
+	pinned   bool
+	capLines uint64
+	maxSize  int
+	lines    uint64
+	// lists[0] holds the clean lines, lists[1] the dirty ones.
+	lists [2]lruList
+	// quota is the class's eviction quota (MapLines).
+	quota int64
 	// occupancy accumulates lines held, sampled (Occupancy).
 	occupancy uint64
 	dirty     uint64
@@ -124,15 +151,28 @@ type Cache struct {
 	free    []int32
 	idx     addrIndex
 	classes [MaxClassID + 1]classState
-	stats   [MaxClassID + 1]Counters
-	clock   uint64
+	// order is the configured classes in EvictionOrder.
+	order []Part
+	stats [MaxClassID + 1]Counters
 	// the core's sequential stream
 	streamEnd, streamBytes uint64
-	// the lines of the request being mapped: never evicted (see the package
-	// comment).
-	reqFirst, reqLast uint64
-	samples           uint64
-	dirtyLines        uint64
+	// The request being mapped: its lines are never evicted (see the
+	// package comment); req holds the cache line of each of its core
+	// lines (none while missing), reqNew marks those it mapped (unmapped
+	// again when it cannot be mapped whole), next is the next core line to
+	// look at and reqClass its class.
+	reqFirst, reqLast, next uint64
+	reqClass                int
+	// newDirty: the request's new lines go straight to the head of the
+	// dirty list (see Submit).
+	newDirty bool
+	req      []int32
+	reqNew   []bool
+	// partOf is each configured class's index in order.
+	partOf     [MaxClassID + 1]int
+	cleanBuf   []int32
+	samples    uint64
+	dirtyLines uint64
 }
 
 // New returns an empty cache. Without class 0 in cfg.Classes, class 0 is
@@ -164,8 +204,15 @@ func New(cfg Config) (*Cache, error) {
 	}
 	for i := range c.classes {
 		s := &c.classes[i]
-		s.head, s.tail = none, none
-		s.capLines = cfg.Lines * uint64(s.maxSize) / 100
+		s.lists = [2]lruList{{head: none, tail: none, lastHot: none}, {head: none, tail: none, lastHot: none}}
+		s.capLines = (cfg.Lines*uint64(s.maxSize) + 99) / 100 // OCF rounds up (ocf_user_part_get_max_size)
+		if s.exists {
+			c.order = append(c.order, Part{ID: i, Priority: s.priority, Cap: s.capLines})
+		}
+	}
+	EvictionOrder(c.order)
+	for i, p := range c.order {
+		c.partOf[p.ID] = i
 	}
 	return c, nil
 }
@@ -176,6 +223,16 @@ func (c *Cache) Stats(class int) Counters { return c.stats[class] }
 // Lines returns the lines a class holds and how many are dirty.
 func (c *Cache) Lines(class int) (lines, dirty uint64) {
 	return c.classes[class].lines, c.classes[class].dirty
+}
+
+// Cached says whether core line addr is cached, in which class, and whether
+// it is dirty.
+func (c *Cache) Cached(addr uint64) (class int, dirty, ok bool) {
+	i := c.idx.get(addr)
+	if i == none {
+		return 0, false, false
+	}
+	return int(c.lines[i].class), c.lines[i].dirty, true
 }
 
 // DirtyLines is the number of dirty lines.
@@ -199,11 +256,6 @@ func (c *Cache) Occupancy(class int) float64 {
 		return 0
 	}
 	return float64(c.classes[class].occupancy) / float64(c.samples)
-}
-
-func (c *Cache) tick() uint64 {
-	c.clock++
-	return c.clock
 }
 
 func (c *Cache) usedLines() uint64 { return uint64(len(c.lines) - len(c.free)) }
@@ -249,23 +301,42 @@ func (c *Cache) Submit(r Request) {
 		pt = c.streamBytes >= c.cfg.SeqCutoffBytes
 	}
 
-	hits, n := uint64(0), last-first+1
+	// Lines already mapped (hits when the blocks asked for hold data), and
+	// how many of them another class holds.
+	hits, mapped, repart, n := uint64(0), uint64(0), uint64(0), last-first+1
+	c.req, c.reqNew = c.req[:0], c.reqNew[:0]
 	for a := first; a <= last; a++ {
-		if i := c.idx.get(a); i != none && c.lines[i].missing&blockMask(a, lb, off, size) == 0 {
-			hits++
+		i := c.idx.get(a)
+		c.req, c.reqNew = append(c.req, i), append(c.reqNew, false)
+		if i != none {
+			mapped++
+			if int(c.lines[i].class) != class {
+				repart++
+			}
+			if c.lines[i].missing&blockMask(a, lb, off, size) == 0 {
+				hits++
+			}
 		}
 	}
-	if !pt && hits < n {
-		c.reqFirst, c.reqLast = first, last
-		for a := first; a <= last; a++ {
-			if c.idx.get(a) != none {
-				continue
+	if !pt && mapped < n {
+		c.reqFirst, c.reqLast, c.next, c.reqClass = first, last, first, class
+		// A write-back write that found none of its lines mapped puts its
+		// new lines at the head of the clean list, moves none of its own,
+		// then moves each new line to the head of the dirty list: the clean
+		// list ends as it was (its hot half is by position), the dirty list
+		// as if they had gone there straight, which is cheaper.
+		c.newDirty = r.Write && c.cfg.Mode == WriteBack && mapped == 0
+		if !MapLines(space{c}, c.order, c.order[c.partOf[class]], n-mapped, repart) {
+			// OCF unmaps what it mapped, services the request in
+			// pass-through and cleans dirty lines of every class so that
+			// later requests find clean ones.
+			for k, i := range c.req {
+				if c.reqNew[k] {
+					c.unmap(i)
+				}
 			}
-			if !c.allocate(class) {
-				pt = true
-				break
-			}
-			c.insert(a, class, blockMask(a, lb, a*lb, lb))
+			c.cleanForEviction()
+			pt = true
 		}
 	}
 	if pt {
@@ -286,6 +357,15 @@ func (c *Cache) Submit(r Request) {
 		}
 		return
 	}
+	// The lines the request found mapped become hot (the new ones entered
+	// at the head already).
+	if mapped > 0 {
+		for k, i := range c.req {
+			if i != none && !c.reqNew[k] {
+				c.setHot(i)
+			}
+		}
+	}
 	if r.Write {
 		countRequest(cnt, true, hits, n)
 		cnt.CacheWr += size
@@ -294,7 +374,7 @@ func (c *Cache) Submit(r Request) {
 			cnt.CoreWr += size
 		}
 		for a := first; a <= last; a++ {
-			i := c.idx.get(a)
+			i := c.req[a-first]
 			l := &c.lines[i]
 			l.missing &^= blockMask(a, lb, off, size)
 			if int(l.class) != class {
@@ -306,17 +386,10 @@ func (c *Cache) Submit(r Request) {
 					c.classes[class].dirty++
 				}
 				l.class = int8(class)
-				c.linkTail(i)
+				c.pushHead(i)
 			}
-			c.touch(i)
-			if lazy && !l.dirty {
-				l.dirty = true
-				c.classes[class].dirty++
-				c.dirtyLines++
-			} else if !lazy && l.dirty {
-				l.dirty = false
-				c.classes[class].dirty--
-				c.dirtyLines--
+			if lazy != l.dirty {
+				c.setDirty(i, lazy)
 			}
 		}
 		return
@@ -329,9 +402,7 @@ func (c *Cache) Submit(r Request) {
 		cnt.CacheWr += size * (n - hits) / n
 	}
 	for a := first; a <= last; a++ {
-		i := c.idx.get(a)
-		c.touch(i)
-		c.lines[i].missing &^= blockMask(a, lb, off, size)
+		c.lines[c.req[a-first]].missing &^= blockMask(a, lb, off, size)
 	}
 }
 
@@ -358,43 +429,118 @@ func (c *Cache) Flush() {
 	}
 }
 
-func (c *Cache) insert(addr uint64, class int, missing uint16) {
-	var i int32
-	if n := len(c.free); n > 0 {
-		i, c.free = c.free[n-1], c.free[:n-1]
-	} else {
-		i = int32(len(c.lines))
-		c.lines = append(c.lines, line{})
+// mapNext maps the request's next missing core line to cache line i, at
+// the head of its class's clean list.
+func (c *Cache) mapNext(i int32) {
+	for c.req[c.next-c.reqFirst] != none {
+		c.next++
 	}
-	c.lines[i] = line{addr: addr, class: int8(class), missing: missing, prev: none, next: none}
-	c.idx.put(addr, i)
-	c.classes[class].lines++
-	c.linkTail(i)
-	c.lines[i].lru = c.tick()
+	a := c.next
+	c.lines[i] = line{addr: a, class: int8(c.reqClass), missing: blockMask(a, c.cfg.LineBytes, a*c.cfg.LineBytes, c.cfg.LineBytes), prev: none, next: none}
+	c.idx.put(a, i)
+	s := &c.classes[c.reqClass]
+	s.lines++
+	if c.newDirty {
+		c.lines[i].dirty = true
+		s.dirty++
+		c.dirtyLines++
+	}
+	c.pushHead(i)
+	c.req[a-c.reqFirst], c.reqNew[a-c.reqFirst] = i, true
 }
 
-// touch makes line i its class's most recently used.
-func (c *Cache) touch(i int32) {
-	c.unlink(i)
-	c.linkTail(i)
-	c.lines[i].lru = c.tick()
+// unmap frees a line the request mapped and could not keep; one that went
+// straight to the dirty list holds no data to write back.
+func (c *Cache) unmap(i int32) {
+	if l := &c.lines[i]; l.dirty {
+		c.unlink(i)
+		l.dirty = false
+		c.classes[l.class].dirty--
+		c.dirtyLines--
+		c.pushHead(i)
+	}
+	c.drop(i)
 }
 
-func (c *Cache) linkTail(i int32) {
+// space is the Cache as MapLines sees it.
+type space struct{ *Cache }
+
+func (s space) Lines(id int) uint64           { return s.classes[id].lines }
+func (s space) Free() uint64                  { return s.cfg.Lines - s.usedLines() }
+func (s space) TakeFree(n uint64) uint64      { return s.takeFree(n) }
+func (s space) Evict(id int, n uint64) uint64 { return s.evict(id, n) }
+func (s space) Quota(id int) *int64           { return &s.classes[id].quota }
+
+// takeFree maps up to n missing lines of the request to free lines.
+func (c *Cache) takeFree(n uint64) uint64 {
+	for k := range n {
+		if c.usedLines() >= c.cfg.Lines {
+			return k
+		}
+		var i int32
+		if f := len(c.free); f > 0 {
+			i, c.free = c.free[f-1], c.free[:f-1]
+		} else {
+			i = int32(len(c.lines))
+			c.lines = append(c.lines, line{})
+		}
+		c.mapNext(i)
+	}
+	return n
+}
+
+// evict evicts up to n clean lines of class id, from the tail of its clean
+// list, skipping the request's own, and maps the request's missing lines to
+// them.
+func (c *Cache) evict(id int, n uint64) uint64 {
+	got := uint64(0)
+	for i := c.classes[id].lists[0].tail; i != none && got < n; {
+		prev := c.lines[i].prev
+		if !c.inRequest(i) {
+			c.drop(i)
+			c.free = c.free[:len(c.free)-1] // drop freed it; it is taken at once
+			c.mapNext(i)
+			got++
+		}
+		i = prev
+	}
+	return got
+}
+
+// The lists.
+
+func (c *Cache) list(i int32) *lruList {
 	l := &c.lines[i]
-	s := &c.classes[l.class]
-	l.prev, l.next = s.tail, none
-	if s.tail != none {
-		c.lines[s.tail].next = i
+	d := 0
+	if l.dirty {
+		d = 1
+	}
+	return &c.classes[l.class].lists[d]
+}
+
+// pushHead puts line i at the head of its list, hot (OCF's add to head:
+// the first line of an empty list is not).
+func (c *Cache) pushHead(i int32) {
+	s, l := c.list(i), &c.lines[i]
+	l.prev, l.next, l.hot = none, s.head, false
+	if s.n == 0 {
+		s.head, s.tail = i, i
 	} else {
+		if !c.lines[s.head].hot {
+			s.lastHot = i
+		}
+		c.lines[s.head].prev = i
 		s.head = i
+		l.hot = true
+		s.hot++
 	}
-	s.tail = i
+	s.n++
+	c.balance(s)
 }
 
+// unlink takes line i out of its list.
 func (c *Cache) unlink(i int32) {
-	l := &c.lines[i]
-	s := &c.classes[l.class]
+	s, l := c.list(i), &c.lines[i]
 	if l.prev != none {
 		c.lines[l.prev].next = l.next
 	} else {
@@ -405,10 +551,63 @@ func (c *Cache) unlink(i int32) {
 	} else {
 		s.tail = l.prev
 	}
-	l.prev, l.next = none, none
+	if s.lastHot == i {
+		s.lastHot = l.prev
+	}
+	s.n--
+	if l.hot {
+		s.hot--
+	}
+	l.prev, l.next, l.hot = none, none, false
+	c.balance(s)
 }
 
-// clean writes a dirty line back: the cleaner's counters, on the line's class.
+// balance moves the hot boundary by one line so that the first n/2 lines
+// are hot (every change of a list changes n/2 by at most one).
+func (c *Cache) balance(s *lruList) {
+	switch target := s.n / 2; {
+	case target > s.hot:
+		if s.lastHot == none {
+			s.lastHot = s.head
+		} else {
+			s.lastHot = c.lines[s.lastHot].next
+		}
+		c.lines[s.lastHot].hot = true
+		s.hot++
+	case target < s.hot:
+		c.lines[s.lastHot].hot = false
+		s.lastHot = c.lines[s.lastHot].prev
+		s.hot--
+	}
+}
+
+// setHot moves a cold line to the head of its list; a hot one stays.
+func (c *Cache) setHot(i int32) {
+	if c.lines[i].hot {
+		return
+	}
+	c.unlink(i)
+	c.pushHead(i)
+}
+
+// setDirty moves line i to the head of its class's dirty or clean list.
+func (c *Cache) setDirty(i int32, dirty bool) {
+	l := &c.lines[i]
+	c.unlink(i)
+	l.dirty = dirty
+	s := &c.classes[l.class]
+	if dirty {
+		s.dirty++
+		c.dirtyLines++
+	} else {
+		s.dirty--
+		c.dirtyLines--
+	}
+	c.pushHead(i)
+}
+
+// clean writes a dirty line back: the cleaner's counters, on the line's
+// class; the line moves to the head of the clean list.
 func (c *Cache) clean(i int32) {
 	l := &c.lines[i]
 	if !l.dirty {
@@ -418,9 +617,24 @@ func (c *Cache) clean(i int32) {
 	cnt.CleanerReqs++
 	cnt.CleanerCacheRd += c.cfg.LineBytes
 	cnt.CleanerCoreWr += c.cfg.LineBytes
-	l.dirty = false
-	c.classes[l.class].dirty--
-	c.dirtyLines--
+	c.setDirty(i, false)
+}
+
+// cleanForEviction cleans the EvictionCleanLines least recently used dirty
+// lines of every class, as OCF does after a request it could not map; they
+// join the clean lists in core line order (OCF's cleaner sorts them).
+func (c *Cache) cleanForEviction() {
+	for _, p := range c.order {
+		b := c.cleanBuf[:0]
+		for i := c.classes[p.ID].lists[1].tail; i != none && len(b) < EvictionCleanLines; i = c.lines[i].prev {
+			b = append(b, i)
+		}
+		slices.SortFunc(b, func(x, y int32) int { return cmp.Compare(c.lines[x].addr, c.lines[y].addr) })
+		for _, i := range b {
+			c.clean(i)
+		}
+		c.cleanBuf = b
+	}
 }
 
 func (c *Cache) drop(i int32) {
@@ -438,73 +652,6 @@ func (c *Cache) drop(i int32) {
 func (c *Cache) inRequest(i int32) bool {
 	a := c.lines[i].addr
 	return a >= c.reqFirst && a <= c.reqLast
-}
-
-// lru returns the least recently used line of a class outside the request.
-func (c *Cache) lru(class int) int32 {
-	i := c.classes[class].head
-	for i != none && c.inRequest(i) {
-		i = c.lines[i].next
-	}
-	return i
-}
-
-// allocate makes room for one more line of class (the emulator's allocate).
-func (c *Cache) allocate(class int) bool {
-	s := &c.classes[class]
-	if s.lines >= s.capLines {
-		i := c.lru(class)
-		if i == none {
-			return false
-		}
-		c.clean(i)
-		c.drop(i)
-		return true
-	}
-	if c.usedLines() < c.cfg.Lines {
-		return true
-	}
-	i := c.victim(class)
-	if i == none {
-		return false
-	}
-	c.clean(i)
-	c.drop(i)
-	return true
-}
-
-// victim: lines of overflown classes first, then lowest priority first
-// (highest value) among classes whose value is at least the requester's;
-// pinned classes only when overflown. Least recently used within that rank,
-// across classes of equal rank.
-func (c *Cache) victim(class int) int32 {
-	prio := c.classes[class].priority
-	best, bestRank := int32(none), -1
-	for id := range c.classes {
-		s := &c.classes[id]
-		if s.lines == 0 {
-			continue
-		}
-		rank := -1
-		switch {
-		case !s.exists || s.lines > s.capLines:
-			rank = 1000
-		case s.pinned:
-		case s.priority >= prio:
-			rank = s.priority
-		}
-		if rank < 0 || rank < bestRank {
-			continue
-		}
-		i := c.lru(id)
-		if i == none {
-			continue
-		}
-		if rank > bestRank || c.lines[i].lru < c.lines[best].lru {
-			best, bestRank = i, rank
-		}
-	}
-	return best
 }
 
 // addrIndex maps a core line number to its cache line: open addressing with

@@ -3,6 +3,7 @@ package cachesim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -320,46 +321,55 @@ func TestOptimumIsOptimal(t *testing.T) {
 }
 
 // TestRequestKeepsItsOwnLines: the emulator's case (cmd/casadm-emulator,
-// TestRequestKeepsItsOwnLines): a cache of two 4 KiB lines holding lines 0
-// and 1; a 12 KiB write to lines 1-3 maps line 2 by evicting line 0, may not
-// evict line 1 or 2 (its own) for line 3, and goes pass-through.
+// TestRequestKeepsItsOwnLines), in write-through so that every line is clean
+// and may be evicted. A full cache of two lines holding 0 and 1: a 12 KiB
+// write to lines 1-3 must take its two lines from class 0 itself (two more
+// would put it over its cap); line 0 can go, line 1 is the request's own, so
+// the request cannot be mapped whole and goes pass-through, invalidating
+// line 1. Line 0's slot, mapped for line 2, is unmapped again.
 func TestRequestKeepsItsOwnLines(t *testing.T) {
-	for _, capPct := range []int{100, 50} {
-		c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever,
-			Classes: []Class{{ID: 0, Priority: 255, MaxSize: capPct}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := uint64(2 * capPct / 100)
-		for a := range lines {
-			c.Submit(Request{Write: true, Offset: a * 4096, Size: 4096})
-		}
-		c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
-		s := c.Stats(0)
-		if s.WrPT != 1 || s.PTWr != 12288 || s.WrTotal != lines || s.CleanerReqs != lines {
-			t.Errorf("cap %d %%: %d pass-through (%d bytes), %d serviced, %d written back; want 1, 12288, %d, %d",
-				capPct, s.WrPT, s.PTWr, s.WrTotal, s.CleanerReqs, lines, lines)
-		}
-		if n, dirty := c.Lines(0); n != 0 || dirty != 0 {
-			t.Errorf("cap %d %%: %d lines (%d dirty) left; the pass-through write invalidates lines 1-3 and line 0 was evicted", capPct, n, dirty)
-		}
-	}
-	// A line of the request further on is not evicted either: three lines hold 3 and 0
-	// (3 less recently used); the write to 1-3 maps 1 into the free line, then line 2
-	// evicts line 0, not line 3, its own.
-	c, err := New(Config{Lines: 3, LineBytes: 4096, Mode: WriteBack, SeqCutoffPolicy: SeqNever})
+	c, err := New(Config{Lines: 2, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Submit(Request{Write: true, Offset: 3 * 4096, Size: 4096})
 	c.Submit(Request{Write: true, Offset: 0, Size: 4096})
+	c.Submit(Request{Write: true, Offset: 4096, Size: 4096})
 	c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
-	if s := c.Stats(0); s.WrPT != 0 || s.WrTotal != 3 || s.WrPartialMiss != 1 || s.CleanerReqs != 1 {
-		t.Errorf("write to 1-3: %d pass-through, %d serviced, %d partial misses, %d written back; want 0, 3, 1, 1", s.WrPT, s.WrTotal, s.WrPartialMiss, s.CleanerReqs)
+	if s := c.Stats(0); s.WrPT != 1 || s.PTWr != 12288 || s.WrTotal != 2 {
+		t.Errorf("%d pass-through (%d bytes), %d serviced; want 1, 12288, 2", s.WrPT, s.PTWr, s.WrTotal)
 	}
-	if n, dirty := c.Lines(0); n != 3 || dirty != 3 {
-		t.Errorf("write to 1-3: %d lines, %d dirty; want lines 1-3, dirty", n, dirty)
+	if got := cached(c, 0, 4); len(got) != 0 {
+		t.Errorf("lines %v cached; line 0 was evicted for line 2, which was unmapped again, and the pass-through invalidates 1", got)
 	}
+	// A line of the request further on is not evicted either. Class 1
+	// (priority 200) holds 3 and then 0, 3 least recently used; the write of
+	// class 0 to 1-3 maps 1 into the free line, then takes line 2 from class
+	// 1, whose least recently used line, 3, is the request's: it evicts 0.
+	c, err = New(Config{Lines: 3, LineBytes: 4096, Mode: WriteThrough, SeqCutoffPolicy: SeqNever,
+		Classes: []Class{{ID: 0, Priority: 22, MaxSize: 100}, {ID: 1, Priority: 200, MaxSize: 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Submit(Request{Write: true, Offset: 3 * 4096, Size: 4096, Class: 1})
+	c.Submit(Request{Write: true, Offset: 0, Size: 4096, Class: 1})
+	c.Submit(Request{Write: true, Offset: 4096, Size: 12288})
+	if s := c.Stats(0); s.WrPT != 0 || s.WrTotal != 1 || s.WrPartialMiss != 1 {
+		t.Errorf("write to 1-3: %d pass-through, %d serviced, %d partial misses; want 0, 1, 1", s.WrPT, s.WrTotal, s.WrPartialMiss)
+	}
+	if got := cached(c, 0, 4); fmt.Sprint(got) != "[1:0 2:0 3:0]" {
+		t.Errorf("cached %v, want lines 1-3 in class 0", got)
+	}
+}
+
+// cached lists the lines of [from, to) the cache holds, as line:class.
+func cached(c *Cache, from, to uint64) []string {
+	var out []string
+	for a := from; a < to; a++ {
+		if i := c.idx.get(a); i != none {
+			out = append(out, fmt.Sprintf("%d:%d", a, c.lines[i].class))
+		}
+	}
+	return out
 }
 
 // TestCacheSemantics: hand-checked cases of the model.
@@ -370,26 +380,36 @@ func TestCacheSemantics(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := func(off uint64, class int) { c.Submit(Request{Write: true, Offset: off, Size: 4096, Class: class}) }
-	w(0, 1)    // pinned class, cap 1 line: miss, dirty
-	w(0, 1)    // hit
-	w(4096, 1) // at its cap: recycles its own line 0 (written back)
-	if s := c.Stats(1); s.WrTotal != 3 || s.WrFullMiss != 2 || s.CleanerCoreWr != 4096 || s.CoreWr != 0 {
-		t.Errorf("class 1: %+v", s)
+	w(0, 1) // pinned class, cap 1 line: miss, dirty
+	w(0, 1) // hit
+	// At its cap, the class may only take its own line, which is dirty: the
+	// write goes pass-through and the line is cleaned for the next request.
+	w(4096, 1)
+	if s := c.Stats(1); s.WrTotal != 2 || s.WrFullMiss != 1 || s.WrPT != 1 || s.CleanerCoreWr != 4096 || s.CoreWr != 4096 {
+		t.Errorf("class 1, the third write: %+v", s)
 	}
-	w(8192, 0)  // free line
-	w(12288, 0) // full: pinned class 1 is within its cap, so the victim is class 0's own LRU line (written back)
-	if n, _ := c.Lines(1); n != 1 {
-		t.Errorf("pinned class lost its line: %d", n)
+	w(4096, 1) // now it recycles line 0, clean
+	if got := cached(c, 0, 4); fmt.Sprint(got) != "[1:1]" {
+		t.Errorf("cached %v, want line 1 in class 1", got)
 	}
-	if s := c.Stats(0); s.CleanerCoreWr != 4096 || s.WrFullMiss != 2 {
+	w(8192, 0)  // a free line
+	w(12288, 0) // full: the pinned class is within its cap and class 0's line is dirty: pass-through, both cleaned
+	if s := c.Stats(0); s.WrPT != 1 || s.WrTotal != 1 || s.CleanerCoreWr != 4096 {
 		t.Errorf("class 0: %+v", s)
+	}
+	if s := c.Stats(1); s.CleanerCoreWr != 2*4096 {
+		t.Errorf("class 1's dirty line was not cleaned when class 0 could not map: %+v", s)
+	}
+	w(12288, 0) // class 0 evicts its own clean line 2
+	if got := cached(c, 0, 4); fmt.Sprint(got) != "[1:1 3:0]" {
+		t.Errorf("cached %v, want line 1 in class 1, 3 in class 0", got)
 	}
 	w(16384, 2) // allocation 0: pass-through
 	if s := c.Stats(2); s.WrPT != 1 || s.CoreWr != 4096 {
 		t.Errorf("class 2: %+v", s)
 	}
-	if c.DirtyLines() != 2 {
-		t.Errorf("%d dirty lines, want 2", c.DirtyLines())
+	if c.DirtyLines() != 1 {
+		t.Errorf("%d dirty lines, want 1", c.DirtyLines())
 	}
 	c.Flush()
 	if c.DirtyLines() != 0 {

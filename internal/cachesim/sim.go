@@ -54,8 +54,9 @@ type SizeResult struct {
 	ClientWrite, ClientRead uint64
 	// UserQLCWrite is client writes that went straight to QLC
 	// (pass-through, write-through); Flush is the cleaner's write-backs of
-	// dirty lines (evictions); DirtyEnd is what is still dirty at the end,
-	// which will reach QLC too.
+	// dirty lines (cleaned so that lines can be evicted, or rewritten by a
+	// pass-through write); DirtyEnd is what is still dirty at the end, which
+	// will reach QLC too.
 	UserQLCWrite, Flush, DirtyEnd uint64
 	// Alpha is 1 − (UserQLCWrite + Flush) ÷ ClientWrite: the counters at the
 	// end of the trace, dirty lines still cached. AlphaFlushed also counts
