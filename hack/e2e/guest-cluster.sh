@@ -18,10 +18,13 @@
 #               rook: node, then Rook's Helm chart and the real operator: a mon quorum, the
 #                     mgr, and an OSD on the e2e-osd drive if there is one
 #   E2E_TIMEOUT seconds for each wait (default 900)
+#   ROOK_CEPH_TIMEOUT the operator's timeout for each ceph command, seconds (Rook's chart's
+#               cephCommandsTimeoutSeconds; default 60, the chart's 15 is short for a ceph CLI
+#               under TCG: it connects with --connect-timeout of the same value)
 # Results go to /mnt/host/out: marks.txt (uptime-stamped milestones), logs/, state/.
 set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-E2E_STAGE=node E2E_TIMEOUT=900
+E2E_STAGE=node E2E_TIMEOUT=900 ROOK_CEPH_TIMEOUT=60
 [[ ! -f /etc/prism-e2e.env ]] || source /etc/prism-e2e.env
 out=${PRISM_OUT:-/mnt/host}/out
 logs=$out/logs # on the share: readable from the host while the guest runs
@@ -44,6 +47,7 @@ collect() {
       for p in $(k -n rook-ceph get pods -o name 2>/dev/null); do
         k -n rook-ceph logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
       done
+      copy_pod_logs
     fi
   fi
   ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
@@ -79,6 +83,37 @@ bg() {
   "$@" >"$logs/$name.log" 2>&1 &
   echo $! >"/run/e2e-$name.pid"
 }
+# copy_pod_logs: the kubelet's files of every rook-ceph container (/var/log/pods), to
+# $logs/pods/ on the share. No apiserver round trip, so it is cheap enough to run every few
+# seconds; a copy outlives its pod (the kubelet removes the files with the pod, and Rook deletes
+# its short jobs, detect-version among them, as soon as it has read their result).
+copy_pod_logs() {
+  mkdir -p "$logs/pods"
+  local d
+  for d in /var/log/pods/rook-ceph_*; do
+    [[ -d $d ]] && cp -r "$d" "$logs/pods/" 2>/dev/null
+  done
+  return 0
+}
+# watch_rook: while the stage waits, the pod logs every 15 s and the rook-ceph namespace as the
+# apiserver sees it every two minutes (objects, descriptions of jobs and pods, events, the
+# CephCluster's status), in $out/state/rook-live/: one run is enough to see why it stalls.
+watch_rook() {
+  local live=$out/state/rook-live n=0
+  mkdir -p "$live"
+  while sleep 15; do
+    copy_pod_logs
+    ((n++ % 8 == 0)) || continue
+    {
+      date
+      k -n rook-ceph get cephcluster,jobs,deploy,pods,cm -o wide
+    } >"$live/objects.txt.tmp" 2>&1 && mv "$live/objects.txt.tmp" "$live/objects.txt"
+    k -n rook-ceph describe jobs,pods >"$live/describe.txt.tmp" 2>&1 && mv "$live/describe.txt.tmp" "$live/describe.txt"
+    k -n rook-ceph get events --sort-by=.lastTimestamp >"$live/events.txt.tmp" 2>&1 && mv "$live/events.txt.tmp" "$live/events.txt"
+    k -n rook-ceph get cephcluster e2e -o jsonpath='{.status}' >"$live/cephcluster-status.json" 2>&1
+  done
+}
+
 # 7. Rook (E2E_STAGE=rook): Rook's own Helm chart (deploy/charts/rook-ceph from Rook's module
 # zip, /opt/e2e/rook-ceph) installed with helm, the operator image being the one
 # hack/e2e/run.sh wrote from the guest's Debian packages and the rook binary (v1.20.2: docs/e2e.md
@@ -88,6 +123,12 @@ rook_chart() {
   local repo tag t0
   repo=${E2E_ROOK_IMAGE%:*} tag=${E2E_ROOK_IMAGE##*:}
   t0=$SECONDS
+  # The csi.ceph.io CRDs, without the CSI operator: Rook v1.20.2 writes a CephConnection and a
+  # ClientProfile each time it saves its mons, and fails its reconcile before the first mon
+  # pod without them ("no matches for kind CephConnection in version csi.ceph.io/v1", then the
+  # next reconcile detects the Ceph version again: docs/e2e-transcripts/2026-11-25-rook-operator-second.md).
+  # Server-side: two of them are too big for client-side apply's annotation.
+  k apply --server-side -f /opt/e2e/csi-crds.yaml >>"$logs/helm.log" 2>&1 || fail "apply the csi.ceph.io CRDs"
   # Under TCG on a loaded host the apiserver can answer a create with "Timeout: request did
   # not complete within requested timeout" (seen: 9 of the chart's objects, helm install
   # failed, the rest created): upgrade --install makes a retry finish the same release.
@@ -97,6 +138,7 @@ rook_chart() {
       --namespace rook-ceph --create-namespace \
       --set image.repository="$repo" --set image.tag="$tag" --set image.pullPolicy=Never \
       --set csi.installCsiOperator=false --set resources=null \
+      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" \
       >>"$logs/helm.log" 2>&1 && break
     ((try < 3)) || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
     mark "helm install rook-ceph: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
@@ -104,6 +146,7 @@ rook_chart() {
   mark "helm install rook-ceph ($((SECONDS - t0)) s, try $try)"
   k get crd -o name | grep -c 'ceph.rook.io' | sed 's/^/ceph.rook.io CRDs: /' | tee -a "$out/marks.txt"
   wait_for 300 "CephCluster CRD established" condition - crd/cephclusters.ceph.rook.io Established
+  wait_for 300 "CephConnection CRD established" condition - crd/cephconnections.csi.ceph.io Established
 }
 
 # rook_cluster [DEVICE]: the CephCluster, one mon, useAllNodes: false; with DEVICE, that one
@@ -151,6 +194,7 @@ ceph_op() {
 rook_stage() {
   local osd_dev
   osd_dev=$(ls /dev/disk/by-id/nvme-*_e2e-osd 2>/dev/null | head -1)
+  watch_rook &
   imported
   rook_chart
   wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
@@ -164,7 +208,7 @@ rook_stage() {
   }
   wait_for "$E2E_TIMEOUT" "MON QUORUM (mon.a leader)" in_quorum
   # And the operator's own view: it logs the quorum and moves on to the mgr.
-  op_saw_quorum() { k -n rook-ceph logs deploy/rook-ceph-operator 2>/dev/null | grep -qiE 'mons running|in quorum'; }
+  op_saw_quorum() { k -n rook-ceph logs deploy/rook-ceph-operator 2>/dev/null | grep -q 'Monitors in quorum: \[a'; }
   wait_for "$E2E_TIMEOUT" "operator reports the mon quorum" op_saw_quorum
   mgr_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mgr -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
   wait_for "$E2E_TIMEOUT" "MGR POD RUNNING" mgr_running

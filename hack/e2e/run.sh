@@ -76,6 +76,8 @@ if [[ $stage == rook-chart ]]; then
   rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
   cp "$rookdir/helm" "$share/bin/helm"
   cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+  # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
+  (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
 if [[ $stage == rook ]]; then
   # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
@@ -99,6 +101,8 @@ if [[ $stage == rook ]]; then
   ln "$rook_tar" "$share/images/rook-ceph.tar" 2>/dev/null || cp "$rook_tar" "$share/images/rook-ceph.tar"
   cp "$rookdir/helm" "$share/bin/helm"
   cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+  # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
+  (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
 step images $((SECONDS - t0))
 {
