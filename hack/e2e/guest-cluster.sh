@@ -18,6 +18,12 @@
 #               rook: node, then Rook's Helm chart and the real operator: a mon quorum, the
 #                     mgr, and an OSD on the e2e-osd drive if there is one
 #   E2E_TIMEOUT seconds for each wait (default 900)
+#   E2E_IMAGES  "FILE=NAME@DIGEST ...": what each archive on the share holds (hack/e2e/run.sh
+#               reads it from the archive's index.json); an image containerd already has under
+#               that name and digest is not imported again
+#   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK): if it
+#               holds an ext4 file system, keep its containerd (its images) and start etcd,
+#               the kubelet, Rook's data and the pod logs anew, instead of formatting it
 #   ROOK_CEPH_TIMEOUT the operator's timeout for each ceph command, seconds (Rook's chart's
 #               cephCommandsTimeoutSeconds; default 60, the chart's 15 is short for a ceph CLI
 #               under TCG: it connects with --connect-timeout of the same value)
@@ -236,9 +242,18 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
 echo "+cpu +cpuset +io +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || fail "cgroup controllers"
 work=$(ls /dev/disk/by-id/nvme-*_e2e-work 2>/dev/null | head -1)
 [[ -n $work ]] || fail "no e2e-work disk (hack/e2e/run.sh adds --disk e2e-work:SIZE)"
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$work" || fail "mkfs.ext4 $work"
 mkdir -p /var/lib/e2e
-mount "$work" /var/lib/e2e || fail "mount $work"
+if [[ ${E2E_REUSE_WORK:-} == 1 && $(blkid -o value -s TYPE "$work") == ext4 ]]; then
+  # A node rebooted into a new cluster: containerd's content and metadata stay (the old run's
+  # containers in it are the kubelet's to remove, as after any reboot: their pods do not exist
+  # in the new etcd); everything of the old cluster goes.
+  mount "$work" /var/lib/e2e || fail "mount $work (reused)"
+  rm -rf /var/lib/e2e/etcd /var/lib/e2e/kubelet /var/lib/e2e/rook /var/lib/e2e/log
+  mark "work disk reused: containerd kept; etcd, kubelet, rook and pod logs anew"
+else
+  mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$work" || fail "mkfs.ext4 $work"
+  mount "$work" /var/lib/e2e || fail "mount $work"
+fi
 for d in containerd kubelet etcd rook; do
   mkdir -p "/var/lib/e2e/$d" "/var/lib/$d"
   mount --bind "/var/lib/e2e/$d" "/var/lib/$d"
@@ -282,9 +297,24 @@ cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
 EOF
 bg containerd containerd --config /etc/containerd/config.toml
 wait_for 120 "containerd up" ctr version
-# import_image FILE: one OCI archive into containerd's k8s.io namespace.
+# have_image FILE: containerd already holds the image FILE holds (E2E_IMAGES), by name and
+# manifest digest: a reused work disk's image is used only if it is the same build.
+have_image() {
+  local e ref
+  for e in ${E2E_IMAGES:-}; do
+    [[ ${e%%=*} == "$(basename "$1")" ]] || continue
+    ref=${e#*=}
+    ctr -n k8s.io images ls "name==${ref%@*}" 2>/dev/null | awk 'NR > 1 {print $3}' | grep -qx "${ref##*@}" && return 0
+  done
+  return 1
+}
+# import_image FILE: one OCI archive into containerd's k8s.io namespace, unless it has it.
 import_image() {
   local f=$1 t0=$SECONDS
+  if have_image "$f"; then
+    mark "$(basename "$f"): already in containerd (same name and digest), not imported"
+    return 0
+  fi
   ctr -n k8s.io images import "$f" >>"$logs/import-$(basename "$f" .tar).log" 2>&1 || return 1
   mark "imported $(basename "$f") $(du -m "$f" | cut -f1) MiB ($((SECONDS - t0)) s)"
 }
