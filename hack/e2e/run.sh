@@ -122,8 +122,8 @@ done
 step images $((SECONDS - t0))
 reuse=()
 if [[ -n ${PRISM_E2E_WORKDISK:-} ]]; then
-  base=$(realpath "$PRISM_E2E_WORKDISK")
-  [[ -f $base ]] || { log "PRISM_E2E_WORKDISK=$PRISM_E2E_WORKDISK: no such file"; exit 2; }
+  [[ -f $PRISM_E2E_WORKDISK ]] || { log "PRISM_E2E_WORKDISK=$PRISM_E2E_WORKDISK: no such file"; exit 2; }
+  base=$(cd "$(dirname "$PRISM_E2E_WORKDISK")" && pwd)/$(basename "$PRISM_E2E_WORKDISK")
   mkdir -p "$work/vm"
   qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$work/vm/disk-e2e-work.qcow2"
   reuse=(--reuse-disks)
