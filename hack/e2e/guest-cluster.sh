@@ -179,9 +179,14 @@ spec:
   crashCollector: {disable: true}
   monitoring: {enabled: false}
   $storage
+  # Rook's probes run the ceph CLI (Python) in the daemon's container with a 5 s timeout, and
+  # the startup probe gives a mon or mgr 70 s in all: too little for an emulated CPU, where the
+  # CLI alone can take that long. The kubelet would restart the daemons the stage waits for.
   healthCheck:
     daemonHealth:
       mon: {interval: 45s, timeout: 600s}
+    livenessProbe: {mon: {disabled: true}, mgr: {disabled: true}, osd: {disabled: true}}
+    startupProbe: {mon: {disabled: true}, mgr: {disabled: true}, osd: {disabled: true}}
   cephConfig:
     global:
       osd_pool_default_size: "1"
