@@ -415,8 +415,17 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
-bg kubelet kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
-  --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
+# The kubelet exits when containerd does not answer its first CRI call in time ("error reading
+# server preface", seen at host load 17): as under systemd, it is started again.
+kubelet_loop() {
+  while true; do
+    kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
+      --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
+    echo "E2E: kubelet exited ($?), starting it again in 5 s"
+    sleep 5
+  done
+}
+bg kubelet kubelet_loop
 bg kube-proxy kube-proxy --kubeconfig /etc/kubernetes/proxy.conf --hostname-override prism-guest \
   --proxy-mode iptables --cluster-cidr 10.244.0.0/16 --conntrack-max-per-core 0 --bind-address 127.0.0.1
 # Every two minutes, what the cluster looks like, on the share (readable while the guest runs).
