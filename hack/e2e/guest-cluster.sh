@@ -82,11 +82,18 @@ condition() {
   [[ $1 == - ]] || ns=(-n "$1")
   [[ $(k "${ns[@]}" get "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}" 2>/dev/null) == True ]]
 }
-# bg NAME CMD...: start a daemon, its output in $logs/NAME.log.
+# bg NAME CMD...: start a daemon, its output in $logs/NAME.log, and start it again 5 s after
+# it exits, as systemd or the kubelet would. Under TCG at host load 14-17 they do exit: the
+# apiserver on its post-start hook "start-service-ip-repair-controllers" (etcd too slow for
+# its first IP allocation check), the kubelet on containerd's CRI answering too late.
 bg() {
   local name=$1
   shift
-  "$@" >"$logs/$name.log" 2>&1 &
+  (while true; do
+    "$@"
+    echo "E2E: $name exited ($?), starting it again in 5 s"
+    sleep 5
+  done) >"$logs/$name.log" 2>&1 &
   echo $! >"/run/e2e-$name.pid"
 }
 # copy_pod_logs: the kubelet's files of every rook-ceph container (/var/log/pods), to
@@ -415,17 +422,8 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
-# The kubelet exits when containerd does not answer its first CRI call in time ("error reading
-# server preface", seen at host load 17): as under systemd, it is started again.
-kubelet_loop() {
-  while true; do
-    kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
-      --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
-    echo "E2E: kubelet exited ($?), starting it again in 5 s"
-    sleep 5
-  done
-}
-bg kubelet kubelet_loop
+bg kubelet kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
+  --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
 bg kube-proxy kube-proxy --kubeconfig /etc/kubernetes/proxy.conf --hostname-override prism-guest \
   --proxy-mode iptables --cluster-cidr 10.244.0.0/16 --conntrack-max-per-core 0 --bind-address 127.0.0.1
 # Every two minutes, what the cluster looks like, on the share (readable while the guest runs).
