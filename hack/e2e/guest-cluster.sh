@@ -140,12 +140,20 @@ rook_chart() {
   # ClientProfile each time it saves its mons, and fails its reconcile before the first mon
   # pod without them ("no matches for kind CephConnection in version csi.ceph.io/v1", then the
   # next reconcile detects the Ceph version again: docs/e2e-transcripts/2026-11-25-rook-operator-second.md).
-  # Server-side: two of them are too big for client-side apply's annotation.
-  k apply --server-side -f /opt/e2e/csi-crds.yaml >>"$logs/helm.log" 2>&1 || fail "apply the csi.ceph.io CRDs"
+  # Server-side: two of them are too big for client-side apply's annotation. Retried like the
+  # chart below: at host load 10 the apiserver timed out two of the five creates (2026-11-26).
+  local try
+  for try in 1 2 3 4 5; do
+    k apply --server-side -f /opt/e2e/csi-crds.yaml >>"$logs/helm.log" 2>&1 && break
+    ((try < 5)) || fail "apply the csi.ceph.io CRDs ($(tail -2 "$logs/helm.log"))"
+    mark "csi.ceph.io CRDs: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
+    sleep 10
+  done
+  mark "csi.ceph.io CRDs applied ($((SECONDS - t0)) s, try $try)"
+  t0=$SECONDS
   # Under TCG on a loaded host the apiserver can answer a create with "Timeout: request did
   # not complete within requested timeout" (seen: 9 of the chart's objects, helm install
   # failed, the rest created): upgrade --install makes a retry finish the same release.
-  local try
   for try in 1 2 3; do
     helm --kubeconfig /etc/kubernetes/admin.conf upgrade --install rook-ceph /opt/e2e/rook-ceph \
       --namespace rook-ceph --create-namespace \
