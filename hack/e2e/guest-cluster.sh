@@ -18,10 +18,19 @@
 #               rook: node, then Rook's Helm chart and the real operator: a mon quorum, the
 #                     mgr, and an OSD on the e2e-osd drive if there is one
 #   E2E_TIMEOUT seconds for each wait (default 900)
+#   E2E_IMAGES  "FILE=NAME@DIGEST ...": what each archive on the share holds (hack/e2e/run.sh
+#               reads it from the archive's index.json); an image containerd already has under
+#               that name and digest is not imported again
+#   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK): if it
+#               holds an ext4 file system, keep its containerd (its images) and start etcd,
+#               the kubelet, Rook's data and the pod logs anew, instead of formatting it
+#   ROOK_CEPH_TIMEOUT the operator's timeout for each ceph command, seconds (Rook's chart's
+#               cephCommandsTimeoutSeconds; default 60, the chart's 15 is short for a ceph CLI
+#               under TCG: it connects with --connect-timeout of the same value)
 # Results go to /mnt/host/out: marks.txt (uptime-stamped milestones), logs/, state/.
 set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-E2E_STAGE=node E2E_TIMEOUT=900
+E2E_STAGE=node E2E_TIMEOUT=900 ROOK_CEPH_TIMEOUT=60
 [[ ! -f /etc/prism-e2e.env ]] || source /etc/prism-e2e.env
 out=${PRISM_OUT:-/mnt/host}/out
 logs=$out/logs # on the share: readable from the host while the guest runs
@@ -44,6 +53,7 @@ collect() {
       for p in $(k -n rook-ceph get pods -o name 2>/dev/null); do
         k -n rook-ceph logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
       done
+      copy_pod_logs
     fi
   fi
   ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
@@ -72,13 +82,51 @@ condition() {
   [[ $1 == - ]] || ns=(-n "$1")
   [[ $(k "${ns[@]}" get "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}" 2>/dev/null) == True ]]
 }
-# bg NAME CMD...: start a daemon, its output in $logs/NAME.log.
+# bg NAME CMD...: start a daemon, its output in $logs/NAME.log, and start it again 5 s after
+# it exits, as systemd or the kubelet would. Under TCG at host load 14-17 they do exit: the
+# apiserver on its post-start hook "start-service-ip-repair-controllers" (etcd too slow for
+# its first IP allocation check), the kubelet on containerd's CRI answering too late.
 bg() {
   local name=$1
   shift
-  "$@" >"$logs/$name.log" 2>&1 &
+  (while true; do
+    "$@"
+    echo "E2E: $name exited ($?), starting it again in 5 s"
+    sleep 5
+  done) >"$logs/$name.log" 2>&1 &
   echo $! >"/run/e2e-$name.pid"
 }
+# copy_pod_logs: the kubelet's files of every rook-ceph container (/var/log/pods), to
+# $logs/pods/ on the share. No apiserver round trip, so it is cheap enough to run every few
+# seconds; a copy outlives its pod (the kubelet removes the files with the pod, and Rook deletes
+# its short jobs, detect-version among them, as soon as it has read their result).
+copy_pod_logs() {
+  mkdir -p "$logs/pods"
+  local d
+  for d in /var/log/pods/rook-ceph_*; do
+    [[ -d $d ]] && cp -r "$d" "$logs/pods/" 2>/dev/null
+  done
+  return 0
+}
+# watch_rook: while the stage waits, the pod logs every 15 s and the rook-ceph namespace as the
+# apiserver sees it every two minutes (objects, descriptions of jobs and pods, events, the
+# CephCluster's status), in $out/state/rook-live/: one run is enough to see why it stalls.
+watch_rook() {
+  local live=$out/state/rook-live n=0
+  mkdir -p "$live"
+  while sleep 15; do
+    copy_pod_logs
+    ((n++ % 8 == 0)) || continue
+    {
+      date
+      k -n rook-ceph get cephcluster,jobs,deploy,pods,cm -o wide
+    } >"$live/objects.txt.tmp" 2>&1 && mv "$live/objects.txt.tmp" "$live/objects.txt"
+    k -n rook-ceph describe jobs,pods >"$live/describe.txt.tmp" 2>&1 && mv "$live/describe.txt.tmp" "$live/describe.txt"
+    k -n rook-ceph get events --sort-by=.lastTimestamp >"$live/events.txt.tmp" 2>&1 && mv "$live/events.txt.tmp" "$live/events.txt"
+    k -n rook-ceph get cephcluster e2e -o jsonpath='{.status}' >"$live/cephcluster-status.json" 2>&1
+  done
+}
+
 # 7. Rook (E2E_STAGE=rook): Rook's own Helm chart (deploy/charts/rook-ceph from Rook's module
 # zip, /opt/e2e/rook-ceph) installed with helm, the operator image being the one
 # hack/e2e/run.sh wrote from the guest's Debian packages and the rook binary (v1.20.2: docs/e2e.md
@@ -88,15 +136,30 @@ rook_chart() {
   local repo tag t0
   repo=${E2E_ROOK_IMAGE%:*} tag=${E2E_ROOK_IMAGE##*:}
   t0=$SECONDS
+  # The csi.ceph.io CRDs, without the CSI operator: Rook v1.20.2 writes a CephConnection and a
+  # ClientProfile each time it saves its mons, and fails its reconcile before the first mon
+  # pod without them ("no matches for kind CephConnection in version csi.ceph.io/v1", then the
+  # next reconcile detects the Ceph version again: docs/e2e-transcripts/2026-11-25-rook-operator-second.md).
+  # Server-side: two of them are too big for client-side apply's annotation. Retried like the
+  # chart below: at host load 10 the apiserver timed out two of the five creates (2026-11-26).
+  local try
+  for try in 1 2 3 4 5; do
+    k apply --server-side -f /opt/e2e/csi-crds.yaml >>"$logs/helm.log" 2>&1 && break
+    ((try < 5)) || fail "apply the csi.ceph.io CRDs ($(tail -2 "$logs/helm.log"))"
+    mark "csi.ceph.io CRDs: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
+    sleep 10
+  done
+  mark "csi.ceph.io CRDs applied ($((SECONDS - t0)) s, try $try)"
+  t0=$SECONDS
   # Under TCG on a loaded host the apiserver can answer a create with "Timeout: request did
   # not complete within requested timeout" (seen: 9 of the chart's objects, helm install
   # failed, the rest created): upgrade --install makes a retry finish the same release.
-  local try
   for try in 1 2 3; do
     helm --kubeconfig /etc/kubernetes/admin.conf upgrade --install rook-ceph /opt/e2e/rook-ceph \
       --namespace rook-ceph --create-namespace \
       --set image.repository="$repo" --set image.tag="$tag" --set image.pullPolicy=Never \
       --set csi.installCsiOperator=false --set resources=null \
+      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" \
       >>"$logs/helm.log" 2>&1 && break
     ((try < 3)) || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
     mark "helm install rook-ceph: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
@@ -104,6 +167,7 @@ rook_chart() {
   mark "helm install rook-ceph ($((SECONDS - t0)) s, try $try)"
   k get crd -o name | grep -c 'ceph.rook.io' | sed 's/^/ceph.rook.io CRDs: /' | tee -a "$out/marks.txt"
   wait_for 300 "CephCluster CRD established" condition - crd/cephclusters.ceph.rook.io Established
+  wait_for 300 "CephConnection CRD established" condition - crd/cephconnections.csi.ceph.io Established
 }
 
 # rook_cluster [DEVICE]: the CephCluster, one mon, useAllNodes: false; with DEVICE, that one
@@ -130,9 +194,14 @@ spec:
   crashCollector: {disable: true}
   monitoring: {enabled: false}
   $storage
+  # Rook's probes run the ceph CLI (Python) in the daemon's container with a 5 s timeout, and
+  # the startup probe gives a mon or mgr 70 s in all: too little for an emulated CPU, where the
+  # CLI alone can take that long. The kubelet would restart the daemons the stage waits for.
   healthCheck:
     daemonHealth:
       mon: {interval: 45s, timeout: 600s}
+    livenessProbe: {mon: {disabled: true}, mgr: {disabled: true}, osd: {disabled: true}}
+    startupProbe: {mon: {disabled: true}, mgr: {disabled: true}, osd: {disabled: true}}
   cephConfig:
     global:
       osd_pool_default_size: "1"
@@ -151,6 +220,7 @@ ceph_op() {
 rook_stage() {
   local osd_dev
   osd_dev=$(ls /dev/disk/by-id/nvme-*_e2e-osd 2>/dev/null | head -1)
+  watch_rook &
   imported
   rook_chart
   wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
@@ -164,7 +234,7 @@ rook_stage() {
   }
   wait_for "$E2E_TIMEOUT" "MON QUORUM (mon.a leader)" in_quorum
   # And the operator's own view: it logs the quorum and moves on to the mgr.
-  op_saw_quorum() { k -n rook-ceph logs deploy/rook-ceph-operator 2>/dev/null | grep -qiE 'mons running|in quorum'; }
+  op_saw_quorum() { k -n rook-ceph logs deploy/rook-ceph-operator 2>/dev/null | grep -q 'Monitors in quorum: \[a'; }
   wait_for "$E2E_TIMEOUT" "operator reports the mon quorum" op_saw_quorum
   mgr_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mgr -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
   wait_for "$E2E_TIMEOUT" "MGR POD RUNNING" mgr_running
@@ -192,9 +262,18 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
 echo "+cpu +cpuset +io +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || fail "cgroup controllers"
 work=$(ls /dev/disk/by-id/nvme-*_e2e-work 2>/dev/null | head -1)
 [[ -n $work ]] || fail "no e2e-work disk (hack/e2e/run.sh adds --disk e2e-work:SIZE)"
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$work" || fail "mkfs.ext4 $work"
 mkdir -p /var/lib/e2e
-mount "$work" /var/lib/e2e || fail "mount $work"
+if [[ ${E2E_REUSE_WORK:-} == 1 && $(blkid -o value -s TYPE "$work") == ext4 ]]; then
+  # A node rebooted into a new cluster: containerd's content and metadata stay (the old run's
+  # containers in it are the kubelet's to remove, as after any reboot: their pods do not exist
+  # in the new etcd); everything of the old cluster goes.
+  mount "$work" /var/lib/e2e || fail "mount $work (reused)"
+  rm -rf /var/lib/e2e/etcd /var/lib/e2e/kubelet /var/lib/e2e/rook /var/lib/e2e/log
+  mark "work disk reused: containerd kept; etcd, kubelet, rook and pod logs anew"
+else
+  mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$work" || fail "mkfs.ext4 $work"
+  mount "$work" /var/lib/e2e || fail "mount $work"
+fi
 for d in containerd kubelet etcd rook; do
   mkdir -p "/var/lib/e2e/$d" "/var/lib/$d"
   mount --bind "/var/lib/e2e/$d" "/var/lib/$d"
@@ -238,9 +317,24 @@ cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
 EOF
 bg containerd containerd --config /etc/containerd/config.toml
 wait_for 120 "containerd up" ctr version
-# import_image FILE: one OCI archive into containerd's k8s.io namespace.
+# have_image FILE: containerd already holds the image FILE holds (E2E_IMAGES), by name and
+# manifest digest: a reused work disk's image is used only if it is the same build.
+have_image() {
+  local e ref
+  for e in ${E2E_IMAGES:-}; do
+    [[ ${e%%=*} == "$(basename "$1")" ]] || continue
+    ref=${e#*=}
+    ctr -n k8s.io images ls "name==${ref%@*}" 2>/dev/null | awk 'NR > 1 {print $3}' | grep -qx "${ref##*@}" && return 0
+  done
+  return 1
+}
+# import_image FILE: one OCI archive into containerd's k8s.io namespace, unless it has it.
 import_image() {
   local f=$1 t0=$SECONDS
+  if have_image "$f"; then
+    mark "$(basename "$f"): already in containerd (same name and digest), not imported"
+    return 0
+  fi
   ctr -n k8s.io images import "$f" >>"$logs/import-$(basename "$f" .tar).log" 2>&1 || return 1
   mark "imported $(basename "$f") $(du -m "$f" | cut -f1) MiB ($((SECONDS - t0)) s)"
 }

@@ -11,6 +11,9 @@
 #               (deploy/charts/library) in charts/; its other dependency, the ceph-csi-operator
 #               subchart, lives in a Helm repository this machine cannot reach, so it is
 #               dropped from Chart.yaml (the e2e installs with csi.installCsiOperator=false)
+#   csi-operator.yaml  Rook's deploy/examples/csi-operator.yaml, as in the zip: the csi.ceph.io
+#               CRDs (the dropped subchart's) come from it (hack/e2e/crds); Rook's operator
+#               writes a CephConnection and a ClientProfile whenever it saves its mons
 #
 # Nothing of Rook's or Helm's is copied into this repository: sources stay in the cache.
 #
@@ -77,6 +80,11 @@ if [[ ! -f $out/rook-ceph/Chart.yaml ]]; then
   rm -rf "$out/rook-ceph"
   mv "$charts/rook-ceph" "$out/rook-ceph"
   rm -rf "$tmp"
+fi
+if [[ ! -f $out/csi-operator.yaml ]]; then
+  zip=$(zip_of "github.com/rook/rook@v$ROOK_VERSION")
+  unzip -q -p "$zip" "github.com/rook/rook@v$ROOK_VERSION/deploy/examples/csi-operator.yaml" >"$out/csi-operator.yaml.tmp"
+  mv "$out/csi-operator.yaml.tmp" "$out/csi-operator.yaml"
 fi
 if ! $chart_only && [[ ! -x $out/rook ]]; then
   src="$build/rook-$ROOK_VERSION/src"

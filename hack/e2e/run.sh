@@ -16,7 +16,12 @@
 #
 # Env: PRISM_E2E_KEEP=1 keeps the work directory (disk images, results); PRISM_E2E_OUT=DIR
 # copies the results (marks.txt, logs/, state/) there; E2E_TIMEOUT (seconds per wait in the
-# guest, 900); PRISM_E2E_MEM (guest memory, 8G).
+# guest, 900); PRISM_E2E_MEM (guest memory, 8G); PRISM_E2E_WORKDISK=FILE: the work disk
+# (vm/disk-e2e-work.qcow2) an earlier run kept, whose containerd already holds the images: this
+# run's work disk is a qcow2 overlay on it (FILE is only read), the guest keeps its containerd and
+# imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
+# (a node rebooted into a new cluster). Importing the Rook/Ceph image is the slowest step
+# under TCG (about 25 min here); a keyed reuse skips it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -76,6 +81,8 @@ if [[ $stage == rook-chart ]]; then
   rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
   cp "$rookdir/helm" "$share/bin/helm"
   cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+  # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
+  (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
 if [[ $stage == rook ]]; then
   # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
@@ -99,12 +106,35 @@ if [[ $stage == rook ]]; then
   ln "$rook_tar" "$share/images/rook-ceph.tar" 2>/dev/null || cp "$rook_tar" "$share/images/rook-ceph.tar"
   cp "$rookdir/helm" "$share/bin/helm"
   cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
+  # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
+  (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
+# Each archive's image name and manifest digest, for the guest to tell whether a reused work
+# disk's containerd already holds it (hack/e2e/ociarchive writes one manifest per archive).
+e2e_images=""
+for f in "$share/images/"*.tar; do
+  idx=$(tar -xOf "$f" index.json)
+  name=$(sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p' <<<"$idx")
+  digest=$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' <<<"$idx")
+  [[ -n $name && -n $digest ]] || { log "$f: no image name or digest in index.json"; exit 1; }
+  e2e_images+="${e2e_images:+ }$(basename "$f")=$name@$digest"
+done
 step images $((SECONDS - t0))
+reuse=()
+if [[ -n ${PRISM_E2E_WORKDISK:-} ]]; then
+  [[ -f $PRISM_E2E_WORKDISK ]] || { log "PRISM_E2E_WORKDISK=$PRISM_E2E_WORKDISK: no such file"; exit 2; }
+  base=$(cd "$(dirname "$PRISM_E2E_WORKDISK")" && pwd)/$(basename "$PRISM_E2E_WORKDISK")
+  mkdir -p "$work/vm"
+  qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$work/vm/disk-e2e-work.qcow2"
+  reuse=(--reuse-disks)
+  log "work disk: an overlay on $base"
+fi
 {
   echo "E2E_STAGE=$stage"
   echo "E2E_TIMEOUT=${E2E_TIMEOUT:-900}"
   echo "E2E_ROOK_IMAGE=$rook_image"
+  echo "E2E_IMAGES=\"$e2e_images\""
+  echo "E2E_REUSE_WORK=${PRISM_E2E_WORKDISK:+1}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 
@@ -115,7 +145,7 @@ t0=$SECONDS
 rc=0
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
   --share "$share" "${disks[@]}" --mem "${PRISM_E2E_MEM:-8G}" --smp 2 --timeout 5400 \
-  --workdir "$work/vm" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
+  --workdir "$work/vm" "${reuse[@]}" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
 grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console.log" >&2 || true
 if [[ -n ${PRISM_E2E_OUT:-} ]]; then
