@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -154,32 +153,20 @@ func run() error {
 	return nil
 }
 
-// containerEngine is the first of kind's engines whose client is installed and whose engine
-// answers. kind's own DetectNodeProvider looks only for a client (`docker -v`), so a docker
-// CLI without a daemon (as on the machine this was written on) would pass it and fail later.
+// containerEngine is the engine kind finds, once it has shown that it answers. kind's
+// DetectNodeProvider looks only for a client (`docker -v`), so a docker CLI without a daemon
+// (as on the machine this was written on) passes it; listing clusters needs the engine itself.
 func containerEngine() (cluster.ProviderOption, error) {
-	engines := []struct {
-		bin string
-		opt cluster.ProviderOption
-	}{{"docker", cluster.ProviderWithDocker()}, {"nerdctl", cluster.ProviderWithNerdctl("")}, {"podman", cluster.ProviderWithPodman()}}
-	var why []string
-	for _, e := range engines {
-		if _, err := exec.LookPath(e.bin); err != nil {
-			why = append(why, e.bin+": not installed")
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, e.bin, "info").CombinedOutput()
-		cancel()
-		if err == nil {
-			return e.opt, nil
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		why = append(why, fmt.Sprintf("%s: installed, but `%s info` fails (%v): %s", e.bin, e.bin, err, lines[len(lines)-1]))
+	const none = "no container engine: kind runs its nodes as containers of docker, nerdctl or podman"
+	const see = "docs/e2e.md says which e2e paths ran on this machine; make e2e-prism runs the same suite in the QEMU guest"
+	engine, err := cluster.DetectNodeProvider()
+	if err != nil {
+		return nil, fmt.Errorf("%s, and none is installed here. %s", none, see)
 	}
-	return nil, errors.New("no container engine: kind runs its nodes as containers of docker, nerdctl or podman, " +
-		"and none answers here (" + strings.Join(why, "; ") + "). docs/e2e.md says which e2e paths ran on this machine; " +
-		"make e2e-prism runs the same suite in the QEMU guest")
+	if _, err := cluster.NewProvider(engine).List(); err != nil {
+		return nil, fmt.Errorf("%s; a client is installed but the engine does not answer (%v). %s", none, err, see)
+	}
+	return engine, nil
 }
 
 // createCephCluster creates the CephCluster once Rook's CRD serves it.
