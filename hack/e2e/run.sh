@@ -110,7 +110,7 @@ if [[ $stage == prism ]]; then
   # and the e2e suite compiled here (static) for the guest to run against its apiserver.
   prism_tar=$("$repo/hack/images/build.sh")
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
-  (cd "$repo" && CGO_ENABLED=0 go test -c -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
+  (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
   cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
   # The drives the suite pairs: NVMe-oF gives the emulated disks real models (hack/guest/
   # nvmet-loop.sh); sizes are the drives' IDEMA capacities, as the drive database matches them.
