@@ -71,6 +71,14 @@ e2e-rook: ## e2e-guest, then Rook v1.20.2's chart and its real operator: mon quo
 e2e-rook-chart: ## e2e-guest, then Rook v1.20.2's own Helm chart with helm and a CephCluster its CRD accepts (no operator: docs/e2e.md).
 	hack/e2e/run.sh rook-chart
 
+.PHONY: e2e-prism
+e2e-prism: ## e2e-rook-chart, then Prism's image and the Ginkgo suite test/e2e in the guest: helm install, inventory, DryRun, Apply, partitions, CephCluster entries, metrics (docs/e2e.md).
+	hack/e2e/run.sh prism
+
+.PHONY: e2e-kind
+e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go library; needs docker or podman: docs/e2e.md).
+	$(GO) run ./test/e2e/kind
+
 .PHONY: e2e
 e2e: e2e-rook-chart ## Every e2e stage that runs here (e2e-rook-chart includes e2e-guest; see docs/e2e.md).
 

@@ -19,6 +19,7 @@ var builtByProject = map[string]string{
 	"kube-proxy":              "hack/envtest-bins.sh --with-node builds it from the Go module proxy",
 	"helm":                    "hack/e2e/rook-bins.sh builds it from the Go module proxy (helm.sh/helm/v3)",
 	"pki":                     "hack/e2e/run.sh builds hack/e2e/pki into the e2e guest",
+	"prism-e2e.test":          "hack/e2e/run.sh compiles test/e2e (go test -c) into the e2e guest",
 	"controller-gen":          "make installs it into bin/ with go install",
 }
 

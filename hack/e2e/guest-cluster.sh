@@ -17,6 +17,10 @@
 #                     by Rook's CRD; no operator runs (no rook binary: docs/e2e.md)
 #               rook: node, then Rook's Helm chart and the real operator: a mon quorum, the
 #                     mgr, and an OSD on the e2e-osd drive if there is one
+#               prism: rook-chart (no operator), then Prism's e2e suite (test/e2e, compiled on
+#                     the host) against this apiserver: helm install of Prism's chart, an
+#                     Optane and a QLC drive (NVMe-oF over the e2e-fast and e2e-qlc disks),
+#                     DryRun, Apply, partitions, CephCluster entries, metrics, policy deleted
 #   E2E_TIMEOUT seconds for each wait (default 900)
 #   E2E_IMAGES  "FILE=NAME@DIGEST ...": what each archive on the share holds (hack/e2e/run.sh
 #               reads it from the archive's index.json); an image containerd already has under
@@ -55,6 +59,14 @@ collect() {
       done
       copy_pod_logs
     fi
+  fi
+  if [[ $E2E_STAGE == prism && -f /etc/kubernetes/admin.conf ]]; then
+    k get storagenodes,hybridstoragepolicies -o yaml >"$out/state/prism.yaml" 2>&1
+    k -n rook-ceph get cephcluster -o yaml >"$out/state/cephcluster.yaml" 2>&1
+    for p in $(k -n prism-system get pods -o name 2>/dev/null); do
+      k -n prism-system logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
+    done
+    lsblk -o NAME,SIZE,TYPE,MODEL,SERIAL,PARTLABEL >"$out/state/lsblk.txt" 2>&1
   fi
   ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
   dmesg >"$out/logs/dmesg.log" 2>&1
@@ -250,6 +262,30 @@ rook_stage() {
   ceph_op -s >"$out/state/ceph-status.txt" 2>&1
   grep -E '"(devices|bluestore_bdev_dev_node|bluestore_bdev_size|bluefs_dedicated_db|osd_objectstore|ceph_version)"' \
     "$out/state/osd-metadata.json" | tee -a "$out/marks.txt"
+}
+
+# 8. Prism (E2E_STAGE=prism): the drives, Rook's chart and a CephCluster (no operator: the
+# suite checks what Prism writes into it), Prism's image, then the suite, which installs
+# Prism's chart itself. Each spec's outcome becomes a mark.
+prism_stage() {
+  prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
+    fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
+  while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"
+  rook_chart
+  rook_cluster
+  imported
+  local rc=0
+  mark "PRISM SUITE START"
+  PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
+    PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
+    PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" prism-e2e.test -test.v -test.timeout 100m \
+    -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
+    tee "$logs/suite.log" | while IFS= read -r line; do
+      [[ $line != e2e-spec:* ]] || mark "${line#e2e-spec: }"
+    done
+  rc=${PIPESTATUS[0]}
+  ((rc == 0)) || fail "PRISM SUITE FAILED (exit $rc): $(grep -E '^\s*\[FAIL\]|Summarizing' "$logs/suite.log" | head -3 | tr '\n' ' ')"
+  mark "PRISM SUITE PASSED"
 }
 
 mark "start stage=$E2E_STAGE kernel=$(uname -r) $(dpkg-query -W ceph-mon containerd runc | tr '\t\n' '= ')"
@@ -477,6 +513,7 @@ mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
 
 case $E2E_STAGE in
   rook) rook_stage ;;
+  prism) prism_stage ;;
   rook-chart)
     rook_chart
     rook_cluster

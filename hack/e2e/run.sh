@@ -7,6 +7,11 @@
 #                               # accepts; the operator's image is not written, so it never runs
 #   hack/e2e/run.sh rook        # node, then Rook's Helm chart and the real operator (v1.20.2):
 #                               # a mon quorum, the mgr, an OSD on a second emulated NVMe drive
+#   hack/e2e/run.sh prism       # rook-chart, then Prism: its image (make images) imported, the
+#                               # e2e suite (test/e2e, compiled here) run in the guest: helm
+#                               # install of charts/prism, inventory of an Optane and a QLC drive
+#                               # (NVMe-oF models over emulated disks), DryRun, Apply, partitions,
+#                               # the CephCluster entries, metrics, the policy deleted
 #
 # Pieces, each cached (~/.cache/prism): the forky guest (PRISM_GUEST_SUITE=forky
 # hack/guest/build.sh), etcd and the Kubernetes binaries (hack/envtest-bins.sh --with-controllers
@@ -26,7 +31,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 stage=${1:-node}
-[[ $stage == node || $stage == rook || $stage == rook-chart ]] || { echo "usage: $0 node|rook-chart|rook" >&2; exit 2; }
+[[ $stage == node || $stage == rook || $stage == rook-chart || $stage == prism ]] || { echo "usage: $0 node|rook-chart|rook|prism" >&2; exit 2; }
 log() { echo "e2e: $*" >&2; }
 [[ $(id -u) -eq 0 ]] || { log "needs root (the guest build and QEMU)"; exit 3; }
 t_all=$SECONDS
@@ -41,7 +46,7 @@ t0=$SECONDS
 assets=$("$repo/hack/envtest-bins.sh" --with-controllers --with-node --with-kubectl)
 step k8s-bins $((SECONDS - t0))
 rookdir="" rook_version=""
-if [[ $stage == rook* ]]; then
+if [[ $stage == rook* || $stage == prism ]]; then
   t0=$SECONDS
   chart_only=()
   [[ $stage == rook ]] || chart_only=(--chart-only)
@@ -75,7 +80,7 @@ sleep_tar="$imgcache/sleep-$(sha256sum "$work/sleep" | cut -c1-16).tar"
   -file "$work/sleep:/sleep:0755" -entrypoint /sleep >&2
 ln "$sleep_tar" "$share/images/sleep.tar" 2>/dev/null || cp "$sleep_tar" "$share/images/sleep.tar"
 rook_image=""
-if [[ $stage == rook-chart ]]; then
+if [[ $stage == rook-chart || $stage == prism ]]; then
   # The image the chart names; it is not built (no rook binary), so the operator pod waits.
   ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
   rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
@@ -109,6 +114,19 @@ if [[ $stage == rook ]]; then
   # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
   (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
+if [[ $stage == prism ]]; then
+  # Prism's image as `make images` builds it (the chart's default repository:tag), the chart,
+  # and the e2e suite compiled here (static) for the guest to run against its apiserver.
+  prism_tar=$("$repo/hack/images/build.sh")
+  ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
+  (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
+  cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
+  # The drives the suite pairs: NVMe-oF gives the emulated disks real models (hack/guest/
+  # nvmet-loop.sh); sizes are the drives' IDEMA capacities, as the drive database matches them.
+  # P5800X 800 GB is 3D XPoint (Fast), D5-P5316 30.72 TB is QLC (Capacity), as test/guest.
+  printf '%s\n' "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q800GB" "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
+    >"$work/overlay/etc/prism-e2e-nvmet.txt"
+fi
 # Each archive's image name and manifest digest, for the guest to tell whether a reused work
 # disk's containerd already holds it (hack/e2e/ociarchive writes one manifest per archive).
 e2e_images=""
@@ -141,6 +159,7 @@ fi
 # rook: a second drive, whole, for the OSD Rook's prepare job creates.
 disks=(--disk e2e-work:64G)
 [[ $stage != rook ]] || disks+=(--disk e2e-osd:20G)
+[[ $stage != prism ]] || disks+=(--disk e2e-fast:800166076416 --disk e2e-qlc:30725971992576)
 t0=$SECONDS
 rc=0
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \

@@ -1,0 +1,316 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+)
+
+func ctx() context.Context { return context.Background() }
+
+const (
+	policyName = "e2e"
+	// roleLabel selects the node; the suite adds it (docs/user-guide.md uses the same key).
+	roleLabel = "prism.storage.io/role"
+)
+
+// policyYAML is the policy the suite applies: the fast model's drives carry one 4 GiB DB slot
+// per QLC drive of the QLC model, plus a spare; no cache.
+func policyYAML(mode prismv1.PolicyMode) string {
+	return fmt.Sprintf(`apiVersion: prism.storage.io/v1alpha1
+kind: HybridStoragePolicy
+metadata: {name: %s}
+spec:
+  mode: %s
+  nodeSelector: {matchLabels: {%s: e2e}}
+  fastDevices: {tiers: [Fast], models: [%q]}
+  capacityDevices: {tiers: [Capacity], models: [%q]}
+  db: {size: 4Gi, spareSlots: 1}
+  cache: {mode: None}
+  osd: {deviceClass: qlc}
+  cephCluster: {namespace: %s, name: %s}
+`, policyName, mode, roleLabel, cfg.fastModel, cfg.qlcModel, cfg.cephNS, cfg.cephName)
+}
+
+// helm runs the helm binary against the suite's kubeconfig, its output to the GinkgoWriter.
+func helm(args ...string) error {
+	args = append([]string{"--kubeconfig", cfg.kubeconfig}, args...)
+	cmd := exec.Command(cfg.helm, args...)
+	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+	GinkgoWriter.Printf("$ %s %s\n", cfg.helm, strings.Join(args, " "))
+	return cmd.Run()
+}
+
+func storageNode() *prismv1.StorageNode {
+	sn := &prismv1.StorageNode{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+	return sn
+}
+
+func policy() *prismv1.HybridStoragePolicy {
+	p := &prismv1.HybridStoragePolicy{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
+	return p
+}
+
+func cephCluster() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(hybridstoragepolicy.CephClusterGVK)
+	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.cephNS, Name: cfg.cephName}, u)).To(Succeed())
+	return u
+}
+
+// rookNodes is the CephCluster's spec.storage.nodes by name.
+func rookNodes(u *unstructured.Unstructured) map[string]map[string]any {
+	list, _, err := unstructured.NestedSlice(u.Object, "spec", "storage", "nodes")
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]map[string]any{}
+	for _, n := range list {
+		m := n.(map[string]any)
+		out[m["name"].(string)] = m
+	}
+	return out
+}
+
+// deviceByModel is the node's one inventoried device of that model.
+func deviceByModel(sn *prismv1.StorageNode, model string) (prismv1.Device, bool) {
+	for _, d := range sn.Status.Devices {
+		if d.Model == model {
+			return d, true
+		}
+	}
+	return prismv1.Device{}, false
+}
+
+func selection(p *prismv1.HybridStoragePolicy) *prismv1.NodeSelection {
+	for i := range p.Status.Nodes {
+		if p.Status.Nodes[i].Node == cfg.node {
+			return &p.Status.Nodes[i]
+		}
+	}
+	return nil
+}
+
+var _ = Describe("the Prism chain", Ordered, func() {
+	// What the earlier specs found, for the later ones.
+	var fast, qlc prismv1.Device
+	var hostname string
+
+	It("installs the chart and the agent is Ready on the node", func() {
+		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace"}
+		for _, s := range cfg.helmSet {
+			args = append(args, "--set", s)
+		}
+		// Under TCG the apiserver may time a create out; upgrade --install finishes the release.
+		Eventually(func() error { return helm(args...) }).WithTimeout(3 * cfg.timeout).WithPolling(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			ds := &appsv1.DaemonSet{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-agent"}, ds)).To(Succeed())
+			g.Expect(ds.Status.NumberReady).To(BeNumerically(">=", 1), "agent DaemonSet: %+v", ds.Status)
+			g.Expect(agentPod(g).Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-operator"}, d)).To(Succeed())
+			g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "operator Deployment: %+v", d.Status)
+		}).Should(Succeed())
+	})
+
+	It("inventories the fast and the QLC drive in their tiers", func() {
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			var ok bool
+			fast, ok = deviceByModel(sn, cfg.fastModel)
+			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.fastModel, models(sn))
+			qlc, ok = deviceByModel(sn, cfg.qlcModel)
+			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.qlcModel, models(sn))
+		}).Should(Succeed())
+		Expect(fast.Tier).To(Equal(prismv1.TierFast), "fast drive: %s", fast.TierReason)
+		Expect(qlc.Tier).To(Equal(prismv1.TierCapacity), "QLC drive: %s", qlc.TierReason)
+		Expect(fast.Eligibility.Eligible).To(BeTrue(), "fast drive: %+v", fast.Eligibility.Reasons)
+		Expect(qlc.Eligibility.Eligible).To(BeTrue(), "QLC drive: %+v", qlc.Eligibility.Reasons)
+		Expect(fast.StablePath).To(HavePrefix("/dev/disk/by-id/"))
+		Expect(qlc.StablePath).To(HavePrefix("/dev/disk/by-id/"))
+		Expect(fast.Partitions).To(BeEmpty(), "the fast drive must start empty")
+		sn := storageNode()
+		Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionInventoried)).To(BeTrue(), "%+v", sn.Status.Conditions)
+	})
+
+	It("labels the node; a DryRun policy publishes its selection and writes nothing", func() {
+		node := &corev1.Node{}
+		Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, node)).To(Succeed())
+		hostname = node.Labels[corev1.LabelHostname]
+		Expect(hostname).NotTo(BeEmpty())
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"e2e"}}}`, roleLabel)
+		Expect(k8s.Patch(ctx(), node, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+
+		p := &prismv1.HybridStoragePolicy{}
+		Expect(yaml.Unmarshal([]byte(policyYAML(prismv1.ModeDryRun)), p)).To(Succeed())
+		Expect(k8s.Create(ctx(), p)).To(Succeed())
+		var sel *prismv1.NodeSelection
+		Eventually(func(g Gomega) {
+			p := &prismv1.HybridStoragePolicy{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
+			g.Expect(p.Status.ObservedGeneration).To(Equal(p.Generation))
+			sel = selection(p)
+			g.Expect(sel).NotTo(BeNil(), "status: %+v", p.Status)
+			g.Expect(sel.Fast).To(ConsistOf(HaveField("StablePath", fast.StablePath)), "selection: %+v", sel)
+			g.Expect(sel.Capacity).To(ConsistOf(HaveField("StablePath", qlc.StablePath)), "selection: %+v", sel)
+		}).Should(Succeed())
+		Expect(sel.Capacity[0].DBSlot).To(Equal(prismv1.PartitionPath(fast.StablePath, 1)), "the planned DB slot")
+		// Nothing written: no claim or plan on the StorageNode, no partition, no Rook entry.
+		Consistently(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			g.Expect(sn.Spec.PolicyName).To(BeEmpty())
+			g.Expect(sn.Spec.Plan).To(BeNil())
+			g.Expect(sn.Status.Partitions).To(BeEmpty())
+			d, _ := deviceByModel(sn, cfg.fastModel)
+			g.Expect(d.Partitions).To(BeEmpty())
+			g.Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname))
+		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+	})
+
+	It("in Apply, the plan reaches the StorageNode and the agent makes the partitions Ready", func() {
+		p := policy()
+		Expect(k8s.Patch(ctx(), p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"mode":"Apply"}}`)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			g.Expect(sn.Spec.PolicyName).To(Equal(policyName))
+			g.Expect(sn.Spec.Mode).To(Equal(prismv1.ModeApply))
+			g.Expect(sn.Spec.Plan).NotTo(BeNil())
+			g.Expect(sn.Spec.Plan.FastDevices).To(ConsistOf(HaveField("StablePath", fast.StablePath)))
+			g.Expect(sn.Spec.Plan.FastDevices[0].Slots).To(ContainElement(HaveField("DataDevice", qlc.StablePath)))
+			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
+			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
+				"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
+			g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
+			for _, s := range sn.Status.Partitions {
+				g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
+			}
+		}).Should(Succeed())
+		sn := storageNode()
+		GinkgoWriter.Printf("plan: %+v\npartitions: %+v\n", sn.Spec.Plan, sn.Status.Partitions)
+	})
+
+	It("writes Prism's entry into the CephCluster: the QLC drive with its DB slot", func() {
+		sn := storageNode()
+		var slot prismv1.DBSlot
+		for _, s := range sn.Spec.Plan.FastDevices[0].Slots {
+			if s.DataDevice == qlc.StablePath {
+				slot = s
+			}
+		}
+		wantMeta := prismv1.PartitionPath(fast.StablePath, slot.Partition.Number)
+		Eventually(func(g Gomega) {
+			p := &prismv1.HybridStoragePolicy{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, prismv1.ConditionRookConfigured)).To(BeTrue(), "%+v", p.Status.Conditions)
+		}).Should(Succeed())
+		c := cephCluster()
+		nodes := rookNodes(c)
+		Expect(nodes).To(HaveKey(hostname))
+		entry := nodes[hostname]
+		GinkgoWriter.Printf("CephCluster storage.nodes[%s]: %v\n", hostname, entry)
+		devices, _ := entry["devices"].([]any)
+		Expect(devices).To(HaveLen(1))
+		dev := devices[0].(map[string]any)
+		Expect(dev["name"]).To(Equal(qlc.StablePath))
+		devCfg, _ := dev["config"].(map[string]any)
+		Expect(devCfg).To(HaveKeyWithValue("metadataDevice", wantMeta))
+		nodeCfg, _ := entry["config"].(map[string]any)
+		Expect(nodeCfg).To(HaveKeyWithValue("databaseSizeMB", strconv.FormatInt(slot.Partition.SizeBytes>>20, 10)))
+		Expect(nodeCfg).To(HaveKeyWithValue("deviceClass", "qlc"))
+		Expect(c.GetAnnotations()).To(HaveKeyWithValue("nodes.prism.storage.io/"+policyName, hostname))
+	})
+
+	It("serves the agent's metrics, naming both drives with their tiers", func() {
+		pod := agentPod(Default)
+		var body string
+		Eventually(func(g Gomega) {
+			raw, err := clientset.CoreV1().Pods(cfg.namespace).ProxyGet("http", pod.Name, "9464", "/metrics", nil).DoRaw(ctx())
+			g.Expect(err).NotTo(HaveOccurred())
+			body = string(raw)
+		}).Should(Succeed())
+		Expect(metricLines(body, "prism_device_info{")).To(ContainElements(
+			And(ContainSubstring(`model="`+cfg.fastModel+`"`), ContainSubstring(`tier="Fast"`)),
+			And(ContainSubstring(`model="`+cfg.qlcModel+`"`), ContainSubstring(`tier="Capacity"`))))
+		Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
+	})
+
+	It("deleting the policy withdraws the Rook entries and releases the node, and removes no partition", func() {
+		Expect(k8s.Delete(ctx(), policy())).To(Succeed())
+		Eventually(func() bool {
+			err := k8s.Get(ctx(), client.ObjectKey{Name: policyName}, &prismv1.HybridStoragePolicy{})
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue(), "the policy's finalizer was not released")
+		c := cephCluster()
+		Expect(rookNodes(c)).NotTo(HaveKey(hostname))
+		Expect(c.GetAnnotations()).NotTo(HaveKey("nodes.prism.storage.io/" + policyName))
+		sn := storageNode()
+		Expect(sn.Spec.PolicyName).To(BeEmpty())
+		Expect(sn.Spec.Plan).To(BeNil())
+		// The partitions stay on the drive: the agent's inventory still lists them (status.partitions
+		// follows the plan, so it empties with the release: internal/node/agent withoutPlan).
+		Consistently(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			d, ok := deviceByModel(sn, cfg.fastModel)
+			g.Expect(ok).To(BeTrue())
+			g.Expect(d.Partitions).NotTo(BeEmpty(), "the fast drive's partitions")
+		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+	})
+})
+
+// agentPod is the agent's pod on the suite's node.
+func agentPod(g Gomega) *corev1.Pod {
+	pods := &corev1.PodList{}
+	g.Expect(k8s.List(ctx(), pods, client.InNamespace(cfg.namespace),
+		client.MatchingLabels{"app.kubernetes.io/component": "agent"})).To(Succeed())
+	for i := range pods.Items {
+		if pods.Items[i].Spec.NodeName == cfg.node {
+			return &pods.Items[i]
+		}
+	}
+	g.Expect(pods.Items).To(ContainElement(HaveField("Spec.NodeName", cfg.node)), "no agent pod on %s", cfg.node)
+	return nil
+}
+
+func models(sn *prismv1.StorageNode) []string {
+	var out []string
+	for _, d := range sn.Status.Devices {
+		out = append(out, fmt.Sprintf("%s=%q(%s)", d.Name, d.Model, d.Tier))
+	}
+	return out
+}
+
+// metricLines are the exposition's sample lines that start with prefix.
+func metricLines(body, prefix string) []string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

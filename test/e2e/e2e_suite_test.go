@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
+
+// config is what the suite is told about its cluster (flags, else environment, else defaults).
+type config struct {
+	kubeconfig string
+	helm       string // the helm binary
+	chart      string // Prism's chart directory
+	namespace  string // the release's namespace
+	helmSet    []string
+	node       string // the node whose drives the suite pairs; empty: the cluster's only node
+	fastModel  string // the fast drive's model, as drivedb knows it (Fast tier)
+	qlcModel   string // the QLC drive's model, as drivedb knows it (Capacity tier)
+	cephNS     string // the CephCluster Prism writes into (Rook's CRD must be installed)
+	cephName   string
+	timeout    time.Duration // each wait
+}
+
+var (
+	cfg       config
+	k8s       client.Client
+	clientset *kubernetes.Clientset
+	restCfg   *rest.Config
+
+	flagKubeconfig = flag.String("e2e.kubeconfig", "", "run the e2e suite against this kubeconfig (else PRISM_E2E=1 and KUBECONFIG)")
+)
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// gate says whether the suite was asked to run, and if not, why not.
+func gate() (string, bool) {
+	if *flagKubeconfig != "" {
+		return *flagKubeconfig, true
+	}
+	if os.Getenv("PRISM_E2E") != "1" {
+		return "", false
+	}
+	if kc := os.Getenv("KUBECONFIG"); kc != "" {
+		return kc, true
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kube", "config"), true
+}
+
+const skipMessage = `test/e2e: SKIPPED, no e2e cluster given. The suite installs Prism's chart and partitions
+the node's fast drive, so it runs only when asked: PRISM_E2E=1 with KUBECONFIG, or
+-e2e.kubeconfig=FILE (make e2e-prism: the QEMU guest; make e2e-kind: a kind cluster; docs/e2e.md).`
+
+// TestMain keeps `go test ./...` honest: without a cluster no spec runs, the message says so,
+// and go test's summary line ends in "[no tests to run]" rather than a bare "ok".
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if _, ok := gate(); !ok {
+		fmt.Println(skipMessage)
+		if err := flag.Set("test.run", "^$"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func TestE2E(t *testing.T) {
+	kc, ok := gate()
+	if !ok {
+		t.Skip(skipMessage)
+	}
+	cfg = config{
+		kubeconfig: kc,
+		helm:       env("PRISM_E2E_HELM", "helm"),
+		chart:      env("PRISM_E2E_CHART", "../../charts/prism"),
+		namespace:  env("PRISM_E2E_NAMESPACE", "prism-system"),
+		node:       os.Getenv("PRISM_E2E_NODE"),
+		fastModel:  env("PRISM_E2E_FAST_MODEL", "INTEL SSDPF21Q800GB"),
+		qlcModel:   env("PRISM_E2E_QLC_MODEL", "INTEL SSDPF2NV307TZ"),
+		timeout:    10 * time.Minute,
+	}
+	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
+		cfg.helmSet = strings.Split(s, ",")
+	}
+	cc := env("PRISM_E2E_CEPHCLUSTER", "rook-ceph/e2e")
+	ns, name, found := strings.Cut(cc, "/")
+	if !found {
+		t.Fatalf("PRISM_E2E_CEPHCLUSTER=%q: want NAMESPACE/NAME", cc)
+	}
+	cfg.cephNS, cfg.cephName = ns, name
+	if s := os.Getenv("PRISM_E2E_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("PRISM_E2E_TIMEOUT=%q: %v", s, err)
+		}
+		cfg.timeout = d
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Prism e2e")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	restCfg, err = clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+	Expect(err).NotTo(HaveOccurred(), "kubeconfig %s", cfg.kubeconfig)
+	// Under QEMU's TCG an apiserver answers slowly; the defaults throttle too.
+	restCfg.Timeout = 2 * time.Minute
+	restCfg.QPS, restCfg.Burst = 20, 40
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(prismv1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(restCfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(restCfg)
+	Expect(err).NotTo(HaveOccurred())
+	SetDefaultEventuallyTimeout(cfg.timeout)
+	SetDefaultEventuallyPollingInterval(5 * time.Second)
+	if cfg.node == "" {
+		nodes := &corev1.NodeList{}
+		Expect(k8s.List(ctx(), nodes)).To(Succeed())
+		Expect(nodes.Items).To(HaveLen(1), "the cluster has several nodes: name one with PRISM_E2E_NODE")
+		cfg.node = nodes.Items[0].Name
+	}
+	GinkgoWriter.Printf("e2e: kubeconfig %s, node %s, fast %q, QLC %q, CephCluster %s/%s\n",
+		cfg.kubeconfig, cfg.node, cfg.fastModel, cfg.qlcModel, cfg.cephNS, cfg.cephName)
+})
+
+// Each spec's outcome as one line on stdout, "e2e-spec: <state> <seconds> s <text>", for the
+// guest script's milestones (hack/e2e/guest-cluster.sh marks them with the guest's uptime).
+var _ = ReportAfterEach(func(r SpecReport) {
+	fmt.Printf("e2e-spec: %s %.1f s %s\n", r.State, r.RunTime.Seconds(), r.FullText())
+})
