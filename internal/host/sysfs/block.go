@@ -88,8 +88,8 @@ func (h Host) BlockDevices(includeLoop bool) ([]BlockDevice, error) {
 	return devs, nil
 }
 
-// readBlockDevice reads one device's attributes; false means an unbound loop device,
-// which BlockDevices leaves out.
+// readBlockDevice reads one device's attributes; false means an unbound loop device or a
+// hidden multipath path, which BlockDevices leaves out.
 func (h Host) readBlockDevice(name string) (BlockDevice, bool) {
 	r := attrReader{dir: h.path("sys", "block", name), rel: filepath.Join("sys", "block", name)}
 	d := BlockDevice{Name: name}
@@ -106,6 +106,11 @@ func (h Host) readBlockDevice(name string) (BlockDevice, bool) {
 	}
 	if strings.HasPrefix(name, "loop") && d.SizeBytes == 0 {
 		// An unbound loop device has no backing file: skip its other attributes too.
+		return d, false
+	}
+	if r.optional("hidden") == "1" {
+		// A path of a multipath namespace (nvmeXcYnZ), hidden behind the nvmeXnY users see: no
+		// /dev node, no by-id link, the same drive listed twice. lsblk leaves it out too.
 		return d, false
 	}
 	d.Rotational = r.int("queue/rotational") == 1

@@ -199,3 +199,25 @@ func FuzzBlockDeviceAttributes(f *testing.F) {
 		}
 	})
 }
+
+// TestBlockDevicesLeavesOutHiddenMultipathPaths: with NVMe multipath (native, the default for
+// NVMe-oF), each path of a namespace is a hidden disk nvmeXcYnZ behind the nvmeXnY users see:
+// no /dev node, no by-id link. It is left out, as lsblk leaves it out; before, the inventory
+// listed it beside the real disk (unreadable, ineligible), and the e2e suite matched it first.
+func TestBlockDevicesLeavesOutHiddenMultipathPaths(t *testing.T) {
+	root := t.TempDir()
+	disk(t, root, "nvme3n1", map[string]string{"hidden": "0\n"})
+	disk(t, root, "nvme3c3n1", map[string]string{"hidden": "1\n"})
+	disk(t, root, "sda", nil) // older kernels have no hidden attribute
+	devs, err := Host{Root: root}.BlockDevices(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range devs {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "nvme3n1,sda" {
+		t.Fatalf("devices = %v, want the hidden path nvme3c3n1 left out", names)
+	}
+}
