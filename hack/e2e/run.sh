@@ -33,6 +33,14 @@ repo=$(cd "$here/../.." && pwd)
 stage=${1:-node}
 [[ $stage == node || $stage == rook || $stage == rook-chart || $stage == prism ]] || { echo "usage: $0 node|rook-chart|rook|prism" >&2; exit 2; }
 log() { echo "e2e: $*" >&2; }
+# image_ref INDEX_JSON: NAME@DIGEST of an OCI archive's one manifest, from its index.json,
+# compact (hack/e2e/ociarchive) or indented (hack/images, `make images`).
+image_ref() {
+  local name digest
+  name=$(sed -n 's/.*"io.containerd.image.name": *"\([^"]*\)".*/\1/p' <<<"$1" | head -1)
+  digest=$(sed -n 's/.*"digest": *"\(sha256:[0-9a-f]*\)".*/\1/p' <<<"$1" | head -1)
+  [[ -n $name && -n $digest ]] && echo "$name@$digest"
+}
 [[ $(id -u) -eq 0 ]] || { log "needs root (the guest build and QEMU)"; exit 3; }
 t_all=$SECONDS
 declare -A took
@@ -131,11 +139,8 @@ fi
 # disk's containerd already holds it (hack/e2e/ociarchive writes one manifest per archive).
 e2e_images=""
 for f in "$share/images/"*.tar; do
-  idx=$(tar -xOf "$f" index.json)
-  name=$(sed -n 's/.*"io.containerd.image.name":"\([^"]*\)".*/\1/p' <<<"$idx")
-  digest=$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' <<<"$idx")
-  [[ -n $name && -n $digest ]] || { log "$f: no image name or digest in index.json"; exit 1; }
-  e2e_images+="${e2e_images:+ }$(basename "$f")=$name@$digest"
+  ref=$(image_ref "$(tar -xOf "$f" index.json)") || { log "$f: no image name or digest in index.json"; exit 1; }
+  e2e_images+="${e2e_images:+ }$(basename "$f")=$ref"
 done
 step images $((SECONDS - t0))
 reuse=()

@@ -87,3 +87,41 @@ func TestRookStageInstallsCSICRDsBeforeTheChart(t *testing.T) {
 		t.Error("rook-bins.sh does not take csi-operator.yaml from Rook's zip")
 	}
 }
+
+// TestImageRefReadsBothIndexForms: run.sh names each archive's image by the index.json of the
+// archive, which hack/e2e/ociarchive writes compact and hack/images (make images) indented; the
+// indented one failed the first merged `run.sh prism` ("no image name or digest in index.json").
+func TestImageRefReadsBothIndexForms(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	fn := function(t, read(t, "run.sh"), "image_ref")
+	// Both recorded from real archives: sleep.tar of an e2e run, and make images' prism.oci.tar.
+	compact := `{"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939","size":400,"annotations":{"io.containerd.image.name":"prism.local/e2e/sleep:v1","org.opencontainers.image.ref.name":"v1"},"platform":{"architecture":"amd64","os":"linux"}}],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2}`
+	indented := `{
+   "schemaVersion": 2,
+   "mediaType": "application/vnd.oci.image.index.v1+json",
+   "manifests": [
+      {
+         "mediaType": "application/vnd.oci.image.manifest.v1+json",
+         "size": 565,
+         "digest": "sha256:c8ed93f52d8b7ace010b9a75fc11345011af7ba966fd40f895f108fe537572e6",
+         "annotations": {
+            "io.containerd.image.name": "ghcr.io/prism-storage/prism:0.1.0",
+            "org.opencontainers.image.ref.name": "ghcr.io/prism-storage/prism:0.1.0"
+         },
+         "artifactType": "application/vnd.oci.image.config.v1+json"
+      }
+   ]
+}`
+	for _, c := range []struct{ name, index, want string }{
+		{"compact", compact, "prism.local/e2e/sleep:v1@sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939"},
+		{"indented", indented, "ghcr.io/prism-storage/prism:0.1.0@sha256:c8ed93f52d8b7ace010b9a75fc11345011af7ba966fd40f895f108fe537572e6"},
+		{"no name", `{"manifests":[{"digest":"sha256:aa"}]}`, ""},
+	} {
+		out, err := exec.Command("bash", "-c", fn+`image_ref "$1"`, "bash", c.index).Output()
+		if got := strings.TrimSpace(string(out)); got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("%s: image_ref = %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}
