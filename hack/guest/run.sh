@@ -115,17 +115,22 @@ if [[ -n $share ]]; then
   rm -f "$share/rc"
   args+=(-virtfs "local,path=$share,mount_tag=prism,security_model=none,id=prism")
 fi
+# disk_image SERIAL SIZE: the disk's qcow2 image, created empty unless --reuse-disks finds one.
+disk_image() {
+  local img="$workdir/disk-$1.qcow2"
+  if [[ -n $reuse && -f $img ]]; then
+    log "reusing $img"
+  else
+    qemu-img create -q -f qcow2 "$img" "$2"
+  fi
+  echo "$img"
+}
 i=0
 for d in "${disks[@]}"; do
   serial=${d%%:*}
   size=${d#*:}
   [[ -n $serial && -n $size && $serial != "$d" ]] || { log "--disk $d: want SERIAL:SIZE"; exit 2; }
-  img="$workdir/disk-$serial.qcow2"
-  if [[ -n $reuse && -f $img ]]; then
-    log "reusing $img"
-  else
-    qemu-img create -q -f qcow2 "$img" "$size"
-  fi
+  img=$(disk_image "$serial" "$size")
   args+=(-drive "if=none,id=disk$i,file=$img,format=qcow2,cache=unsafe,discard=unmap"
     -device "nvme,serial=$serial,drive=disk$i")
   i=$((i + 1))
@@ -133,12 +138,7 @@ done
 for d in "${vdisks[@]}"; do
   IFS=: read -r serial size lbs pbs <<<"$d"
   [[ -n $serial && -n $size && -n $lbs && -n $pbs ]] || { log "--virtio-disk $d: want SERIAL:SIZE:LOGICAL:PHYSICAL"; exit 2; }
-  img="$workdir/disk-$serial.qcow2"
-  if [[ -n $reuse && -f $img ]]; then
-    log "reusing $img"
-  else
-    qemu-img create -q -f qcow2 "$img" "$size"
-  fi
+  img=$(disk_image "$serial" "$size")
   args+=(-drive "if=none,id=disk$i,file=$img,format=qcow2,cache=unsafe"
     -device "virtio-blk-pci,serial=$serial,drive=disk$i,logical_block_size=$lbs,physical_block_size=$pbs")
   i=$((i + 1))
