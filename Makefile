@@ -75,6 +75,10 @@ e2e-rook-chart: ## e2e-guest, then Rook v1.20.2's own Helm chart with helm and a
 e2e-prism: ## e2e-rook-chart, then Prism's image and the Ginkgo suite test/e2e in the guest: helm install, inventory, DryRun, Apply, partitions, CephCluster entries, metrics (docs/e2e.md).
 	hack/e2e/run.sh prism
 
+.PHONY: e2e-chain
+e2e-chain: ## The whole chain: e2e-prism with Rook's real operator, asserted from Ceph too (OSDs with BlueFS DB on Prism's partitions, a hot-added drive, the policy deleted; docs/e2e.md).
+	hack/e2e/run.sh chain
+
 .PHONY: e2e-kind
 e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go library; needs docker or podman: docs/e2e.md).
 	$(GO) run ./test/e2e/kind

@@ -20,7 +20,10 @@
 #               prism: rook-chart (no operator), then Prism's e2e suite (test/e2e, compiled on
 #                     the host) against this apiserver: helm install of Prism's chart, an
 #                     Optane and a QLC drive (NVMe-oF over the e2e-fast and e2e-qlc disks),
-#                     DryRun, Apply, partitions, CephCluster entries, metrics, policy deleted
+#                     DryRun, Apply, partitions, CephCluster entries, metrics, a third drive
+#                     hot-added, policy deleted
+#               chain: prism with the real operator, as rook starts it: the suite also
+#                     asserts Rook's OSDs from Ceph (test/e2e, PRISM_E2E_ROOK_OPERATOR)
 #   E2E_TIMEOUT seconds for each wait (default 900)
 #   E2E_IMAGES  "FILE=NAME@DIGEST ...": what each archive on the share holds (hack/e2e/run.sh
 #               reads it from the archive's index.json); an image containerd already has under
@@ -50,7 +53,7 @@ collect() {
     k get events -A --sort-by=.lastTimestamp >"$out/state/events.txt" 2>&1
     k describe nodes >"$out/state/nodes-describe.txt" 2>&1
     k describe pods -A >"$out/state/pods-describe.txt" 2>&1
-    if [[ $E2E_STAGE == rook* ]]; then
+    if [[ $E2E_STAGE == rook* || $E2E_STAGE == chain ]]; then
       k -n rook-ceph get cephcluster -o yaml >"$out/state/cephcluster.yaml" 2>&1
       k -n rook-ceph logs deploy/rook-ceph-operator >"$out/logs/rook-operator.log" 2>&1
       k -n rook-ceph get jobs,deploy,pods -o wide >"$out/state/rook-ceph.txt" 2>&1
@@ -60,13 +63,19 @@ collect() {
       copy_pod_logs
     fi
   fi
-  if [[ $E2E_STAGE == prism && -f /etc/kubernetes/admin.conf ]]; then
+  if [[ ($E2E_STAGE == prism || $E2E_STAGE == chain) && -f /etc/kubernetes/admin.conf ]]; then
     k get storagenodes,hybridstoragepolicies -o yaml >"$out/state/prism.yaml" 2>&1
     k -n rook-ceph get cephcluster -o yaml >"$out/state/cephcluster.yaml" 2>&1
     for p in $(k -n prism-system get pods -o name 2>/dev/null); do
       k -n prism-system logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
     done
     lsblk -o NAME,SIZE,TYPE,MODEL,SERIAL,PARTLABEL >"$out/state/lsblk.txt" 2>&1
+  fi
+  if [[ $E2E_STAGE == chain && -f /etc/kubernetes/admin.conf ]]; then
+    ceph_op osd dump --format json-pretty >"$out/state/osd-dump.json" 2>&1
+    ceph_op osd metadata --format json-pretty >"$out/state/osd-metadata.json" 2>&1
+    ceph_op osd tree >"$out/state/osd-tree.txt" 2>&1
+    ceph_op -s >"$out/state/ceph-status.txt" 2>&1
   fi
   ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
   dmesg >"$out/logs/dmesg.log" 2>&1
@@ -266,17 +275,29 @@ rook_stage() {
 
 # 8. Prism (E2E_STAGE=prism): the drives, Rook's chart and a CephCluster (no operator: the
 # suite checks what Prism writes into it), Prism's image, then the suite, which installs
-# Prism's chart itself. Each spec's outcome becomes a mark.
+# Prism's chart itself. Each spec's outcome becomes a mark. E2E_STAGE=chain: the same with
+# Rook's real operator started first (as rook_stage does), and the suite told so: it then
+# waits for Ceph's OSDs too.
 prism_stage() {
+  local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt")
   prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
     fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
   while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"
-  rook_chart
-  rook_cluster
-  imported
+  if [[ $E2E_STAGE == chain ]]; then
+    watch_rook &
+    imported
+    rook_chart
+    wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
+    rook_cluster
+    suite_env+=(PRISM_E2E_ROOK_OPERATOR=1)
+  else
+    rook_chart
+    rook_cluster
+    imported
+  fi
   local rc=0
   mark "PRISM SUITE START"
-  PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
+  env "${suite_env[@]}" PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
     PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
     PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" prism-e2e.test -test.v -test.timeout 100m \
     -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
@@ -513,7 +534,7 @@ mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
 
 case $E2E_STAGE in
   rook) rook_stage ;;
-  prism) prism_stage ;;
+  prism | chain) prism_stage ;;
   rook-chart)
     rook_chart
     rook_cluster

@@ -11,7 +11,13 @@
 #                               # e2e suite (test/e2e, compiled here) run in the guest: helm
 #                               # install of charts/prism, inventory of an Optane and a QLC drive
 #                               # (NVMe-oF models over emulated disks), DryRun, Apply, partitions,
-#                               # the CephCluster entries, metrics, the policy deleted
+#                               # the CephCluster entries, metrics, a QLC drive hot-added, the
+#                               # policy deleted
+#   hack/e2e/run.sh chain       # the whole chain: prism with the real operator (as rook), so the
+#                               # suite also asserts from Ceph: Rook's prepare job, the OSD up
+#                               # with its BlueFS DB on Prism's partition, a new OSD for the
+#                               # hot-added drive with no OSD restarted, OSDs kept after the
+#                               # policy is deleted (drives: NVMe-oF over sparse files)
 #
 # Pieces, each cached (~/.cache/prism): the forky guest (PRISM_GUEST_SUITE=forky
 # hack/guest/build.sh), etcd and the Kubernetes binaries (hack/envtest-bins.sh --with-controllers
@@ -21,7 +27,7 @@
 #
 # Env: PRISM_E2E_KEEP=1 keeps the work directory (disk images, results); PRISM_E2E_OUT=DIR
 # copies the results (marks.txt, logs/, state/) there; E2E_TIMEOUT (seconds per wait in the
-# guest, 900); PRISM_E2E_MEM (guest memory, 8G); PRISM_E2E_WORKDISK=FILE: the work disk
+# guest, 900); PRISM_E2E_MEM (guest memory, 8G; chain 12G); PRISM_E2E_WORKDISK=FILE: the work disk
 # (vm/disk-e2e-work.qcow2) an earlier run kept, whose containerd already holds the images: this
 # run's work disk is a qcow2 overlay on it (FILE is only read), the guest keeps its containerd and
 # imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
@@ -31,7 +37,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 stage=${1:-node}
-[[ $stage == node || $stage == rook || $stage == rook-chart || $stage == prism ]] || { echo "usage: $0 node|rook-chart|rook|prism" >&2; exit 2; }
+[[ $stage =~ ^(node|rook-chart|rook|prism|chain)$ ]] || { echo "usage: $0 node|rook-chart|rook|prism|chain" >&2; exit 2; }
+# What each stage has: the real operator (its image), Prism (its image, chart and suite).
+operator="" prism=""
+[[ $stage != rook && $stage != chain ]] || operator=1
+[[ $stage != prism && $stage != chain ]] || prism=1
 log() { echo "e2e: $*" >&2; }
 # image_ref INDEX_JSON: NAME@DIGEST of an OCI archive's one manifest, from its index.json,
 # compact (hack/e2e/ociarchive) or indented (hack/images, `make images`).
@@ -54,10 +64,10 @@ t0=$SECONDS
 assets=$("$repo/hack/envtest-bins.sh" --with-controllers --with-node --with-kubectl)
 step k8s-bins $((SECONDS - t0))
 rookdir="" rook_version=""
-if [[ $stage == rook* || $stage == prism ]]; then
+if [[ $stage != node ]]; then
   t0=$SECONDS
   chart_only=()
-  [[ $stage == rook ]] || chart_only=(--chart-only)
+  [[ -n $operator ]] || chart_only=(--chart-only)
   rookdir=$("$here/rook-bins.sh" "${chart_only[@]}")
   rook_version=$(basename "$rookdir" | sed -n 's/^rook-\([0-9.]*\)-.*/\1/p')
   step rook-bins $((SECONDS - t0))
@@ -88,8 +98,9 @@ sleep_tar="$imgcache/sleep-$(sha256sum "$work/sleep" | cut -c1-16).tar"
   -file "$work/sleep:/sleep:0755" -entrypoint /sleep >&2
 ln "$sleep_tar" "$share/images/sleep.tar" 2>/dev/null || cp "$sleep_tar" "$share/images/sleep.tar"
 rook_image=""
-if [[ $stage == rook-chart || $stage == prism ]]; then
-  # The image the chart names; it is not built (no rook binary), so the operator pod waits.
+if [[ $stage != node ]]; then
+  # The image the chart names: with the operator, written below; for rook-chart and prism it
+  # is not (no rook binary), so the operator pod waits.
   ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
   rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
   cp "$rookdir/helm" "$share/bin/helm"
@@ -97,13 +108,11 @@ if [[ $stage == rook-chart || $stage == prism ]]; then
   # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
   (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
-if [[ $stage == rook ]]; then
+if [[ -n $operator ]]; then
   # One image for the operator and the Ceph daemons: the guest's own root (forky's Ceph
   # packages, as the guest has them) plus the rook binary, as Rook's image is Ceph's plus rook.
   # Without the node's own runtime (containerd, ctr, runc, the CNI plugins: 200 MiB that no
   # pod runs): importing is the slowest step under TCG (about 0.7 MB/s here).
-  ceph_ver=$(awk '$1 == "ceph-mon" {print $2}' "$guest/versions.txt")
-  rook_image="prism.local/e2e/rook-ceph:v$rook_version-ceph-${ceph_ver%%+*}"
   # Entrypoint rook, as Rook's image has: the chart's operator Deployment gives only args
   # (ceph operator); every Ceph daemon's pod names its own command.
   key=$( (cat "$guest/candidates.txt" "$rookdir/rook"; echo entrypoint=/usr/local/bin/rook no-runtime) | sha256sum | cut -c1-16)
@@ -117,23 +126,29 @@ if [[ $stage == rook ]]; then
       -file "$rookdir/rook:/usr/local/bin/rook:0755" -entrypoint /usr/local/bin/rook >&2
   fi
   ln "$rook_tar" "$share/images/rook-ceph.tar" 2>/dev/null || cp "$rook_tar" "$share/images/rook-ceph.tar"
-  cp "$rookdir/helm" "$share/bin/helm"
-  cp -r "$rookdir/rook-ceph" "$work/overlay/opt/e2e/rook-ceph"
-  # The csi.ceph.io CRDs, without the CSI operator (hack/e2e/crds says why).
-  (cd "$repo" && go run ./hack/e2e/crds -group csi.ceph.io) <"$rookdir/csi-operator.yaml" >"$work/overlay/opt/e2e/csi-crds.yaml"
 fi
-if [[ $stage == prism ]]; then
+if [[ -n $prism ]]; then
   # Prism's image as `make images` builds it (the chart's default repository:tag), the chart,
   # and the e2e suite compiled here (static) for the guest to run against its apiserver.
   prism_tar=$("$repo/hack/images/build.sh")
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
   (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
   cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
-  # The drives the suite pairs: NVMe-oF gives the emulated disks real models (hack/guest/
-  # nvmet-loop.sh); sizes are the drives' IDEMA capacities, as the drive database matches them.
-  # P5800X 800 GB is 3D XPoint (Fast), D5-P5316 30.72 TB is QLC (Capacity), as test/guest.
-  printf '%s\n' "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q800GB" "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
-    >"$work/overlay/etc/prism-e2e-nvmet.txt"
+  # The drives the suite pairs: NVMe-oF gives them real models (hack/guest/nvmet-loop.sh);
+  # sizes are the drives' IDEMA capacities, as the drive database matches them. P5800X 800 GB
+  # is 3D XPoint (Fast), D5-P5316 30.72 TB is QLC (Capacity), as test/guest. prism: over
+  # emulated disks; chain: over sparse files, so that LVM in Rook's pods (which bring their
+  # own lvm.conf) sees one path per drive. The second QLC drive is hot-added by the suite.
+  fast="800166076416" qlc="30725971992576"
+  if [[ -n $operator ]]; then
+    printf '%s\n' "sparse:$fast PRISM-E2E-FAST INTEL SSDPF21Q800GB" "sparse:$qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
+      >"$work/overlay/etc/prism-e2e-nvmet.txt"
+    echo "sparse:$qlc PRISM-E2E-QLC2 INTEL SSDPF2NV307TZ" >"$work/overlay/etc/prism-e2e-nvmet-hotadd.txt"
+  else
+    printf '%s\n' "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q800GB" "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
+      >"$work/overlay/etc/prism-e2e-nvmet.txt"
+    echo "e2e-qlc2 PRISM-E2E-QLC2 INTEL SSDPF2NV307TZ" >"$work/overlay/etc/prism-e2e-nvmet-hotadd.txt"
+  fi
 fi
 # Each archive's image name and manifest digest, for the guest to tell whether a reused work
 # disk's containerd already holds it (hack/e2e/ociarchive writes one manifest per archive).
@@ -161,14 +176,18 @@ fi
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 
-# rook: a second drive, whole, for the OSD Rook's prepare job creates.
+# rook: a second drive, whole, for the OSD Rook's prepare job creates. prism: the emulated
+# disks under the fabric drives (chain has sparse files in the guest instead).
 disks=(--disk e2e-work:64G)
 [[ $stage != rook ]] || disks+=(--disk e2e-osd:20G)
-[[ $stage != prism ]] || disks+=(--disk e2e-fast:800166076416 --disk e2e-qlc:30725971992576)
+[[ $stage != prism ]] || disks+=(--disk e2e-fast:$fast --disk e2e-qlc:$qlc --disk e2e-qlc2:$qlc)
+# chain: mon, mgr, two OSDs, Prism and the control plane, and the drives' tmpfs.
+mem=${PRISM_E2E_MEM:-8G}
+[[ $stage != chain || -n ${PRISM_E2E_MEM:-} ]] || mem=12G
 t0=$SECONDS
 rc=0
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
-  --share "$share" "${disks[@]}" --mem "${PRISM_E2E_MEM:-8G}" --smp 2 --timeout 5400 \
+  --share "$share" "${disks[@]}" --mem "$mem" --smp 2 --timeout 5400 \
   --workdir "$work/vm" "${reuse[@]}" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
 grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console.log" >&2 || true

@@ -5,14 +5,20 @@
 # the serial QEMU was given, the model and the serial the guest should see:
 #
 #   <qemu serial> <fabric serial> <model, may contain spaces>
+#   sparse:<bytes> <fabric serial> <model, may contain spaces>
 #
 # For each line it creates an nvmet subsystem (attr_model, attr_serial) whose namespace is the
 # emulated disk, exports it on an NVMe/TCP port on 127.0.0.1:4420, and connects to it with
 # `nvme connect`, so the guest gets a real /dev/nvmeXnY driven by nvme-tcp. It prints one
-# line per disk: "<qemu serial> <backing kernel name> <fabric kernel name> <model>".
+# line per disk: "<backing> <backing kernel name or file> <fabric kernel name> <model>".
 #
 # The backing disk stays visible too; LVM would see each PV twice (once through each path), so
 # --lvm-filter writes a global_filter accepting only the fabric devices and their partitions.
+# That filter is the guest's own: containers (Rook's OSD pods) bring their own lvm.conf. A
+# sparse:<bytes> line backs the namespace with a sparse file of that size on a tmpfs instead
+# (/run/prism-nvmet, 4 GiB of RAM at most), so there is no second path at all; the file's
+# namespace has 4096-byte blocks (the tmpfs's block size). Run again with new lines, it adds
+# those drives to the running target: a hot-add.
 set -euo pipefail
 lvm_filter=""
 if [[ ${1:-} == --lvm-filter ]]; then
@@ -46,10 +52,23 @@ if [[ ! -d $port ]]; then
   echo 4420 >"$port/addr_trsvcid"
 fi
 
+# sparse_file SERIAL BYTES: a sparse file of BYTES for that fabric serial, on the tmpfs.
+sparse_file() {
+  local dir=/run/prism-nvmet
+  mountpoint -q "$dir" || { mkdir -p "$dir" && mount -t tmpfs -o size=4G,mode=0700 prism-nvmet "$dir"; }
+  truncate -s "$2" "$dir/$1.img"
+  echo "$dir/$1.img"
+}
+
 fabric=()
 while read -r qserial fserial model; do
   [[ -z $qserial || $qserial == \#* ]] && continue
-  backing=$(by_serial "$qserial") || { echo "prism-nvmet-loop: no emulated disk with serial $qserial" >&2; exit 1; }
+  if [[ $qserial == sparse:* ]]; then
+    backing=$(sparse_file "$fserial" "${qserial#sparse:}")
+  else
+    backing=$(by_serial "$qserial") || { echo "prism-nvmet-loop: no emulated disk with serial $qserial" >&2; exit 1; }
+    backing=/dev/$backing
+  fi
   nqn="nqn.2024-01.io.prism-storage:guest-$(tr 'A-Z' 'a-z' <<<"$fserial")"
   sub=$cfg/subsystems/$nqn
   mkdir "$sub"
@@ -58,7 +77,9 @@ while read -r qserial fserial model; do
   echo -n "$model" >"$sub/attr_model"
   echo -n "$fserial" >"$sub/attr_serial"
   mkdir "$sub/namespaces/1"
-  echo -n "/dev/$backing" >"$sub/namespaces/1/device_path"
+  echo -n "$backing" >"$sub/namespaces/1/device_path"
+  # A file: through the page cache (a tmpfs file is in it anyway).
+  [[ -b $backing ]] || echo 1 >"$sub/namespaces/1/buffered_io"
   echo 1 >"$sub/namespaces/1/enable"
   ln -s "$sub" "$port/subsystems/$nqn"
   nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$nqn" >/dev/null
@@ -69,7 +90,7 @@ while read -r qserial fserial model; do
   done
   [[ -n $dev ]] || { echo "prism-nvmet-loop: $nqn connected but no block device with serial $fserial" >&2; exit 1; }
   fabric+=("$dev")
-  echo "$qserial $backing $dev $(cat "/sys/block/$dev/device/model" | sed 's/ *$//')"
+  echo "$qserial ${backing#/dev/} $dev $(cat "/sys/block/$dev/device/model" | sed 's/ *$//')"
 done <"$spec"
 udevadm settle --timeout=60
 

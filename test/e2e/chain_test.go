@@ -112,6 +112,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	// What the earlier specs found, for the later ones.
 	var fast, qlc prismv1.Device
 	var hostname string
+	qlcOSD := -1 // the OSD Rook made on the QLC drive
 
 	It("installs the chart and the agent is Ready on the node", func() {
 		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace"}
@@ -244,6 +245,25 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(c.GetAnnotations()).To(HaveKeyWithValue("nodes.prism.storage.io/"+policyName, hostname))
 	})
 
+	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's partition", func() {
+		if !cfg.rookOperator {
+			Skip("no Rook operator in this cluster (PRISM_E2E_ROOK_OPERATOR=1 says there is)")
+		}
+		slot := slotOf(storageNode(), qlc.StablePath)
+		Expect(slot).NotTo(BeNil(), "no DB slot for %s", qlc.StablePath)
+		var meta map[int]map[string]any
+		// Rook orchestrates mons, then the mgr, then the OSDs: under TCG that alone takes a while.
+		Eventually(func(g Gomega) {
+			g.Expect(osdsUp(osdDump(g))).To(BeNumerically(">=", 1), "no OSD up yet")
+			meta = osdMetadata(g)
+			g.Expect(osdOn(meta, qlc.Name)).NotTo(Equal(-1), "no OSD reports data on %s", qlc.Name)
+		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
+		qlcOSD = osdOn(meta, qlc.Name)
+		expectDBOnPrismPartition(meta[qlcOSD], qlc.Name, fast.Name, slot.Partition.SizeBytes)
+		Expect(deviceClasses(Default)).To(HaveKeyWithValue(qlcOSD, "qlc"), "the policy's osd.deviceClass")
+		Eventually(func(g Gomega) { g.Expect(osdPods(g)).To(HaveKey(strconv.Itoa(qlcOSD))) }).Should(Succeed())
+	})
+
 	It("serves the agent's metrics, naming both drives with their tiers", func() {
 		pod := agentPod(Default)
 		var body string
@@ -258,7 +278,82 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
 	})
 
+	It("a hot-added QLC drive takes the spare DB slot and joins the Rook entry; no OSD restarts", func() {
+		if len(cfg.hotAdd) == 0 {
+			Skip("no way to add a drive to this node (PRISM_E2E_HOTADD)")
+		}
+		spare := spareSlot(storageNode())
+		Expect(spare).NotTo(BeNil(), "the policy keeps one spare DB slot")
+		var before map[int]osdState
+		var podsBefore map[string]osdPod
+		if cfg.rookOperator {
+			before, podsBefore = osdDump(Default), osdPods(Default)
+			GinkgoWriter.Printf("before the hot-add: osd dump %+v, pods %+v\n", before, podsBefore)
+		}
+		cmd := exec.Command(cfg.hotAdd[0], cfg.hotAdd[1:]...)
+		cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+		Expect(cmd.Run()).To(Succeed(), "hot-add: %q", cfg.hotAdd)
+
+		var qlc2 prismv1.Device
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			var found bool
+			for _, d := range sn.Status.Devices {
+				if d.Model == cfg.qlcModel && d.StablePath != qlc.StablePath {
+					qlc2, found = d, true
+				}
+			}
+			g.Expect(found).To(BeTrue(), "no second %q among %v", cfg.qlcModel, models(sn))
+		}).Should(Succeed())
+		Expect(qlc2.Tier).To(Equal(prismv1.TierCapacity), "hot-added drive: %s", qlc2.TierReason)
+		Expect(qlc2.Eligibility.Eligible).To(BeTrue(), "hot-added drive: %+v", qlc2.Eligibility.Reasons)
+
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			g.Expect(sn.Spec.Plan).NotTo(BeNil())
+			s2 := slotOf(sn, qlc2.StablePath)
+			g.Expect(s2).NotTo(BeNil(), "no slot for %s in %+v", qlc2.StablePath, sn.Spec.Plan)
+			g.Expect(s2.Partition.Number).To(Equal(spare.Partition.Number), "the spare slot")
+			g.Expect(slotOf(sn, qlc.StablePath).Partition.Number).To(Equal(int32(1)), "the first drive keeps its slot")
+			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation))
+			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(), "%+v", sn.Status.Conditions)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			nodes := rookNodes(cephCluster())
+			g.Expect(nodes).To(HaveKey(hostname))
+			devices, _ := nodes[hostname]["devices"].([]any)
+			g.Expect(devices).To(ContainElement(And(
+				HaveKeyWithValue("name", qlc2.StablePath),
+				HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", prismv1.PartitionPath(fast.StablePath, spare.Partition.Number))))))
+			g.Expect(devices).To(HaveLen(2))
+		}).Should(Succeed())
+		if !cfg.rookOperator {
+			return
+		}
+		var after map[int]osdState
+		var metaAfter map[int]map[string]any
+		Eventually(func(g Gomega) {
+			after = osdDump(g)
+			g.Expect(osdsUp(after)).To(BeNumerically(">=", 2), "the new OSD is not up yet")
+			metaAfter = osdMetadata(g)
+			g.Expect(osdOn(metaAfter, qlc2.Name)).NotTo(Equal(-1), "no OSD reports data on %s", qlc2.Name)
+		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
+		id2 := osdOn(metaAfter, qlc2.Name)
+		Expect(id2).NotTo(Equal(qlcOSD))
+		expectDBOnPrismPartition(metaAfter[id2], qlc2.Name, fast.Name, spare.Partition.SizeBytes)
+		// Once Rook has finished with the changed CephCluster, no OSD that was up restarted.
+		waitRookReconciled()
+		expectNoOSDRestarted(before, podsBefore)
+	})
+
 	It("deleting the policy withdraws the Rook entries and releases the node, and removes no partition", func() {
+		var before map[int]osdState
+		var podsBefore map[string]osdPod
+		if cfg.rookOperator {
+			before, podsBefore = osdDump(Default), osdPods(Default)
+		}
 		Expect(k8s.Delete(ctx(), policy())).To(Succeed())
 		Eventually(func() bool {
 			err := k8s.Get(ctx(), client.ObjectKey{Name: policyName}, &prismv1.HybridStoragePolicy{})
@@ -279,8 +374,68 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(ok).To(BeTrue())
 			g.Expect(d.Partitions).NotTo(BeEmpty(), "the fast drive's partitions")
 		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+		if !cfg.rookOperator {
+			return
+		}
+		// Rook has applied the CephCluster without Prism's entries, and destroyed no OSD.
+		waitRookReconciled()
+		expectNoOSDRestarted(before, podsBefore)
+		after := osdDump(Default)
+		Expect(osdsUp(after)).To(Equal(len(before)), "osd dump after the policy was deleted: %+v", after)
 	})
 })
+
+// waitRookReconciled waits until Rook's operator has finished a reconcile of the CephCluster as
+// it is now: Ready for its current generation.
+func waitRookReconciled() {
+	gen := cephCluster().GetGeneration()
+	Eventually(func(g Gomega) {
+		c := cephCluster()
+		observed, _, _ := unstructured.NestedInt64(c.Object, "status", "observedGeneration")
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		msg, _, _ := unstructured.NestedString(c.Object, "status", "message")
+		g.Expect(observed).To(BeNumerically(">=", gen), "CephCluster %s: %s", phase, msg)
+		g.Expect(phase).To(Equal("Ready"), "CephCluster: %s", msg)
+	}).WithTimeout(3 * cfg.timeout).WithPolling(15 * time.Second).Should(Succeed())
+}
+
+// expectNoOSDRestarted: every OSD up before is up now, from the same epoch (its daemon did not
+// restart), in the same pod without a container restart.
+func expectNoOSDRestarted(before map[int]osdState, podsBefore map[string]osdPod) {
+	after, podsAfter := osdDump(Default), osdPods(Default)
+	GinkgoWriter.Printf("osd dump %+v, pods %+v\n", after, podsAfter)
+	for id, b := range before {
+		if b.Up != 1 {
+			continue
+		}
+		Expect(after).To(HaveKey(id), "osd.%d is gone", id)
+		Expect(after[id].Up).To(Equal(1), "osd.%d is down", id)
+		Expect(after[id].UpFrom).To(Equal(b.UpFrom), "osd.%d came up again (up_from)", id)
+	}
+	for id, p := range podsBefore {
+		Expect(podsAfter).To(HaveKeyWithValue(id, p), "osd.%s's pod was replaced or restarted", id)
+	}
+}
+
+// slotOf is the node plan's DB slot for that data device, nil if none.
+func slotOf(sn *prismv1.StorageNode, dataDevice string) *prismv1.DBSlot {
+	if sn.Spec.Plan == nil {
+		return nil
+	}
+	for i := range sn.Spec.Plan.FastDevices {
+		for j, s := range sn.Spec.Plan.FastDevices[i].Slots {
+			if s.DataDevice == dataDevice {
+				return &sn.Spec.Plan.FastDevices[i].Slots[j]
+			}
+		}
+	}
+	return nil
+}
+
+// spareSlot is the node plan's first spare DB slot (no data device), nil if none.
+func spareSlot(sn *prismv1.StorageNode) *prismv1.DBSlot {
+	return slotOf(sn, "")
+}
 
 // agentPod is the agent's pod on the suite's node.
 func agentPod(g Gomega) *corev1.Pod {

@@ -35,6 +35,11 @@ type config struct {
 	cephNS     string // the CephCluster Prism writes into (Rook's CRD must be installed)
 	cephName   string
 	timeout    time.Duration // each wait
+	// rookOperator: Rook's operator runs in the cluster, so the suite also waits for and checks
+	// the OSDs it creates, through the ceph CLI in the operator's pod (kubectl exec).
+	rookOperator bool
+	kubectl      string   // the kubectl binary, for exec into Rook's pods
+	hotAdd       []string // argv that makes a third drive of the QLC model appear on the node; empty: no hot-add spec
 }
 
 var (
@@ -101,6 +106,9 @@ func TestE2E(t *testing.T) {
 		qlcModel:   env("PRISM_E2E_QLC_MODEL", "INTEL SSDPF2NV307TZ"),
 		timeout:    10 * time.Minute,
 	}
+	cfg.rookOperator = os.Getenv("PRISM_E2E_ROOK_OPERATOR") == "1"
+	cfg.kubectl = env("PRISM_E2E_KUBECTL", "kubectl")
+	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")
 	}
@@ -143,8 +151,8 @@ var _ = BeforeSuite(func() {
 		Expect(nodes.Items).To(HaveLen(1), "the cluster has several nodes: name one with PRISM_E2E_NODE")
 		cfg.node = nodes.Items[0].Name
 	}
-	GinkgoWriter.Printf("e2e: kubeconfig %s, node %s, fast %q, QLC %q, CephCluster %s/%s\n",
-		cfg.kubeconfig, cfg.node, cfg.fastModel, cfg.qlcModel, cfg.cephNS, cfg.cephName)
+	GinkgoWriter.Printf("e2e: kubeconfig %s, node %s, fast %q, QLC %q, CephCluster %s/%s, Rook operator %t, hot-add %q\n",
+		cfg.kubeconfig, cfg.node, cfg.fastModel, cfg.qlcModel, cfg.cephNS, cfg.cephName, cfg.rookOperator, cfg.hotAdd)
 })
 
 // Each spec's outcome as one line on stdout, "e2e-spec: <state> <seconds> s <text>", for the
