@@ -26,3 +26,26 @@ func adviseRandom(f *os.File) {
 		_, _, _ = syscall.Syscall6(syscall.SYS_FADVISE64, fd, 0, 0, posixFadvRandom, 0, 0)
 	})
 }
+
+// posixFadvWillNeed is POSIX_FADV_WILLNEED.
+const posixFadvWillNeed = 3
+
+// Prefetch asks the kernel to start reading, in the background, what Detect and libblkid
+// will read of a device of the given size: its head, and its tail from ZFS label 2 on
+// (libblkid reads the four ZFS labels whole). A caller that opens several devices first
+// prefetches them all, so that their reads overlap the work on the devices before them. It
+// is only a hint, and reads exactly those ranges (readahead stays off).
+func Prefetch(f *os.File, size int64) {
+	rc, err := f.SyscallConn()
+	if err != nil || size <= 0 {
+		return
+	}
+	head := min(size, headSize)
+	from := max(head, zfsLabels(size)[2])
+	_ = rc.Control(func(fd uintptr) {
+		_, _, _ = syscall.Syscall6(syscall.SYS_FADVISE64, fd, 0, uintptr(head), posixFadvWillNeed, 0, 0)
+		if from < size {
+			_, _, _ = syscall.Syscall6(syscall.SYS_FADVISE64, fd, uintptr(from), uintptr(size-from), posixFadvWillNeed, 0, 0)
+		}
+	})
+}

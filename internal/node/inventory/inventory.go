@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +154,8 @@ func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signat
 			continue
 		}
 		files[i] = f
+		// Start every disk's reads now: they overlap the work on the disks before them.
+		signature.Prefetch(f, disks[i].SizeBytes)
 	}
 	return files, sigs
 }
@@ -176,6 +179,14 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File
 		}
 	}
 	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
+	if libblkid && !slices.ContainsFunc(disks, func(d sysfs.BlockDevice) bool { return d.Rotational }) {
+		// With libblkid in process, one reader took 10 % less CPU time than two for 8 loop
+		// devices, in the same wall time (docs/benchmarks.md, 2026-11-26): fewer threads
+		// for the Go runtime to hand blocked cgo calls between, and one set of libblkid's
+		// buffers. On solid-state disks each disk's reads wait microseconds; a hard disk's
+		// wait for seeks, which several readers overlap, so hosts with any keep them.
+		workers = 1
+	}
 	if readers > 0 {
 		workers = min(readers, len(disks))
 	}
