@@ -21,7 +21,7 @@ make images
 go test $(go list ./... | grep -v '/test/guest$') -count=1 -timeout 30m
 # The agent as make build and the image build it: libblkid in process (cgo, -tags libblkid),
 # which must find what the wipefs child finds (real formats on loop devices as root).
-go test -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/ -count=1
+go test -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/ ./test/loopdev/ -count=1
 hack/fuzz.sh "${FUZZTIME:-5s}"
 # End to end: the demo's real control plane, operator binary and agent binaries on the fixture
 # nodes; as root, the agents partition loop-backed fast devices and run caches on the casadm
