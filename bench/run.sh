@@ -81,8 +81,10 @@ if [[ ! -x $AGENT ]] || [[ -n $(find cmd internal api go.mod go.sum hack/build-a
 fi
 if go version -m "$AGENT" 2>/dev/null | grep -q -- '-tags=.*libblkid'; then
 	probe="libblkid in process (static)"
+	prof_tags=(-tags libblkid) # bench/inventoryprof as the agent: libblkid in process
 else
 	probe="a wipefs child (built without libblkid)"
+	prof_tags=()
 fi
 
 # --- one run at a time; clean up after a run that was killed ------------------------
@@ -353,7 +355,7 @@ fi
 inits=$(GODEBUG=inittrace=1 "$AGENT" version 2>&1 >/dev/null | awk '/^init / {n++; ms += $5} END {printf "%d packages, %.1f ms", n, ms}')
 echo "prism-agent package initialisation (GODEBUG=inittrace=1, summed): $inits"
 if have go; then
-	go build -o "$tmp/inventoryprof" ./bench/inventoryprof
+	go build "${prof_tags[@]}" -o "$tmp/inventoryprof" ./bench/inventoryprof
 	time_cmd once "$tmp/inventoryprof" -once
 	read -r o_med o_min o_max < <(stats once)
 	echo "same inventory from a binary linking only internal/node/inventory (bench/inventoryprof -once): median $o_med ms, min $o_min, max $o_max"

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -69,6 +70,7 @@ func ProbeFile(f *os.File, path string) ([]Signature, error) {
 		return nil, fmt.Errorf("libblkid: %s: cannot allocate a probe", path)
 	}
 	defer C.blkid_free_probe(pr)
+	defer runtime.KeepAlive(f) // f's descriptor stays open until libblkid is done with it
 	if C.blkid_probe_set_device(pr, C.int(f.Fd()), 0, 0) != 0 {
 		return nil, fmt.Errorf("libblkid: %s: probing initialization failed", path)
 	}

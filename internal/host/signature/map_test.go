@@ -67,3 +67,15 @@ func TestDetectMappedFaultIsAReadError(t *testing.T) {
 		t.Errorf("DetectPath after a fault: %v", err)
 	}
 }
+
+// What cannot be mapped (a character device without mmap) is read instead.
+func TestDetectMappedFallsBackToReads(t *testing.T) {
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if sigs, mapped, err := detectMapped(f, 4096); mapped || err != nil || sigs != nil {
+		t.Errorf("detectMapped(/dev/null): %v, mapped %v, %v; want not mapped", sigs, mapped, err)
+	}
+}
