@@ -91,12 +91,14 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	var probed [][]blkid.Signature
 	var probeErrs []error
 	probeDone := make(chan struct{})
-	go func() {
-		defer close(probeDone)
-		if !inProcess {
+	if inProcess {
+		close(probeDone)
+	} else {
+		go func() {
+			defer close(probeDone)
 			probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
-		}
-	}()
+		}()
+	}
 	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders, inProcess)
 	<-probeDone
 	// Closed only now: while Prism holds a disk open, the pages either reader fetched stay
@@ -165,8 +167,8 @@ func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signat
 // the caller closes the files. With libblkid, each reader then asks libblkid in process
 // about the disk it just read, as libblkidSignatures would through wipefs: the same disks
 // (not the ones contentIrrelevant leaves out), one after the other on the same descriptor
-// (libblkid moves its file offset; the detector only maps and preads). Result i belongs to disks[i], so the report keeps the disks' order
-// whatever order the reads finish in.
+// (libblkid moves its file offset; the detector only maps and preads). Result i belongs to
+// disks[i], so the report keeps the disks' order whatever order the reads finish in.
 func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int, libblkid bool) {
 	read := func(i int) {
 		if files[i] == nil {
