@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"unsafe"
 )
 
 // detectMapped is Detect with the head and the tail mapped from the device's page cache
@@ -35,8 +36,10 @@ func detectMapped(f *os.File, size int64) (sigs []Signature, mapped bool, err er
 	}
 	defer func() {
 		if r := recover(); r != nil {
+			// Only a fault inside the mappings is the device's; anything else (a bug) still
+			// crashes, as without the mappings.
 			fault, ok := r.(interface{ Addr() uintptr })
-			if !ok {
+			if !ok || !(within(fault.Addr(), d.head) || within(fault.Addr(), d.tail)) {
 				panic(r)
 			}
 			sigs, mapped, err = nil, true, fmt.Errorf("signature: reading the mapped device failed (fault at %#x): %v", fault.Addr(), r)
@@ -61,4 +64,10 @@ func mapRange(f *os.File, off, n int64) ([]byte, func(), error) {
 	_ = syscall.Madvise(b, syscall.MADV_WILLNEED)
 	s := b[off-start:]
 	return s[:n:n], func() { _ = syscall.Munmap(b) }, nil
+}
+
+// within reports whether address a lies in b's bytes.
+func within(a uintptr, b []byte) bool {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return len(b) > 0 && a >= p && a < p+uintptr(len(b))
 }
