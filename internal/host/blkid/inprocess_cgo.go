@@ -44,9 +44,11 @@ var mallocOnce sync.Once
 // tag and cgo) rather than through a wipefs child.
 const InProcess = true
 
-// maxProbeSteps bounds the probe loop: a device with more signatures than this is reported
-// as an error (it cannot be proven anything), never as a shorter list.
-const maxProbeSteps = 64
+// maxProbeSteps bounds the probe loop, which ends by itself once every magic is hidden: a
+// ZFS member alone shows one per uberblock found (wipefs lists 381 on a disk whose four
+// labels are full, TestProbeFileFindsWhatWipefsFinds). A device with more is reported as an
+// error (not proven empty), never as a shorter list.
+const maxProbeSteps = 1 << 13
 
 // C strings of the probe's result keys, allocated once.
 var (

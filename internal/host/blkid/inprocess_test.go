@@ -4,6 +4,7 @@ package blkid
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +132,23 @@ func TestProbeFileFindsWhatWipefsFinds(t *testing.T) {
 		{"swap", [][2]string{{"mkswap", "util-linux"}}, func(t *testing.T, dev string) {
 			sh(t, "mkswap", dev)
 		}, []string{"swap"}},
+		{"ZFS labels full of uberblocks (hundreds of signatures)", nil, func(t *testing.T, dev string) {
+			// No zpool here: the uberblock magic in every 1 KiB slot of each of the four
+			// labels' rings, which is what libblkid looks for; wipefs lists each it finds.
+			f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			magic := binary.LittleEndian.AppendUint64(nil, 0x00bab10c)
+			for _, label := range []int64{0, 256 << 10, size - 512<<10, size - 256<<10} {
+				for slot := range int64(128) {
+					if _, err := f.WriteAt(magic, label+128<<10+slot<<10); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range tc.tools {
@@ -158,10 +176,17 @@ func TestProbeFileFindsWhatWipefsFinds(t *testing.T) {
 				if tc.want != nil && !reflect.DeepEqual(types, tc.want) {
 					t.Errorf("%s: found %q, want %q", path, types, tc.want)
 				}
+				if strings.HasPrefix(tc.name, "ZFS") && len(inproc) < 100 {
+					t.Errorf("%s: %d signatures, want one per uberblock libblkid finds (hundreds)", path, len(inproc))
+				}
 				if tc.name == "empty" && len(inproc) != 0 {
 					t.Errorf("%s: found %v on an empty device", path, inproc)
 				}
-				t.Logf("%s: %v", path, inproc)
+				if len(inproc) > 8 {
+					t.Logf("%s: %d signatures, the first %v", path, len(inproc), inproc[0])
+				} else {
+					t.Logf("%s: %v", path, inproc)
+				}
 			}
 		})
 	}
