@@ -1,15 +1,18 @@
 # One image for the operator (/prism-manager) and the node agent (/prism-agent).
 FROM golang:1.26 AS build
 WORKDIR /src
+# libblkid's headers and static library: the agent links libblkid in (hack/build-agent.sh).
+RUN apt-get update && apt-get install -y -q --no-install-recommends libblkid-dev && rm -rf /var/lib/apt/lists/*
 COPY go.mod go.sum ./
 RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY internal/ internal/
+COPY hack/build-agent.sh hack/
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-manager ./cmd/manager && \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/prism-agent ./cmd/agent
+    LDFLAGS="-s -w -X main.version=${VERSION}" hack/build-agent.sh /out/prism-agent -trimpath
 
 # Host tools the agent runs through its executor: wipefs, blkid, partx, nsenter (util-linux),
 # sfdisk (fdisk), udevadm (udev), smartctl (smartmontools): hack/packages.txt's image-root

@@ -102,7 +102,7 @@ bench: build ## Run the benchmarks in bench/ and print results (see docs/benchma
 .PHONY: build
 build: ## Build the operator, the agent and the kubectl plugin into bin/.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/prism-manager ./cmd/manager
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/prism-agent ./cmd/agent
+	LDFLAGS="$(LDFLAGS)" hack/build-agent.sh $(BIN)/prism-agent
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-prism ./cmd/kubectl-prism
 
 .PHONY: images

@@ -48,8 +48,9 @@ apt_install() { # apt_install PKG...: true when installed
 }
 candidate() { apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}'; }
 
-# lsblk, losetup, sgdisk, mkfs.ext4, jq, flock, hyperfine, strace, ceph-volume (hack/packages.txt).
-hack/install-deps.sh bench
+# lsblk, losetup, sgdisk, mkfs.ext4, jq, flock, hyperfine, strace, ceph-volume; libblkid-dev
+# for an agent built as the image builds it (hack/packages.txt).
+hack/install-deps.sh bench build
 cv_note=""
 if ! have ceph-volume; then
 	# Debian has no package named ceph-volume: bookworm ships /usr/sbin/ceph-volume in ceph-osd.
@@ -73,10 +74,17 @@ else
 	say "$cv_note"
 fi
 
-# --- prism-agent (rebuilt when a source is newer than the binary) ---------------------
-if [[ ! -x $AGENT ]] || [[ -n $(find cmd internal api go.mod go.sum -newer "$AGENT" \( -name '*.go' -o -name '*.csv' -o -name 'go.*' \) -print -quit) ]]; then
+# --- prism-agent (rebuilt when a source is newer than the binary), as the image builds it ---
+if [[ ! -x $AGENT ]] || [[ -n $(find cmd internal api go.mod go.sum hack/build-agent.sh -newer "$AGENT" \( -name '*.go' -o -name '*.csv' -o -name 'go.*' -o -name '*.sh' \) -print -quit) ]]; then
 	say "building $AGENT"
-	go build -ldflags "-X main.version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o "$AGENT" ./cmd/agent
+	LDFLAGS="-X main.version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)" hack/build-agent.sh "$AGENT"
+fi
+if go version -m "$AGENT" 2>/dev/null | grep -q -- '-tags=.*libblkid'; then
+	probe="libblkid in process (static)"
+	prof_tags=(-tags libblkid) # bench/inventoryprof as the agent: libblkid in process
+else
+	probe="a wipefs child (built without libblkid)"
+	prof_tags=()
 fi
 
 # --- one run at a time; clean up after a run that was killed ------------------------
@@ -260,7 +268,7 @@ cat <<EOF
 == Inventory: prism-agent vs lsblk vs ceph-volume ==
 date:     $(date -u)
 machine:  $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo), kernel $(uname -r), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
-versions: prism-agent $("$AGENT" version), $(lsblk --version), ceph-volume from $cv_version, Go $(go env GOVERSION 2>/dev/null || echo ?)
+versions: prism-agent $("$AGENT" version) (libblkid's probe: $probe), $(lsblk --version), ceph-volume from $cv_version, Go $(go env GOVERSION 2>/dev/null || echo ?)
 devices:  $NLOOPS loop devices of $SIZE (sparse files in $BASE), rotational=0, read_ahead_kb=$readahead; udev $udev
 timing:   $timer, $WARMUP warm-ups + $RUNS runs each, output discarded
 load:     $load_before before timing, $(cut -d' ' -f1-3 /proc/loadavg) after (1/5/15-minute load averages)
@@ -347,7 +355,7 @@ fi
 inits=$(GODEBUG=inittrace=1 "$AGENT" version 2>&1 >/dev/null | awk '/^init / {n++; ms += $5} END {printf "%d packages, %.1f ms", n, ms}')
 echo "prism-agent package initialisation (GODEBUG=inittrace=1, summed): $inits"
 if have go; then
-	go build -o "$tmp/inventoryprof" ./bench/inventoryprof
+	go build "${prof_tags[@]}" -o "$tmp/inventoryprof" ./bench/inventoryprof
 	time_cmd once "$tmp/inventoryprof" -once
 	read -r o_med o_min o_max < <(stats once)
 	echo "same inventory from a binary linking only internal/node/inventory (bench/inventoryprof -once): median $o_med ms, min $o_min, max $o_max"

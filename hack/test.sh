@@ -5,18 +5,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-# Every Debian package the tests, the demo and the guest build run (hack/packages.txt).
-hack/install-deps.sh test demo guest
+# Every Debian package the tests, the demo and the guest build run (hack/packages.txt); build:
+# libblkid-dev, which the agent links (hack/build-agent.sh).
+hack/install-deps.sh test demo guest build
 KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh)
 export KUBEBUILDER_ASSETS
 echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
 go vet ./...
+go vet -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/
 # Prism's image as an OCI archive (cached root layer; seconds when warm): hack/images' tests
 # check every agent tool is in it and runs there (docs/decisions/0023).
 make images
 # test/guest boots a QEMU guest; it runs alone below (make test-guest) rather than beside the
 # other packages' tests, which would slow its emulated CPUs.
 go test $(go list ./... | grep -v '/test/guest$') -count=1 -timeout 30m
+# The agent as make build and the image build it: libblkid in process (cgo, -tags libblkid),
+# which must find what the wipefs child finds (real formats on loop devices as root).
+go test -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/ ./test/loopdev/ -count=1
 hack/fuzz.sh "${FUZZTIME:-5s}"
 # End to end: the demo's real control plane, operator binary and agent binaries on the fixture
 # nodes; as root, the agents partition loop-backed fast devices and run caches on the casadm

@@ -26,12 +26,12 @@ func main() {
 	n := flag.Int("n", 200, "inventories to take (at least 1)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the loop to this file")
 	once := flag.Bool("once", false, "print one inventory as JSON and exit")
-	wipefs := flag.Bool("wipefs", true, "run libblkid's probe (one wipefs for the disks), as prism-agent inventory does")
+	wipefs := flag.Bool("wipefs", true, "run libblkid's probe, as prism-agent inventory does: in process when built with -tags libblkid, else one wipefs for the disks")
 	flag.Parse()
 
 	opts := inventory.Options{Host: sysfs.Host{Root: *root}, IncludeLoop: *includeLoop}
 	if *wipefs {
-		opts.Probe = hostexec.Local{}
+		opts.Probe, opts.ProbeInProcess = hostexec.Local{}, true
 	}
 	rep, err := inventory.Take(context.Background(), opts) // warm-up; parses the drive database once
 	if err != nil {

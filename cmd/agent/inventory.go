@@ -34,7 +34,8 @@ func (h *hostFlags) register(fs *flag.FlagSet) {
 }
 
 func (h *hostFlags) options() inventory.Options {
-	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop, Probe: hostexec.Local{}}
+	// libblkid in process when the binary links it (make build, the image), else a wipefs child.
+	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop, Probe: hostexec.Local{}, ProbeInProcess: true}
 	switch {
 	case h.noIdentify:
 	case h.identifyDir != "":

@@ -84,9 +84,9 @@ flock -u 9
 # 2. The static binaries, as the Dockerfile builds them.
 bins="$out_dir/.bin"
 mkdir -p "$bins"
-for b in manager agent; do
-  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bins/prism-$b" "./cmd/$b"
-done
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bins/prism-manager" ./cmd/manager
+# The agent links libblkid statically when libblkid-dev is installed (hack/build-agent.sh).
+LDFLAGS="-s -w -X main.version=$version" hack/build-agent.sh "$bins/prism-agent" -trimpath
 log "binaries built ($(secs))"
 
 # 3. The OCI archive.

@@ -155,7 +155,8 @@ func TestInventoryRealLoopDevices(t *testing.T) {
 
 	before := snapshot(t, loops, want)
 
-	opts := inventory.Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true, Probe: hostexec.Local{}} // as the agent and its CLI take it
+	// As the agent and its CLI take it: libblkid in process when built with -tags libblkid.
+	opts := inventory.Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true, Probe: hostexec.Local{}, ProbeInProcess: true}
 	rep1, err := inventory.Take(ctx, opts)
 	if err != nil {
 		t.Fatalf("inventory.Take: %v", err)

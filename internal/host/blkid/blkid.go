@@ -170,3 +170,24 @@ func checkDevice(dev string) error {
 	}
 	return nil
 }
+
+// ParseProbeValues turns one result of libblkid's low-level probe into a Signature: the
+// values of TYPE (or PTTYPE), SBMAGIC_OFFSET (or PTMAGIC_OFFSET) and SBMAGIC (or PTMAGIC)
+// as blkid_probe_lookup_value returns them. The first two are NUL-terminated strings (a
+// name, a decimal byte offset), the magic is raw bytes; magicLen is its length, the range
+// the probe hides before it looks again. Device is left empty.
+func ParseProbeValues(typ, offset, magic []byte) (s Signature, magicLen int, err error) {
+	t := strings.TrimRight(string(typ), "\x00")
+	if t == "" || strings.ContainsFunc(t, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return Signature{}, 0, fmt.Errorf("libblkid type %q is not a name", typ)
+	}
+	o := strings.TrimRight(string(offset), "\x00")
+	off, err := strconv.ParseInt(o, 10, 64)
+	if err != nil || off < 0 {
+		return Signature{}, 0, fmt.Errorf("libblkid %s: magic offset %q is not a byte offset", t, o)
+	}
+	if len(magic) == 0 {
+		return Signature{}, 0, fmt.Errorf("libblkid %s at byte %d: no magic", t, off)
+	}
+	return Signature{Type: t, Offset: off}, len(magic), nil
+}

@@ -133,3 +133,59 @@ func FuzzParseProbe(f *testing.F) {
 		}
 	})
 }
+
+// The values are as blkid_probe_lookup_value returns them for libblkid 2.38: names and
+// offsets NUL-terminated, the length counting the NUL; magics raw.
+func TestParseProbeValues(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		typ, off, magic string
+		want            Signature
+		wantLen         int
+		err             string
+	}{
+		{"ext4", "ext4\x00", "1080\x00", "\x53\xef", Signature{Type: "ext4", Offset: 1080}, 2, ""},
+		{"gpt", "gpt\x00", "512\x00", "EFI PART", Signature{Type: "gpt", Offset: 512}, 8, ""},
+		{"backup gpt", "gpt\x00", "6442450432\x00", "EFI PART", Signature{Type: "gpt", Offset: 6442450432}, 8, ""},
+		{"LVM", "LVM2_member\x00", "536\x00", "LVM2 001", Signature{Type: "LVM2_member", Offset: 536}, 8, ""},
+		{"swap", "swap\x00", "4086\x00", "SWAPSPACE2", Signature{Type: "swap", Offset: 4086}, 10, ""},
+		{"magic with NUL bytes", "zfs_member\x00", "135168\x00", "\x0c\xb1\xba\x00\x00\x00\x00\x00", Signature{Type: "zfs_member", Offset: 135168}, 8, ""},
+		{"without NUL", "xfs", "0", "XFSB", Signature{Type: "xfs", Offset: 0}, 4, ""},
+		{"no type", "", "0\x00", "x", Signature{}, 0, "not a name"},
+		{"type of NULs", "\x00\x00", "0\x00", "x", Signature{}, 0, "not a name"},
+		{"type with a space", "ex t4\x00", "0\x00", "x", Signature{}, 0, "not a name"},
+		{"no offset", "ext4\x00", "", "x", Signature{}, 0, "not a byte offset"},
+		{"hex offset", "ext4\x00", "0x438\x00", "x", Signature{}, 0, "not a byte offset"},
+		{"negative offset", "ext4\x00", "-1\x00", "x", Signature{}, 0, "not a byte offset"},
+		{"offset beyond int64", "ext4\x00", "9223372036854775808\x00", "x", Signature{}, 0, "not a byte offset"},
+		{"no magic", "ext4\x00", "1080\x00", "", Signature{}, 0, "no magic"},
+	} {
+		got, n, err := ParseProbeValues([]byte(tc.typ), []byte(tc.off), []byte(tc.magic))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %+v, %d, %v; want error %q", tc.name, got, n, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want || n != tc.wantLen {
+			t.Errorf("%s: %+v, %d, %v; want %+v, %d", tc.name, got, n, err, tc.want, tc.wantLen)
+		}
+	}
+}
+
+func FuzzParseProbeValues(f *testing.F) {
+	f.Add([]byte("ext4\x00"), []byte("1080\x00"), []byte("\x53\xef"))
+	f.Add([]byte("gpt\x00"), []byte("512\x00"), []byte("EFI PART"))
+	f.Add([]byte("LVM2_member\x00"), []byte("536\x00"), []byte("LVM2 001"))
+	f.Fuzz(func(t *testing.T, typ, off, magic []byte) {
+		s, n, err := ParseProbeValues(typ, off, magic)
+		if err != nil {
+			return
+		}
+		// A result the probe loop can use: a name, a place, and a range to hide that is
+		// not empty (an empty one would find the same magic again).
+		if s.Type == "" || strings.ContainsAny(s.Type, " \x00\n") || s.Offset < 0 || n != len(magic) || n <= 0 {
+			t.Fatalf("%q %q %q: %+v, %d", typ, off, magic, s, n)
+		}
+	})
+}

@@ -6,3 +6,6 @@ import "os"
 
 // adviseRandom does nothing here; see advise_linux.go.
 func adviseRandom(*os.File) {}
+
+// Prefetch does nothing here; see advise_linux.go.
+func Prefetch(*os.File, int64) {}

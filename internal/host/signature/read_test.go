@@ -3,6 +3,7 @@ package signature
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -141,6 +142,9 @@ func TestDetectEdges(t *testing.T) {
 				if !reflect.DeepEqual(got, ref) {
 					t.Errorf("Detect %v, uncached %v", got, ref)
 				}
+				if file := viaFile(t, tt.d); !reflect.DeepEqual(file, got) {
+					t.Errorf("DetectFile (mapped on Linux) %v, Detect %v", file, got)
+				}
 				if size >= 8*mib && !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("got  %v\nwant %v", got, tt.want)
 				}
@@ -233,4 +237,32 @@ func BenchmarkDetect(b *testing.B) {
 			}
 		}
 	})
+}
+
+// viaFile writes d to a sparse file and runs DetectFile on it, as the inventory does on a
+// device (on Linux through detectMapped).
+func viaFile(t *testing.T, d *sparse) []Signature {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "dev.img")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(d.size); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range slices.Sorted(maps.Keys(d.parts)) {
+		if _, err := f.WriteAt(d.parts[o], o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(d.size); err != nil { // parts beyond the end are not on the device
+		t.Fatal(err)
+	}
+	sigs, err := DetectFile(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sigs
 }

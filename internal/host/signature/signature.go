@@ -148,8 +148,14 @@ func DetectFile(f *os.File, path string) ([]Signature, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signature: size of %s: %w", path, err)
 	}
-	adviseRandom(f)
-	sigs, err := Detect(f, size)
+	if size < 0 {
+		return nil, fmt.Errorf("signature: negative device size %d", size)
+	}
+	sigs, mapped, err := detectMapped(f, size)
+	if !mapped {
+		adviseRandom(f)
+		sigs, err = Detect(f, size)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -53,6 +53,9 @@ func probeMD(d *device) ([]Signature, error) {
 	return nil, nil
 }
 
+// luks2Offsets are where LUKS2 may keep its second header.
+var luks2Offsets = []int64{0x4000, 0x8000, 0x10000, 0x20000, 0x40000, 0x80000, 0x100000, 0x200000, 0x400000}
+
 // probeLUKS: LUKS1/LUKS2 header "LUKS\xba\xbe" + version at 0; LUKS2 keeps a
 // second header ("SKUL\xba\xbe") at one of these offsets, found even when
 // the first was wiped.
@@ -63,7 +66,7 @@ func probeLUKS(d *device) ([]Signature, error) {
 			out = append(out, Signature{Other, "crypto_LUKS", 0})
 		}
 	}
-	for _, off := range []int64{0x4000, 0x8000, 0x10000, 0x20000, 0x40000, 0x80000, 0x100000, 0x200000, 0x400000} {
+	for _, off := range luks2Offsets {
 		h, err := d.at(off, 8)
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,11 @@ type Options struct {
 	// Probe runs libblkid's probe (wipefs) on the disks besides Prism's detector; nil skips it
 	// (fixture hosts in unit tests). The agent and the CLI set it.
 	Probe hostexec.Executor
+	// ProbeInProcess asks libblkid in this process (blkid.ProbeFile, on the file descriptor
+	// Prism's detector reads) instead of through a wipefs child, for the same disks and with
+	// the same answer (decision 00XX). It takes effect only with Probe set and in a binary
+	// built with libblkid (blkid.InProcess); otherwise the wipefs child runs.
+	ProbeInProcess bool
 }
 
 // Report is one inventory of a host.
@@ -75,18 +81,25 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
 	// Open every disk first (cheap), then let libblkid probe the ones that opened while
-	// Prism's own detector reads them: the one wipefs process runs beside the reads instead
-	// of after them, and a disk nobody can open (a root disk an LSM guards, a card reader
-	// without media) does not fail the whole probe.
+	// Prism's own detector reads them. In process (ProbeInProcess), each reader asks
+	// libblkid right after the detector, on the same file descriptor, so libblkid reads
+	// from the page cache the detector filled. Otherwise one wipefs process runs beside the
+	// reads; a disk nobody can open (a root disk an LSM guards, a card reader without media)
+	// does not fail the whole probe.
 	files, sigs := openDisks(opts.Host, disks)
+	inProcess := blkid.InProcess && opts.ProbeInProcess && opts.Probe != nil
 	var probed [][]blkid.Signature
 	var probeErrs []error
 	probeDone := make(chan struct{})
-	go func() {
-		defer close(probeDone)
-		probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
-	}()
-	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders)
+	if inProcess {
+		close(probeDone)
+	} else {
+		go func() {
+			defer close(probeDone)
+			probed, probeErrs = libblkidSignatures(ctx, opts.Probe, opts.Host, disks, files)
+		}()
+	}
+	readSignatures(opts.Host, disks, files, sigs, opts.SignatureReaders, inProcess)
 	<-probeDone
 	// Closed only now: while Prism holds a disk open, the pages either reader fetched stay
 	// in the disk's page cache for the other (the kernel drops a block device's cache
@@ -96,8 +109,10 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 			f.Close()
 		}
 	}
-	for i := range disks {
-		sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
+	if !inProcess {
+		for i := range disks {
+			sigs[i].libblkid, sigs[i].libblkidErr = probed[i], probeErrs[i]
+		}
 	}
 	var rep Report
 	var noCharDevice []string
@@ -141,22 +156,39 @@ func openDisks(host sysfs.Host, disks []sysfs.BlockDevice) ([]*os.File, []signat
 			continue
 		}
 		files[i] = f
+		// Start every disk's reads now: they overlap the work on the disks before them.
+		signature.Prefetch(f, disks[i].SizeBytes)
 	}
 	return files, sigs
 }
 
 // readSignatures reads the on-disk signatures of every disk that opened, several at a time
 // (the reads mostly wait on the devices: a seek on a hard disk, a queue on a loop device);
-// the caller closes the files. Result i belongs to disks[i], so the report keeps the disks' order
-// whatever order the reads finish in.
-func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int) {
+// the caller closes the files. With libblkid, each reader then asks libblkid in process
+// about the disk it just read, as libblkidSignatures would through wipefs: the same disks
+// (not the ones contentIrrelevant leaves out), one after the other on the same descriptor
+// (libblkid moves its file offset; the detector only maps and preads). Result i belongs to
+// disks[i], so the report keeps the disks' order whatever order the reads finish in.
+func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File, out []signatures, readers int, libblkid bool) {
 	read := func(i int) {
 		if files[i] == nil {
 			return
 		}
-		out[i].found, out[i].err = signature.DetectFile(files[i], host.DevicePath(disks[i].Name))
+		path := host.DevicePath(disks[i].Name)
+		out[i].found, out[i].err = signature.DetectFile(files[i], path)
+		if libblkid && !contentIrrelevant(disks[i]) {
+			out[i].libblkid, out[i].libblkidErr = blkid.ProbeFile(files[i], path)
+		}
 	}
 	workers := min(maxSignatureReaders, max(2, runtime.GOMAXPROCS(0)), len(disks))
+	if libblkid && !slices.ContainsFunc(disks, func(d sysfs.BlockDevice) bool { return d.Rotational }) {
+		// With libblkid in process, one reader took 10 % less CPU time than two for 8 loop
+		// devices, in the same wall time (docs/benchmarks.md, 2026-11-26): fewer threads
+		// for the Go runtime to hand blocked cgo calls between, and one set of libblkid's
+		// buffers. On solid-state disks each disk's reads wait microseconds; a hard disk's
+		// wait for seeks, which several readers overlap, so hosts with any keep them.
+		workers = 1
+	}
 	if readers > 0 {
 		workers = min(readers, len(disks))
 	}
