@@ -6,7 +6,7 @@
 # With libblkid's headers and static library (Debian libblkid-dev, hack/packages.txt's build
 # group) and a C compiler, libblkid is linked in (cgo, -tags libblkid, glibc and libblkid
 # linked statically; netgo and osusergo keep glibc's resolver and NSS out), and the inventory
-# asks libblkid in process instead of running wipefs (decision 00XX). Without them, or with
+# asks libblkid in process instead of running wipefs (decision 0034). Without them, or with
 # PRISM_LIBBLKID=0, it builds with CGO_ENABLED=0 and the agent runs wipefs, as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -50,7 +50,7 @@ type Options struct {
 	Probe hostexec.Executor
 	// ProbeInProcess asks libblkid in this process (blkid.ProbeFile, on the file descriptor
 	// Prism's detector reads) instead of through a wipefs child, for the same disks and with
-	// the same answer (decision 00XX). It takes effect only with Probe set and in a binary
+	// the same answer (decision 0034). It takes effect only with Probe set and in a binary
 	// built with libblkid (blkid.InProcess); otherwise the wipefs child runs.
 	ProbeInProcess bool
 }
