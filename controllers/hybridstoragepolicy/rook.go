@@ -29,6 +29,7 @@ const (
 	ReasonRookNothingToConfigure = rookdecide.ReasonNothingToConfigure
 	ReasonReplacingOSDs          = rookdecide.ReasonReplacingOSDs
 	ReasonWaitingForCacheCores   = rookdecide.ReasonWaitingForCacheCores
+	ReasonCephLosesPartitionDB   = rookdecide.ReasonCephLosesPartitionDB
 )
 
 // rookOutcome is what applyRook did, for the status.

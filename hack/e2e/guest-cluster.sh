@@ -213,7 +213,10 @@ spec:
   mgr: {count: 1, allowMultiplePerNode: true}
   dashboard: {enabled: false}
   crashCollector: {disable: true}
-  monitoring: {enabled: false}
+  # metricsDisabled: no ceph-exporter DaemonSet. Debian packages no ceph-exporter binary, so
+  # its pod crash-loops in an image of Debian's Ceph ("exec: ceph-exporter: executable file not
+  # found", 2026-11-26). Prism reads the OSDs' admin sockets itself (decision 0027).
+  monitoring: {enabled: false, metricsDisabled: true}
   $storage
   # Rook's probes run the ceph CLI (Python) in the daemon's container with a 5 s timeout, and
   # the startup probe gives a mon or mgr 70 s in all: too little for an emulated CPU, where the

@@ -113,6 +113,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	var fast, qlc prismv1.Device
 	var hostname string
 	qlcOSD := -1 // the OSD Rook made on the QLC drive
+	lostDB := "" // the cluster's Ceph version when it loses partition DBs (decision 0035)
 
 	It("installs the chart and the agent is Ready on the node", func() {
 		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace"}
@@ -214,7 +215,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		GinkgoWriter.Printf("plan: %+v\npartitions: %+v\n", sn.Spec.Plan, sn.Status.Partitions)
 	})
 
-	It("writes Prism's entry into the CephCluster: the QLC drive with its DB slot", func() {
+	It("writes Prism's entry into the CephCluster: the QLC drive with its DB slot (or withholds it from a Ceph that loses partition DBs)", func() {
 		sn := storageNode()
 		var slot prismv1.DBSlot
 		for _, s := range sn.Spec.Plan.FastDevices[0].Slots {
@@ -223,6 +224,21 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			}
 		}
 		wantMeta := prismv1.PartitionPath(fast.StablePath, slot.Partition.Number)
+		if v := cephVersion(cephCluster()); cephLosesPartitionDB(v) {
+			// Decision 0035: this Ceph's ceph-volume would prepare an OSD that cannot start
+			// from a partition DB slot; Prism writes no entry and says why.
+			lostDB = v
+			Eventually(func(g Gomega) {
+				p := &prismv1.HybridStoragePolicy{}
+				g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
+				c := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured)
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Reason).To(Equal(hybridstoragepolicy.ReasonCephLosesPartitionDB), "%+v", c)
+				g.Expect(c.Message).To(ContainSubstring("ceph/ceph#69506"))
+			}).Should(Succeed())
+			Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname))
+			return
+		}
 		Eventually(func(g Gomega) {
 			p := &prismv1.HybridStoragePolicy{}
 			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
@@ -248,6 +264,9 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's partition", func() {
 		if !cfg.rookOperator {
 			Skip("no Rook operator in this cluster (PRISM_E2E_ROOK_OPERATOR=1 says there is)")
+		}
+		if lostDB != "" {
+			Skip("Ceph " + lostDB + " loses partition DBs, so Prism wrote no entry (decision 0035)")
 		}
 		slot := slotOf(storageNode(), qlc.StablePath)
 		Expect(slot).NotTo(BeNil(), "no DB slot for %s", qlc.StablePath)
@@ -320,6 +339,10 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation))
 			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(), "%+v", sn.Status.Conditions)
 		}).Should(Succeed())
+		if lostDB != "" {
+			Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname), "Ceph %s: no entry (decision 0035)", lostDB)
+			return
+		}
 		Eventually(func(g Gomega) {
 			nodes := rookNodes(cephCluster())
 			g.Expect(nodes).To(HaveKey(hostname))
@@ -384,6 +407,18 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(osdsUp(after)).To(Equal(len(before)), "osd dump after the policy was deleted: %+v", after)
 	})
 })
+
+// cephVersion is the Ceph version Rook reports in the CephCluster's status ("" before it has).
+func cephVersion(c *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(c.Object, "status", "version", "version")
+	return v
+}
+
+// cephLosesPartitionDB: Ceph 20 and later (decision 0035), as rookdecide decides it.
+func cephLosesPartitionDB(version string) bool {
+	major, err := strconv.Atoi(strings.SplitN(strings.TrimSpace(version), ".", 2)[0])
+	return err == nil && major >= 20
+}
 
 // waitRookReconciled waits until Rook's operator has finished a reconcile of the CephCluster as
 // it is now: Ready for its current generation.

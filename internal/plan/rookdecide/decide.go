@@ -38,6 +38,9 @@ const (
 	ReasonReplacingOSDs = "ReplacingOSDs"
 	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
 	ReasonWaitingForCacheCores = "WaitingForCacheCores"
+	// ReasonCephLosesPartitionDB: the cluster's Ceph would prepare OSDs that cannot start from
+	// entries with a partition DB slot (lostPartitionDB), so none is written.
+	ReasonCephLosesPartitionDB = "CephLosesPartitionDB"
 )
 
 // HealthRequeue is how soon to look again while replacements wait for Ceph's health, which
@@ -104,6 +107,9 @@ type Decision struct {
 	Lookup []string
 	// Ready and Waiting are the nodes whose partitions are Ready, and the others.
 	Ready, Waiting []string
+	// Withheld are ready nodes whose entries are not written because the cluster's Ceph
+	// loses partition DBs (Outcome says why); entries they already have are kept.
+	Withheld []string
 	// Entries are the storage.nodes entries of the ready nodes, after gating. Of the nodes the
 	// policy managed before and writes no entry for now, Drop lose their entries and Kept
 	// keep theirs untouched (re-provisioning, or OSDs still on raw devices under a new cache).
@@ -161,6 +167,10 @@ func Decide(in Input) (Decision, error) {
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	d.Gate = plan.GateReplacements(plan.RookNodes(ready, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
 	d.Entries = d.Gate.Entries
+	lost := lostPartitionDB(cluster)
+	if lost != "" && len(d.Entries) > 0 {
+		d.Withheld, d.Entries = nodeNamesOf(d.Entries), nil
+	}
 
 	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
 	// flap Rook's view of running OSDs.
@@ -172,7 +182,7 @@ func Decide(in Input) (Decision, error) {
 	d.Kept = []string{}
 	for _, n := range previous {
 		switch {
-		case slices.Contains(d.Waiting, n) || slices.Contains(raw, n):
+		case slices.Contains(d.Waiting, n) || slices.Contains(raw, n) || slices.Contains(d.Withheld, n):
 			d.Kept = append(d.Kept, n)
 		case !slices.Contains(applied, n):
 			d.Drop = append(d.Drop, n)
@@ -208,6 +218,9 @@ func Decide(in Input) (Decision, error) {
 		sets.addTo(d.Object)
 	}
 	d.Outcome, d.Event = outcome(in, d, configNote)
+	if len(d.Withheld) > 0 {
+		d.Outcome = Outcome{Reason: ReasonCephLosesPartitionDB, Message: fmt.Sprintf("%s; withheld: %s", lost, strings.Join(d.Withheld, ", "))}
+	}
 	return d, nil
 }
 

@@ -52,6 +52,12 @@ func cluster(nodes []any, annotations map[string]string, health string) *unstruc
 	return u
 }
 
+// withCeph is c with the Ceph version Rook reports in its status.
+func withCeph(c *unstructured.Unstructured, version string) *unstructured.Unstructured {
+	_ = unstructured.SetNestedField(c.Object, version, "status", "version", "version")
+	return c
+}
+
 func input(c *unstructured.Unstructured, nodes ...Node) Input {
 	return Input{Policy: policy, Manager: "prism-operator/" + policy, DeviceClass: "qlc", ClusterRef: "rook-ceph/ceph",
 		Cluster: c, Nodes: nodes, Now: now}
@@ -146,6 +152,22 @@ func TestDecide(t *testing.T) {
 			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), a),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook", "1 OSDs to re-create"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue}},
+		// Ceph 20's ceph-volume loses a partition block.db (decision 0035): seen in the e2e chain
+		// with Ceph 20.2.4, osd.0 aborting in expand-bluefs.
+		{"Ceph 20 loses partition DBs: no new entry, the status says why",
+			input(withCeph(cluster([]any{admins}, nil, ""), "20.2.4-0"), a),
+			want{reason: ReasonCephLosesPartitionDB, message: []string{"Rook reports Ceph 20.2.4-0", "ceph/ceph#69506", "withheld: a"},
+				kept: []string{}, nodes: []string{"admins-node"}}},
+		{"Ceph 20: an entry written before is kept, not withdrawn",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), a),
+			want{reason: ReasonCephLosesPartitionDB, message: []string{"existing entries are kept"},
+				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
+		{"Ceph 19 wraps the partition in an LV of its own: entries are written",
+			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), a),
+			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a"}},
+		{"Ceph 20 with no node ready: waiting, nothing withheld",
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), b),
+			want{reason: ReasonWaitingForPartitions, message: []string{"waiting for the agents"}, kept: []string{}, managed: ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,5 +316,24 @@ func TestDecideDeviceSets(t *testing.T) {
 	nodes, _, _ := unstructured.NestedSlice(rm.Object.Object, "spec", "storage", "nodes")
 	if len(rm.DeleteVolumes) != 2 || len(nodes) != 0 {
 		t.Errorf("removal deletes %d volumes and leaves %v: want 2 and no entry", len(rm.DeleteVolumes), nodes)
+	}
+}
+
+func TestLostPartitionDB(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		lost    bool
+	}{
+		{"20.2.4-0", true}, {"20.2.2", true}, {"21.0.0-123", true},
+		{"19.2.3-0", false}, {"18.2.7", false},
+		{"", false}, {"v20.2.4", false}, {"abc", false}, {"0.1", false}, {" 20.1.0 ", true},
+	} {
+		c := withCeph(cluster(nil, nil, ""), tc.version)
+		if got := lostPartitionDB(c) != ""; got != tc.lost {
+			t.Errorf("%q: lost %v, want %v", tc.version, got, tc.lost)
+		}
+	}
+	if lostPartitionDB(cluster(nil, nil, "")) != "" {
+		t.Error("no status.version: the version is not known, so nothing is withheld")
 	}
 }
