@@ -1,7 +1,10 @@
 package rookdecide
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,4 +339,47 @@ func TestLostPartitionDB(t *testing.T) {
 	if lostPartitionDB(cluster(nil, nil, "")) != "" {
 		t.Error("no status.version: the version is not known, so nothing is withheld")
 	}
+}
+
+// The CephCluster status Rook v1.20.2's real operator wrote with Ceph 20.2.4 (the e2e chain's
+// first run): Decide reads the version where Rook puts it, and withholds the entry.
+func TestRecordedRookStatusWithholdsPartitionDB(t *testing.T) {
+	raw, err := os.ReadFile("testdata/rook-v1.20.2-ceph-20.2.4-status.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status map[string]any
+	if err := json.Unmarshal(raw, &status); err != nil {
+		t.Fatal(err)
+	}
+	c := cluster(nil, nil, "")
+	c.Object["status"] = status
+	d, err := Decide(input(c, Node{Name: "prism-guest", Plan: slotPlan("nvme-FAST", "qlc"), Ready: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Outcome.Reason != ReasonCephLosesPartitionDB || !strings.Contains(d.Outcome.Message, "Ceph 20.2.4-0") {
+		t.Errorf("outcome %+v, want %s naming Ceph 20.2.4-0", d.Outcome, ReasonCephLosesPartitionDB)
+	}
+	if len(d.Entries) != 0 || d.Changed {
+		t.Errorf("entries %v, changed %v: want none written", names(d.Entries), d.Changed)
+	}
+}
+
+// cephMajor reads what Rook writes into a status anyone can edit: it never panics, and a
+// version it accepts has a positive major that the version starts with.
+func FuzzCephMajor(f *testing.F) {
+	for _, s := range []string{"20.2.4-0", "19.2.3", "", "v20", " 21.0.0 ", "0.1", "99999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, version string) {
+		n, ok := cephMajor(version)
+		if !ok {
+			return
+		}
+		head, _, _ := strings.Cut(strings.TrimSpace(version), ".")
+		if n <= 0 || strconv.Itoa(n) != strings.TrimLeft(head, "+0") {
+			t.Errorf("cephMajor(%q) = %d", version, n)
+		}
+	})
 }
