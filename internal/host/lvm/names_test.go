@@ -1,0 +1,107 @@
+package lvm
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSlotNames(t *testing.T) {
+	long := "/dev/disk/by-id/nvme-" + strings.Repeat("X", 490)
+	for _, tc := range []struct {
+		path    string
+		index   int32
+		vg, lv  string
+		wantErr bool
+	}{
+		{"/dev/disk/by-id/nvme-PRISMTEST_FAST", 0, "prism-db-49bd38895b20-00", "prism-db-00", false},
+		{"/dev/disk/by-id/nvme-PRISMTEST_FAST", 1, "prism-db-49bd38895b20-01", "prism-db-01", false},
+		{"/dev/disk/by-id/nvme-PRISMTEST_FAST", 126, "prism-db-49bd38895b20-126", "prism-db-126", false},
+		{"", 0, "", "", true},
+		{"/dev/disk/by-id/x", -1, "", "", true},
+	} {
+		vg, lv, err := SlotNames(tc.path, tc.index)
+		if (err != nil) != tc.wantErr || vg != tc.vg || lv != tc.lv {
+			t.Errorf("SlotNames(%q, %d) = %q, %q, %v; want %q, %q, error %v", tc.path, tc.index, vg, lv, err, tc.vg, tc.lv, tc.wantErr)
+		}
+	}
+	// Every name is valid, also for paths LVM could not take as they are; different devices
+	// and slots get different VGs; the same inputs the same names, every time.
+	seen := map[string]string{}
+	for _, p := range []string{"/dev/disk/by-id/nvme-INTEL_SSDPF21Q800GB_PHAL1234@x:y#z", "/dev/disk/by-path/pci-0000:3b:00.0-nvme-1", long, "/dev/disk/by-id/-lead"} {
+		for i := int32(0); i <= 126; i++ {
+			vg, lv, err := SlotNames(p, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckVGName(vg); err != nil {
+				t.Error(err)
+			}
+			if err := CheckLVName(lv); err != nil {
+				t.Error(err)
+			}
+			if again, _, _ := SlotNames(p, i); again != vg {
+				t.Fatalf("not stable: %q then %q", vg, again)
+			}
+			if prev, ok := seen[vg]; ok {
+				t.Fatalf("%q for %s and %s", vg, prev, p)
+			}
+			seen[vg] = p
+		}
+	}
+}
+
+func TestLVPath(t *testing.T) {
+	if got := LVPath("prism-db-49bd38895b20-00", "prism-db-00"); got != "/dev/prism-db-49bd38895b20-00/prism-db-00" {
+		t.Fatal(got)
+	}
+}
+
+func TestCheckNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vgOK bool
+		lvOK bool
+	}{
+		{"prism-db-49bd38895b20-00", true, true},
+		{"a+b_c.d-e", true, true},
+		{"", false, false},
+		{".", false, false},
+		{"..", false, false},
+		{"-x", false, false},
+		{"a b", false, false},
+		{"a/b", false, false},
+		{"é", false, false},
+		{strings.Repeat("a", 127), true, true},
+		{strings.Repeat("a", 128), false, false},
+		{"snapshot1", true, false},
+		{"pvmove0", true, false},
+		{"x_tmeta", true, false},
+		{"x_rimage_0", true, false},
+	} {
+		if err := CheckVGName(tc.name); (err == nil) != tc.vgOK {
+			t.Errorf("CheckVGName(%q) = %v, want ok %v", tc.name, err, tc.vgOK)
+		}
+		if err := CheckLVName(tc.name); (err == nil) != tc.lvOK {
+			t.Errorf("CheckLVName(%q) = %v, want ok %v", tc.name, err, tc.lvOK)
+		}
+	}
+}
+
+func TestCheckTag(t *testing.T) {
+	for tag, ok := range map[string]bool{
+		TagDBSlot: true,
+		TagPartUUID("8F3C1E52-6A0B-4C1D-9E2F-0123456789AB"): true,
+		"owner=someone!:#&":       true,
+		"":                        false,
+		"-x":                      false,
+		"a,b":                     false,
+		"a b":                     false,
+		"a@b":                     false,
+		strings.Repeat("t", 1024): true,
+		strings.Repeat("t", 1025): false,
+	} {
+		if err := CheckTag(tag); (err == nil) != ok {
+			t.Errorf("CheckTag(%q) = %v, want ok %v", tag, err, ok)
+		}
+	}
+}
