@@ -3,7 +3,7 @@
 // volume (pvcreate, vgcreate, lvcreate, tags given with --addtag) and for the three reports
 // (pvs, vgs, lvs as `--reportformat json --units b --nosuffix` with explicit -o fields), pure
 // parsers of those reports, and the deterministic names Prism gives a slot's volume group and
-// logical volume (decision 00XX, proposed).
+// logical volume (decision 0036, proposed).
 //
 // Only Read runs anything, through an injected hostexec.Executor (argv slices, a context with a
 // timeout, LC_ALL=C). Nothing runs a shell. The parsers reject any report that lacks a field

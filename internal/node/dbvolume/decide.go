@@ -1,5 +1,5 @@
 // Package dbvolume decides, purely, the next step towards a DB slot's logical volume
-// (decision 0035 option 2; docs/decisions/00XX-db-slots-as-lvs.md, proposed): ceph-volume 20
+// (decision 0035 option 2; docs/decisions/0036-db-slots-as-lvs.md, proposed): ceph-volume 20
 // loses a GPT partition given as block.db, so the agent will wrap each Ready DB slot partition
 // in LVM, one PV on the partition, one VG per slot, one LV filling it, and Rook will be handed
 // /dev/<vg>/<lv>. Nothing calls Decide yet: internal/node/provision will, once the whole chain
