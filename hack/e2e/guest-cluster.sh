@@ -191,8 +191,9 @@ rook_chart() {
   wait_for 300 "CephConnection CRD established" condition - crd/cephconnections.csi.ceph.io Established
 }
 
-# rook_cluster [DEVICE]: the CephCluster, one mon, useAllNodes: false; with DEVICE, that one
-# drive on this node for an OSD (Rook's prepare job decides how).
+# rook_cluster [DEVICE [METADATA]]: the CephCluster, one mon, useAllNodes: false; with DEVICE,
+# that one drive on this node for an OSD (Rook's prepare job decides how), its BlueStore DB on
+# METADATA when given (config.metadataDevice).
 rook_cluster() {
   local storage="storage: {useAllNodes: false, useAllDevices: false}"
   [[ -z ${1:-} ]] || storage="storage:
@@ -201,7 +202,8 @@ rook_cluster() {
     nodes:
     - name: prism-guest
       devices:
-      - name: \"$1\""
+      - name: \"$1\"${2:+
+        config: {metadataDevice: \"$2\"\}}"
   k apply -f - <<EOF || fail "create CephCluster"
 apiVersion: ceph.rook.io/v1
 kind: CephCluster
@@ -241,14 +243,29 @@ ceph_op() {
     -c /var/lib/rook/rook-ceph/rook-ceph.config -k /var/lib/rook/rook-ceph/client.admin.keyring "$@"
 }
 
+# db_lv DISK: a 4 GiB GPT partition on DISK wrapped in LVM (one PV, VG prism-e2e-db, LV db
+# filling it), as decision 0036 proposes Prism's agent hand DB slots to Rook: Ceph 20's
+# ceph-volume loses a bare partition given as block.db (decision 0035). Prints the LV's path.
+db_lv() {
+  sgdisk --new=1:0:+4G --change-name=1:prism-e2e-db "$1" >&2 && udevadm settle --timeout=60 &&
+    pvcreate "$1-part1" >&2 && vgcreate prism-e2e-db "$1-part1" >&2 &&
+    lvcreate --yes --extents 100%FREE --name db prism-e2e-db >&2 && udevadm settle --timeout=60 &&
+    echo /dev/prism-e2e-db/db
+}
+
 rook_stage() {
-  local osd_dev
+  local osd_dev db_dev meta=""
   osd_dev=$(ls /dev/disk/by-id/nvme-*_e2e-osd 2>/dev/null | head -1)
+  db_dev=$(ls /dev/disk/by-id/nvme-*_e2e-db 2>/dev/null | head -1)
+  if [[ -n $db_dev ]]; then
+    meta=$(db_lv "$db_dev" 2>>"$logs/db-lv.log") || fail "DB LV on $db_dev ($(tail -2 "$logs/db-lv.log"))"
+    mark "DB LV $meta on $db_dev-part1 ($(lvs --noheadings --units b --nosuffix -o lv_size prism-e2e-db/db | tr -d ' ') bytes)"
+  fi
   watch_rook &
   imported
   rook_chart
   wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
-  rook_cluster "$osd_dev"
+  rook_cluster "$osd_dev" "$meta"
   mon_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mon -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
   wait_for "$E2E_TIMEOUT" "MON POD RUNNING" mon_running
   # The quorum as the mon itself reports it, through its admin socket.
@@ -272,7 +289,7 @@ rook_stage() {
   wait_for "$E2E_TIMEOUT" "OSD UP (ceph osd dump)" osd_up
   ceph_op osd metadata 0 --format json-pretty >"$out/state/osd-metadata.json" 2>&1
   ceph_op -s >"$out/state/ceph-status.txt" 2>&1
-  grep -E '"(devices|bluestore_bdev_dev_node|bluestore_bdev_size|bluefs_dedicated_db|osd_objectstore|ceph_version)"' \
+  grep -E '"(devices|bluestore_bdev_dev_node|bluestore_bdev_size|bluefs_dedicated_db|bluefs_db_devices|bluefs_db_size|osd_objectstore|ceph_version)"' \
     "$out/state/osd-metadata.json" | tee -a "$out/marks.txt"
 }
 

@@ -176,10 +176,11 @@ fi
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 
-# rook: a second drive, whole, for the OSD Rook's prepare job creates. prism: the emulated
+# rook: a second drive, whole, for the OSD Rook's prepare job creates, and a third for its DB
+# (an LV on a partition: guest-cluster.sh db_lv). prism: the emulated
 # disks under the fabric drives (chain has sparse files in the guest instead).
 disks=(--disk e2e-work:64G)
-[[ $stage != rook ]] || disks+=(--disk e2e-osd:20G)
+[[ $stage != rook ]] || disks+=(--disk e2e-osd:20G --disk e2e-db:8G)
 [[ $stage != prism ]] || disks+=(--disk e2e-fast:$fast --disk e2e-qlc:$qlc --disk e2e-qlc2:$qlc)
 # chain: mon, mgr, two OSDs, Prism and the control plane, and the drives' tmpfs.
 mem=${PRISM_E2E_MEM:-8G}
