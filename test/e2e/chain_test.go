@@ -285,16 +285,18 @@ var _ = Describe("the Prism chain", Ordered, func() {
 
 	It("serves the agent's metrics, naming both drives with their tiers", func() {
 		pod := agentPod(Default)
-		var body string
+		// The exporter reads the devices once per -health-period (1 min): its first poll can come
+		// before the agent's first inventory, so the devices may appear up to a period later
+		// (seen 2026-11-26: the spec ran 60 s after the agent started).
 		Eventually(func(g Gomega) {
 			raw, err := clientset.CoreV1().Pods(cfg.namespace).ProxyGet("http", pod.Name, "9464", "/metrics", nil).DoRaw(ctx())
 			g.Expect(err).NotTo(HaveOccurred())
-			body = string(raw)
-		}).Should(Succeed())
-		Expect(metricLines(body, "prism_device_info{")).To(ContainElements(
-			And(ContainSubstring(`model="`+cfg.fastModel+`"`), ContainSubstring(`tier="Fast"`)),
-			And(ContainSubstring(`model="`+cfg.qlcModel+`"`), ContainSubstring(`tier="Capacity"`))))
-		Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
+			body := string(raw)
+			g.Expect(metricLines(body, "prism_device_info{")).To(ContainElements(
+				And(ContainSubstring(`model="`+cfg.fastModel+`"`), ContainSubstring(`tier="Fast"`)),
+				And(ContainSubstring(`model="`+cfg.qlcModel+`"`), ContainSubstring(`tier="Capacity"`))))
+			g.Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
+		}).WithTimeout(3 * time.Minute).Should(Succeed())
 	})
 
 	It("a hot-added QLC drive takes the spare DB slot and joins the Rook entry; no OSD restarts", func() {
