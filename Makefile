@@ -84,7 +84,7 @@ e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go libr
 	$(GO) run ./test/e2e/kind
 
 .PHONY: e2e
-e2e: e2e-rook-chart ## Every e2e stage that runs here (e2e-rook-chart includes e2e-guest; see docs/e2e.md).
+e2e: e2e-rook e2e-prism ## The e2e stages green here: Rook's real operator to an OSD up, then Prism's suite (each includes e2e-guest; e2e-chain, both at once, waits for decision 0036: docs/e2e.md).
 
 .PHONY: fuzz
 fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).
