@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 )
@@ -29,4 +33,38 @@ func (f FastDevicePlan) CacheCores() []string {
 		}
 	}
 	return cores
+}
+
+// DBVolumeNames are the LVM volume group and logical volume names of DB slot index on the
+// fast device with this stable path (decision 0036):
+//
+//	VG  prism-db-<h>-NN   h: the first 12 hex digits of SHA-256("prism/lvm/v1\x00" + stablePath)
+//	LV  prism-db-NN       NN: the slot index, two digits at least, as the slot's GPT label
+//
+// The stable path (up to 512 characters, with characters such as '@' and ':' that LVM names
+// do not allow) is hashed: the VG name is the same on every reconcile and restart for as long
+// as the plan names the device, and differs between the fast devices of a node (VG names are
+// host-wide). The agent makes the volumes with these names and the operator names the Rook
+// entry's metadataDevice with them, both from the plan alone. Pure.
+func DBVolumeNames(stablePath string, index int32) (vg, lv string, err error) {
+	if stablePath == "" {
+		return "", "", errors.New("DB volume names: no stable path")
+	}
+	if index < 0 {
+		return "", "", fmt.Errorf("DB volume names: slot index %d is negative", index)
+	}
+	h := sha256.Sum256([]byte("prism/lvm/v1\x00" + stablePath))
+	vg = fmt.Sprintf("prism-db-%s-%02d", hex.EncodeToString(h[:6]), index)
+	lv = fmt.Sprintf("prism-db-%02d", index)
+	return vg, lv, nil
+}
+
+// DBVolumePath is the device path of DB slot index's logical volume, /dev/<vg>/<lv>: the form
+// Rook hands to ceph-volume's --block.db. "" when the names cannot be made.
+func DBVolumePath(stablePath string, index int32) string {
+	vg, lv, err := DBVolumeNames(stablePath, index)
+	if err != nil {
+		return ""
+	}
+	return "/dev/" + vg + "/" + lv
 }

@@ -524,6 +524,49 @@ type PartitionStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+	// volume is the LVM logical volume the agent makes on a DB slot partition for the OSD's
+	// DB (decision 0036); absent on a cache partition, and on a DB slot while the partition is
+	// not Ready or the agent makes no volumes.
+	// +optional
+	Volume *DBVolumeStatus `json:"volume,omitempty"`
+}
+
+// DBVolumeState says where a DB slot's logical volume stands.
+// +kubebuilder:validation:Enum=Ready;Pending;Refused;Failed;PartitionInUse
+type DBVolumeState string
+
+const (
+	// DBVolumeReady: Prism's logical volume fills the partition and is active.
+	DBVolumeReady DBVolumeState = "Ready"
+	// DBVolumePending: not made yet (DryRun, or waiting for an earlier step).
+	DBVolumePending DBVolumeState = "Pending"
+	// DBVolumeRefused: the partition or the volume names hold LVM that is not Prism's.
+	DBVolumeRefused DBVolumeState = "Refused"
+	// DBVolumeFailed: an LVM command or the observation failed.
+	DBVolumeFailed DBVolumeState = "Failed"
+	// DBVolumePartitionInUse: the partition itself is an OSD's DB (prepared from the partition
+	// before Prism made volumes): no volume is made and the Rook entry keeps naming the
+	// partition.
+	DBVolumePartitionInUse DBVolumeState = "PartitionInUse"
+)
+
+// DBVolumeStatus is a DB slot's logical volume as the agent last saw it.
+type DBVolumeStatus struct {
+	// path is the logical volume's device path, /dev/<vg>/<lv> (DBVolumePath).
+	// +required
+	// +kubebuilder:validation:MaxLength=260
+	Path string `json:"path"`
+	// sizeBytes is the logical volume's size once it exists: the OSD's DB size.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// state is where the volume stands.
+	// +required
+	State DBVolumeState `json:"state"`
+	// message explains the state.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // StorageNode holds one Kubernetes node's storage inventory (status, from the node agent)

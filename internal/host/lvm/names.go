@@ -1,8 +1,6 @@
 package lvm
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,30 +22,6 @@ const (
 
 // TagPartUUID is the tag naming the GPT unique partition GUID a slot's VG and LV were made on.
 func TagPartUUID(partUUID string) string { return tagPartUUIDPrefix + strings.ToLower(partUUID) }
-
-// SlotNames are the VG and LV names of DB slot index on the fast device with this stable path:
-//
-//	VG  prism-db-<h>-NN   h: the first 12 hex digits of SHA-256("prism/lvm/v1", stablePath)
-//	LV  prism-db-NN       NN: the slot index, two digits at least, as the slot's GPT label
-//
-// The stable path (a /dev/disk/by-id link, up to 512 characters in the API, with characters
-// such as '@' and ':' that LVM names do not allow) is hashed: the VG name is the same on every
-// reconcile and every node restart, for as long as the plan names the device, and differs
-// between the fast devices of a node (LVM's VG names are host-wide). The slot's partition GUID
-// would do as well but is in neither the plan nor the status, so the operator could not derive
-// the Rook entry's path from it. Pure.
-func SlotNames(stablePath string, index int32) (vg, lv string, err error) {
-	if stablePath == "" {
-		return "", "", errors.New("slot names: no stable path")
-	}
-	if index < 0 {
-		return "", "", fmt.Errorf("slot names: index %d is negative", index)
-	}
-	h := sha256.Sum256([]byte("prism/lvm/v1\x00" + stablePath))
-	vg = fmt.Sprintf("prism-db-%s-%02d", hex.EncodeToString(h[:6]), index)
-	lv = fmt.Sprintf("prism-db-%02d", index)
-	return vg, lv, nil
-}
 
 // LVPath is the device path udev and LVM give a logical volume, /dev/<vg>/<lv>: the form Rook
 // hands to ceph-volume's --block.db, whose argument validator resolves it to vg/lv.

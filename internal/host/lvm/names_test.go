@@ -3,9 +3,12 @@ package lvm
 import (
 	"strings"
 	"testing"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
-func TestSlotNames(t *testing.T) {
+// TestDBVolumeNames checks the API's slot volume names against LVM's naming rules.
+func TestDBVolumeNames(t *testing.T) {
 	long := "/dev/disk/by-id/nvme-" + strings.Repeat("X", 490)
 	for _, tc := range []struct {
 		path    string
@@ -19,9 +22,9 @@ func TestSlotNames(t *testing.T) {
 		{"", 0, "", "", true},
 		{"/dev/disk/by-id/x", -1, "", "", true},
 	} {
-		vg, lv, err := SlotNames(tc.path, tc.index)
+		vg, lv, err := prismv1.DBVolumeNames(tc.path, tc.index)
 		if (err != nil) != tc.wantErr || vg != tc.vg || lv != tc.lv {
-			t.Errorf("SlotNames(%q, %d) = %q, %q, %v; want %q, %q, error %v", tc.path, tc.index, vg, lv, err, tc.vg, tc.lv, tc.wantErr)
+			t.Errorf("DBVolumeNames(%q, %d) = %q, %q, %v; want %q, %q, error %v", tc.path, tc.index, vg, lv, err, tc.vg, tc.lv, tc.wantErr)
 		}
 	}
 	// Every name is valid, also for paths LVM could not take as they are; different devices
@@ -29,7 +32,7 @@ func TestSlotNames(t *testing.T) {
 	seen := map[string]string{}
 	for _, p := range []string{"/dev/disk/by-id/nvme-INTEL_SSDPF21Q800GB_PHAL1234@x:y#z", "/dev/disk/by-path/pci-0000:3b:00.0-nvme-1", long, "/dev/disk/by-id/-lead"} {
 		for i := int32(0); i <= 126; i++ {
-			vg, lv, err := SlotNames(p, i)
+			vg, lv, err := prismv1.DBVolumeNames(p, i)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +42,7 @@ func TestSlotNames(t *testing.T) {
 			if err := CheckLVName(lv); err != nil {
 				t.Error(err)
 			}
-			if again, _, _ := SlotNames(p, i); again != vg {
+			if again, _, _ := prismv1.DBVolumeNames(p, i); again != vg {
 				t.Fatalf("not stable: %q then %q", vg, again)
 			}
 			if prev, ok := seen[vg]; ok {
@@ -53,6 +56,12 @@ func TestSlotNames(t *testing.T) {
 func TestLVPath(t *testing.T) {
 	if got := LVPath("prism-db-49bd38895b20-00", "prism-db-00"); got != "/dev/prism-db-49bd38895b20-00/prism-db-00" {
 		t.Fatal(got)
+	}
+	if got := prismv1.DBVolumePath("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0); got != LVPath("prism-db-49bd38895b20-00", "prism-db-00") {
+		t.Fatalf("DBVolumePath = %q", got)
+	}
+	if got := prismv1.DBVolumePath("", 0); got != "" {
+		t.Fatalf("DBVolumePath without a stable path = %q", got)
 	}
 }
 

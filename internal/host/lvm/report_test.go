@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -31,7 +33,7 @@ const (
 var slotTags = []string{TagDBSlot, "prism.storage.io/partuuid=" + slotGUID}
 
 func TestFixturesMatchTheNames(t *testing.T) {
-	vg, lv, err := SlotNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
+	vg, lv, err := prismv1.DBVolumeNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
 	if err != nil || vg != slotVG || lv != slotLV || TagPartUUID(strings.ToUpper(slotGUID)) != slotTags[1] {
 		t.Fatalf("SlotNames = %q %q %v, tag %q: the fixtures were made with %q %q %q", vg, lv, err, TagPartUUID(slotGUID), slotVG, slotLV, slotTags[1])
 	}

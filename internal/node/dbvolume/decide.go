@@ -27,7 +27,7 @@ type Slot struct {
 	Major, Minor int
 	// PartUUID is the partition's GPT unique GUID, as Prism read it from the table.
 	PartUUID string
-	// VG and LV are the slot's names (lvm.SlotNames).
+	// VG and LV are the slot's names (prismv1.DBVolumeNames).
 	VG, LV string
 	// Unproven says why the partition is not proven empty ("" when it is: libblkid and Prism's
 	// detector find nothing in it, its first and last MiB are zeros, nothing holds it, nothing

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+
 	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
@@ -46,7 +48,7 @@ func (f lvmFixtureExec) Run(_ context.Context, argv []string, _ []byte) ([]byte,
 // fixtureSlot is the slot the fixtures were made for (slot 0 of
 // /dev/disk/by-id/nvme-PRISMTEST_FAST on loop0p1).
 func fixtureSlot(t *testing.T) Slot {
-	vg, lv, err := lvm.SlotNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
+	vg, lv, err := prismv1.DBVolumeNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

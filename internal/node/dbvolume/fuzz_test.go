@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+
 	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
@@ -39,7 +41,7 @@ func FuzzDecide(f *testing.F) {
 		if rep.LVs, err = lvm.ParseLVs(lvs); err != nil {
 			return
 		}
-		vg, lv, _ := lvm.SlotNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
+		vg, lv, _ := prismv1.DBVolumeNames("/dev/disk/by-id/nvme-PRISMTEST_FAST", 0)
 		s := Slot{Partition: "/dev/loop0p1", Major: major, Minor: minor, PartUUID: "8f3c1e52-6a0b-4c1d-9e2f-0123456789ab", VG: vg, LV: lv, Unproven: unproven}
 		d := Decide(s, rep)
 		if d.Path != lvm.LVPath(vg, lv) || len(d.Message) > MaxMessageLength {

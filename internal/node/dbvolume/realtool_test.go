@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/lvm"
 )
@@ -71,7 +73,7 @@ func TestRealLVMWalk(t *testing.T) {
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	vg, lv, err := lvm.SlotNames("/dev/disk/by-id/prism-test-"+hex.EncodeToString(b)+"-fast", 0)
+	vg, lv, err := prismv1.DBVolumeNames("/dev/disk/by-id/prism-test-"+hex.EncodeToString(b)+"-fast", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
