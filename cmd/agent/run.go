@@ -19,6 +19,7 @@ import (
 
 	"github.com/prism-storage/prism/internal/host/cephdaemon"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/lvm"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
@@ -37,6 +38,7 @@ func runAgent(args []string) error {
 	heartbeat := fs.Duration("heartbeat", 30*time.Minute, "rewrite an unchanged status this often, so a stale agent shows")
 	doProvision := fs.Bool("provision", true, "carry out spec.plan on the fast devices (the host changes only when spec.mode is Apply); false keeps the agent read-only")
 	hostTools := fs.String("host-tools", "", "comma-separated tools to run in the host's mount namespace with nsenter (needs hostPID), e.g. casadm, which must match the host's Open CAS module")
+	dbVolumes := fs.Bool("db-volumes", true, "make an LVM logical volume on each DB slot partition for the OSD's DB, which the Rook entry names (decision 0036: Ceph 20 loses a partition DB); runs the host's LVM with nsenter (needs hostPID)")
 	manageCache := fs.Bool("cache", true, "run spec.plan.cache with casadm (Open CAS) once the partitions exist; false leaves caches alone")
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
@@ -97,7 +99,10 @@ func runAgent(args []string) error {
 	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
-		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot}
+		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot, Volumes: *dbVolumes}
+		if *dbVolumes {
+			runner.Exec = hostexec.InHostMountNamespace{Inner: hostexec.Local{}, Tools: lvm.Commands}
+		}
 		p.Actuator = &agent.Actuator{Provision: runner.Reconcile}
 		p.PlanPoll = *planPoll
 		if *manageCache {

@@ -11,12 +11,20 @@ import (
 	"github.com/prism-storage/prism/hack/depscan"
 )
 
-// HostTools are the commands the agent runs on the host, in its mount namespace (nsenter), not
-// from the image: Open CAS's casadm must match the host's kernel module (the chart passes
-// --host-tools=casadm when agent.openCAS.enabled). Every other command the agent runs must be
-// in the image.
+// HostTools are the commands the agent runs on the host, in its mount and IPC namespaces
+// (nsenter), not from the image, with the agent flag the chart passes to turn that on: Open
+// CAS's casadm must match the host's kernel module (--host-tools=casadm when
+// agent.openCAS.enabled); LVM must use the host's lvm.conf, locks and udev (--db-volumes,
+// decision 0036). Every other command the agent runs must be in the image.
 var HostTools = map[string]string{
-	"casadm": "Open CAS's casadm must match the host's kernel module: the agent runs it with nsenter (--host-tools)",
+	"casadm":   "--host-tools=casadm",
+	"pvs":      "--db-volumes=",
+	"vgs":      "--db-volumes=",
+	"lvs":      "--db-volumes=",
+	"pvcreate": "--db-volumes=",
+	"vgcreate": "--db-volumes=",
+	"lvcreate": "--db-volumes=",
+	"lvchange": "--db-volumes=",
 }
 
 // AgentCommands lists the argv[0]s of the agent binary: hack/depscan's scanner, the same one

@@ -107,7 +107,7 @@ func TestEveryAgentToolIsLocked(t *testing.T) {
 }
 
 // TestHostToolsRunOnTheHost: a tool left out of the image must reach the host through nsenter,
-// which the chart turns on with --host-tools.
+// which the chart turns on with the tool's flag (--host-tools, --db-volumes).
 func TestHostToolsRunOnTheHost(t *testing.T) {
 	tools := agentTools(t)
 	if _, ok := tools["nsenter"]; !ok {
@@ -117,9 +117,9 @@ func TestHostToolsRunOnTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tool := range HostTools {
-		if !strings.Contains(string(tmpl), "--host-tools="+tool) {
-			t.Errorf("%s is left out of the image but the chart never passes --host-tools=%s", tool, tool)
+	for tool, flag := range HostTools {
+		if !strings.Contains(string(tmpl), flag) {
+			t.Errorf("%s is left out of the image but the chart never passes %s", tool, flag)
 		}
 	}
 }

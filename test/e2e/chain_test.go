@@ -210,6 +210,15 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			for _, s := range sn.Status.Partitions {
 				g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
 			}
+			// Each DB slot has its logical volume (decision 0036; the chart's default).
+			for _, slot := range sn.Spec.Plan.FastDevices[0].Slots {
+				st := partitionStatus(sn, fast.StablePath, slot.Partition.Number)
+				g.Expect(st).NotTo(BeNil())
+				g.Expect(st.Volume).NotTo(BeNil(), "partition %d has no volume", slot.Partition.Number)
+				g.Expect(*st.Volume).To(And(HaveField("State", prismv1.DBVolumeReady),
+					HaveField("Path", prismv1.DBVolumePath(fast.StablePath, slot.Index))), "%+v", st.Volume)
+				g.Expect(st.Volume.SizeBytes).To(BeNumerically(">", slot.Partition.SizeBytes-8<<20), "the LV fills the partition")
+			}
 		}).Should(Succeed())
 		sn := storageNode()
 		GinkgoWriter.Printf("plan: %+v\npartitions: %+v\n", sn.Spec.Plan, sn.Status.Partitions)
@@ -223,8 +232,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 				slot = s
 			}
 		}
-		wantMeta := prismv1.PartitionPath(fast.StablePath, slot.Partition.Number)
-		if v := cephVersion(cephCluster()); cephLosesPartitionDB(v) {
+		wantMeta, _, onVolume := dbDevice(sn, fast.StablePath, slot)
+		if v := cephVersion(cephCluster()); !onVolume && cephLosesPartitionDB(v) {
 			// Decision 0035: this Ceph's ceph-volume would prepare an OSD that cannot start
 			// from a partition DB slot; Prism writes no entry and says why.
 			lostDB = v
@@ -256,12 +265,18 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		devCfg, _ := dev["config"].(map[string]any)
 		Expect(devCfg).To(HaveKeyWithValue("metadataDevice", wantMeta))
 		nodeCfg, _ := entry["config"].(map[string]any)
-		Expect(nodeCfg).To(HaveKeyWithValue("databaseSizeMB", strconv.FormatInt(slot.Partition.SizeBytes>>20, 10)))
+		if onVolume {
+			// ceph-volume takes an existing LV whole: no size is passed.
+			Expect(nodeCfg).NotTo(HaveKey("databaseSizeMB"))
+			Expect(devCfg).NotTo(HaveKey("databaseSizeMB"))
+		} else {
+			Expect(nodeCfg).To(HaveKeyWithValue("databaseSizeMB", strconv.FormatInt(slot.Partition.SizeBytes>>20, 10)))
+		}
 		Expect(nodeCfg).To(HaveKeyWithValue("deviceClass", "qlc"))
 		Expect(c.GetAnnotations()).To(HaveKeyWithValue("nodes.prism.storage.io/"+policyName, hostname))
 	})
 
-	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's partition", func() {
+	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's slot", func() {
 		if !cfg.rookOperator {
 			Skip("no Rook operator in this cluster (PRISM_E2E_ROOK_OPERATOR=1 says there is)")
 		}
@@ -278,7 +293,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(osdOn(meta, qlc.Name)).NotTo(Equal(-1), "no OSD reports data on %s", qlc.Name)
 		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
 		qlcOSD = osdOn(meta, qlc.Name)
-		expectDBOnPrismPartition(meta[qlcOSD], qlc.Name, fast.Name, slot.Partition.SizeBytes)
+		_, dbBytes, _ := dbDevice(storageNode(), fast.StablePath, *slot)
+		expectDBOnPrismSlot(meta[qlcOSD], qlc.Name, fast.Name, dbBytes)
 		Expect(deviceClasses(Default)).To(HaveKeyWithValue(qlcOSD, "qlc"), "the policy's osd.deviceClass")
 		Eventually(func(g Gomega) { g.Expect(osdPods(g)).To(HaveKey(strconv.Itoa(qlcOSD))) }).Should(Succeed())
 	})
@@ -345,13 +361,14 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname), "Ceph %s: no entry (decision 0035)", lostDB)
 			return
 		}
+		spareMeta, spareBytes, _ := dbDevice(storageNode(), fast.StablePath, *spare)
 		Eventually(func(g Gomega) {
 			nodes := rookNodes(cephCluster())
 			g.Expect(nodes).To(HaveKey(hostname))
 			devices, _ := nodes[hostname]["devices"].([]any)
 			g.Expect(devices).To(ContainElement(And(
 				HaveKeyWithValue("name", qlc2.StablePath),
-				HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", prismv1.PartitionPath(fast.StablePath, spare.Partition.Number))))))
+				HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", spareMeta)))))
 			g.Expect(devices).To(HaveLen(2))
 		}).Should(Succeed())
 		if !cfg.rookOperator {
@@ -367,7 +384,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
 		id2 := osdOn(metaAfter, qlc2.Name)
 		Expect(id2).NotTo(Equal(qlcOSD))
-		expectDBOnPrismPartition(metaAfter[id2], qlc2.Name, fast.Name, spare.Partition.SizeBytes)
+		expectDBOnPrismSlot(metaAfter[id2], qlc2.Name, fast.Name, spareBytes)
 		// Once Rook has finished with the changed CephCluster, no OSD that was up restarted.
 		waitRookReconciled()
 		expectNoOSDRestarted(before, podsBefore)
@@ -414,6 +431,26 @@ var _ = Describe("the Prism chain", Ordered, func() {
 func cephVersion(c *unstructured.Unstructured) string {
 	v, _, _ := unstructured.NestedString(c.Object, "status", "version", "version")
 	return v
+}
+
+// partitionStatus is the status of partition number of the fast device; nil when absent.
+func partitionStatus(sn *prismv1.StorageNode, fastPath string, number int32) *prismv1.PartitionStatus {
+	for i, p := range sn.Status.Partitions {
+		if p.Device == fastPath && p.Number == number {
+			return &sn.Status.Partitions[i]
+		}
+	}
+	return nil
+}
+
+// dbDevice is what a slot's Rook entry names as its metadataDevice and the OSD's DB size:
+// the slot's logical volume once the agent reports it Ready (decision 0036), else the
+// partition.
+func dbDevice(sn *prismv1.StorageNode, fastPath string, slot prismv1.DBSlot) (path string, bytes int64, volume bool) {
+	if st := partitionStatus(sn, fastPath, slot.Partition.Number); st != nil && st.Volume != nil && st.Volume.State == prismv1.DBVolumeReady {
+		return st.Volume.Path, st.Volume.SizeBytes, true
+	}
+	return prismv1.PartitionPath(fastPath, slot.Partition.Number), slot.Partition.SizeBytes, false
 }
 
 // cephLosesPartitionDB: Ceph 20 and later (decision 0035), as rookdecide decides it.

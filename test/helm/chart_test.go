@@ -702,6 +702,24 @@ func dryRun(ctx context.Context, o *unstructured.Unstructured) error {
 	return nil
 }
 
+// TestAgentDBVolumes: by default the agent makes DB volumes with the host's LVM, which needs
+// the host's PID namespace for nsenter; off, neither.
+func TestAgentDBVolumes(t *testing.T) {
+	for _, tc := range []struct {
+		values  string
+		enabled bool
+	}{{"", true}, {"agent: {dbVolumes: {enabled: false}}", false}} {
+		ds := renderValues(t, tc.values, plainCaps, nil).must(t, "DaemonSet", "prism-agent")
+		hostPID, _, _ := unstructured.NestedBool(ds.Object, "spec", "template", "spec", "hostPID")
+		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		want := fmt.Sprintf("--db-volumes=%t", tc.enabled)
+		if hostPID != tc.enabled || !slices.Contains(args, want) {
+			t.Errorf("%q: hostPID %v, args %q, want %s", tc.values, hostPID, args, want)
+		}
+	}
+}
+
 // TestAgentOpenCAS: without agent.openCAS the agent never runs casadm (--cache=false), gets no
 // host PID namespace and no /etc/opencas; with it, all three, and the host path is the one
 // opencas.py reads at boot.
@@ -709,7 +727,7 @@ func TestAgentOpenCAS(t *testing.T) {
 	for _, tc := range []struct {
 		values  string
 		enabled bool
-	}{{"", false}, {"agent: {openCAS: {enabled: true}}", true}} {
+	}{{"agent: {dbVolumes: {enabled: false}}", false}, {"agent: {openCAS: {enabled: true}, dbVolumes: {enabled: false}}", true}} {
 		rel := renderValues(t, tc.values, plainCaps, nil)
 		ds := rel.must(t, "DaemonSet", "prism-agent")
 		hostPID, _, _ := unstructured.NestedBool(ds.Object, "spec", "template", "spec", "hostPID")

@@ -19,7 +19,7 @@ func TestInHostMountNamespacePrefixesOnlyNamedTools(t *testing.T) {
 	_, _ = h.Run(context.Background(), []string{"casadm", "-L", "-o", "csv"}, nil)
 	_, _ = h.Run(context.Background(), []string{"sgdisk", "-p", "/dev/nvme0n1"}, nil)
 	want := [][]string{
-		{"nsenter", "--target", "1", "--mount", "--", "casadm", "-L", "-o", "csv"},
+		{"nsenter", "--target", "1", "--mount", "--ipc", "--", "casadm", "-L", "-o", "csv"},
 		{"sgdisk", "-p", "/dev/nvme0n1"},
 	}
 	if !reflect.DeepEqual(rec.argv, want) {

@@ -14,6 +14,10 @@ var (
 	LVFields = []string{"lv_name", "lv_uuid", "vg_name", "lv_path", "lv_size", "lv_attr", "lv_tags"}
 )
 
+// Commands are every LVM command Prism runs: the agent runs them on the host
+// (hostexec.InHostMountNamespace), never from its image.
+var Commands = []string{"pvs", "vgs", "lvs", "pvcreate", "vgcreate", "lvcreate", "lvchange"}
+
 // reportOptions make every report machine-readable: JSON (lvmreport(7)), sizes in bytes
 // without a unit suffix.
 var reportOptions = []string{"--reportformat", "json", "--units", "b", "--nosuffix"}

@@ -19,6 +19,11 @@ const (
 	// EventDeviceRefused: the agent will not write a fast device (it holds data, is in use,
 	// mounted, read-only...); recorded when the refusal's message changes.
 	EventDeviceRefused = "DeviceRefused"
+	// EventDBVolumeCreated: the agent made a DB slot's logical volume (decision 0036).
+	EventDBVolumeCreated = "DBVolumeCreated"
+	// EventDBVolumeRefused: the agent will not make a DB slot's logical volume (LVM that is
+	// not Prism's, or a partition no longer proven empty); recorded when the message changes.
+	EventDBVolumeRefused = "DBVolumeRefused"
 	// EventCacheStarted: a cache came to Running.
 	EventCacheStarted = "CacheStarted"
 	// EventCacheFailed: a cache's device failed.
@@ -28,6 +33,7 @@ const (
 // Event actions: what the agent did or refused.
 const (
 	actionPartition = "Partition"
+	actionVolume    = "Volume"
 	actionCache     = "Cache"
 )
 
@@ -56,6 +62,7 @@ func transitions(before, after prismv1.StorageNodeStatus, created bool) []Event 
 				Note: fmt.Sprintf("%s: partitions %s created and ready", dev, strings.Join(ready, ", "))})
 		}
 	}
+	out = append(out, volumeTransitions(before.Partitions, after.Partitions, created)...)
 	for _, c := range after.Caches {
 		i := slices.IndexFunc(before.Caches, func(b prismv1.CacheStatus) bool { return b.FastDevice == c.FastDevice })
 		prev := prismv1.CacheState("")
@@ -68,6 +75,29 @@ func transitions(before, after prismv1.StorageNodeStatus, created bool) []Event 
 			out = append(out, Event{Type: "Normal", Reason: EventCacheStarted, Action: actionCache, Note: fmt.Sprintf("cache %d on %s is running", c.CacheID, c.FastDevice)})
 		case c.State == prismv1.CacheFailed:
 			out = append(out, Event{Type: "Warning", Reason: EventCacheFailed, Action: actionCache, Note: fmt.Sprintf("cache %d on %s failed: %s", c.CacheID, c.FastDevice, c.Message)})
+		}
+	}
+	return out
+}
+
+// volumeTransitions are the events of the DB slots' volumes: made in this sync, or refused
+// with a new message.
+func volumeTransitions(before, after []prismv1.PartitionStatus, created bool) []Event {
+	var out []Event
+	for _, p := range after {
+		v := p.Volume
+		if v == nil {
+			continue
+		}
+		var was prismv1.DBVolumeStatus
+		if i := slices.IndexFunc(before, func(b prismv1.PartitionStatus) bool { return b.Device == p.Device && b.Number == p.Number }); i >= 0 && before[i].Volume != nil {
+			was = *before[i].Volume
+		}
+		switch {
+		case v.State == prismv1.DBVolumeRefused && (was.State != v.State || was.Message != v.Message):
+			out = append(out, Event{Type: "Warning", Reason: EventDBVolumeRefused, Action: actionVolume, Note: fmt.Sprintf("%s partition %d: %s", p.Device, p.Number, v.Message)})
+		case v.State == prismv1.DBVolumeReady && was.State != v.State && created:
+			out = append(out, Event{Type: "Normal", Reason: EventDBVolumeCreated, Action: actionVolume, Note: fmt.Sprintf("%s partition %d: %s", p.Device, p.Number, v.Message)})
 		}
 	}
 	return out

@@ -19,6 +19,11 @@ func evParts(dev string, states ...prismv1.PartitionState) []prismv1.PartitionSt
 	return out
 }
 
+func evVolume(ps []prismv1.PartitionStatus, state prismv1.DBVolumeState, msg string) []prismv1.PartitionStatus {
+	ps[0].Volume = &prismv1.DBVolumeStatus{Path: "/dev/v/l", State: state, Message: msg}
+	return ps
+}
+
 func TestTransitions(t *testing.T) {
 	const a, b = "/dev/disk/by-id/a", "/dev/disk/by-id/b"
 	R, P, F, X := prismv1.PartitionReady, prismv1.PartitionPending, prismv1.PartitionFailed, prismv1.PartitionRefused
@@ -46,12 +51,18 @@ func TestTransitions(t *testing.T) {
 			[]string{"CacheStarted: cache 1 on /dev/disk/by-id/a is running"}},
 		{"cache failed", prismv1.StorageNodeStatus{Caches: cache(prismv1.CacheRunning)}, prismv1.StorageNodeStatus{Caches: cache(prismv1.CacheFailed)}, false,
 			[]string{"CacheFailed: cache 1 on /dev/disk/by-id/a failed: Not running"}},
+		{"volume made", prismv1.StorageNodeStatus{Partitions: evParts(a, R)}, prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumeReady, "logical volume /dev/v/l, 5 bytes")}, true,
+			[]string{"DBVolumeCreated: /dev/disk/by-id/a partition 1: logical volume /dev/v/l, 5 bytes"}},
+		{"volume found ready, none made: no event", prismv1.StorageNodeStatus{}, prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumeReady, "lv")}, false, nil},
+		{"volume refused", prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumePending, "x")}, prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumeRefused, "VG data")}, false,
+			[]string{"DBVolumeRefused: /dev/disk/by-id/a partition 1: VG data"}},
+		{"volume still refused the same: no event", prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumeRefused, "VG data")}, prismv1.StorageNodeStatus{Partitions: evVolume(evParts(a, R), prismv1.DBVolumeRefused, "VG data")}, false, nil},
 		{"cache still running: no event", prismv1.StorageNodeStatus{Caches: cache(prismv1.CacheRunning)}, prismv1.StorageNodeStatus{Caches: cache(prismv1.CacheRunning)}, false, nil},
 	} {
 		var got []string
 		for _, ev := range transitions(tc.before, tc.after, tc.created) {
 			got = append(got, ev.Reason+": "+ev.Note)
-			if (ev.Type == "Warning") != (ev.Reason == EventDeviceRefused || ev.Reason == EventCacheFailed) {
+			if (ev.Type == "Warning") != (ev.Reason == EventDeviceRefused || ev.Reason == EventCacheFailed || ev.Reason == EventDBVolumeRefused) {
 				t.Errorf("%s: %s is %s", tc.name, ev.Reason, ev.Type)
 			}
 		}

@@ -60,13 +60,15 @@ func withoutPlan(st prismv1.StorageNodeStatus) prismv1.StorageNodeStatus {
 	return st
 }
 
-// provisionedCondition summarises the partitions: True only when every one is Ready. A
+// provisionedCondition summarises the partitions: True only when every one is Ready, with its
+// volume when it has one (withVolumeState). A
 // failure outranks a refusal, which outranks a dry run, which outranks waiting.
 func provisionedCondition(parts []prismv1.PartitionStatus, mode prismv1.PolicyMode) metav1.Condition {
 	count := map[prismv1.PartitionState]int{}
 	first := map[prismv1.PartitionState]prismv1.PartitionStatus{}
 	devices := map[string]bool{}
 	for _, p := range parts {
+		p = withVolumeState(p)
 		if count[p.State] == 0 {
 			first[p.State] = p
 		}
@@ -92,6 +94,27 @@ func provisionedCondition(parts []prismv1.PartitionStatus, mode prismv1.PolicyMo
 		c.Reason, c.Message = ReasonPartitionsPending, example(prismv1.PartitionPending)
 	}
 	return c
+}
+
+// withVolumeState is the partition as Provisioned counts it: a DB slot partition that is
+// Ready but whose logical volume is not (decision 0036) is not ready for an OSD, and takes
+// the volume's state and message. A volume Ready, or PartitionInUse (an OSD's DB on the
+// partition itself), leaves the partition Ready.
+func withVolumeState(p prismv1.PartitionStatus) prismv1.PartitionStatus {
+	v := p.Volume
+	if p.State != prismv1.PartitionReady || v == nil || v.State == prismv1.DBVolumeReady || v.State == prismv1.DBVolumePartitionInUse {
+		return p
+	}
+	p.Message = fmt.Sprintf("volume %s: %s", v.Path, v.Message)
+	switch v.State {
+	case prismv1.DBVolumeRefused:
+		p.State = prismv1.PartitionRefused
+	case prismv1.DBVolumeFailed:
+		p.State = prismv1.PartitionFailed
+	default:
+		p.State = prismv1.PartitionPending
+	}
+	return p
 }
 
 // planOutdated reports whether the status does not reflect the StorageNode's spec: a plan

@@ -29,6 +29,14 @@ func parts(states ...prismv1.PartitionState) []prismv1.PartitionStatus {
 	return out
 }
 
+// withVolumes gives partition i (0-based) a DB volume in each state given, in order.
+func withVolumes(ps []prismv1.PartitionStatus, states ...prismv1.DBVolumeState) []prismv1.PartitionStatus {
+	for i, s := range states {
+		ps[i].Volume = &prismv1.DBVolumeStatus{Path: "/dev/prism-db-x/prism-db-0" + string(rune('0'+i)), State: s, Message: "lvm " + string(s)}
+	}
+	return ps
+}
+
 func TestProvisionedCondition(t *testing.T) {
 	const (
 		R = prismv1.PartitionReady
@@ -51,6 +59,12 @@ func TestProvisionedCondition(t *testing.T) {
 		{"refused beats dry run", parts(P, X), prismv1.ModeDryRun, metav1.ConditionFalse, ReasonPartitionsRefused, "msg Refused"},
 		{"failed beats refused", parts(X, F, P), prismv1.ModeApply, metav1.ConditionFalse, ReasonPartitionsFailed, "1 Failed, first: " + fastPath + " partition 2"},
 		{"no mode is a dry run", parts(P), "", metav1.ConditionFalse, ReasonDryRun, `spec.mode ""`},
+		{"volumes ready, or the partition an OSD's DB", withVolumes(parts(R, R, R), prismv1.DBVolumeReady, prismv1.DBVolumePartitionInUse), prismv1.ModeApply, metav1.ConditionTrue, ReasonPartitionsReady, "3 of 3"},
+		{"a volume pending", withVolumes(parts(R, R), prismv1.DBVolumeReady, prismv1.DBVolumePending), prismv1.ModeApply, metav1.ConditionFalse, ReasonPartitionsPending,
+			"1 of 2 partitions on 1 fast devices ready; 1 Pending, first: " + fastPath + " partition 2 (prism-db-01): volume /dev/prism-db-x/prism-db-01: lvm Pending"},
+		{"a volume refused", withVolumes(parts(R, R), prismv1.DBVolumeRefused), prismv1.ModeApply, metav1.ConditionFalse, ReasonPartitionsRefused, "partition 1 (prism-db-00): volume /dev/prism-db-x/prism-db-00: lvm Refused"},
+		{"a volume failed", withVolumes(parts(R), prismv1.DBVolumeFailed), prismv1.ModeApply, metav1.ConditionFalse, ReasonPartitionsFailed, "lvm Failed"},
+		{"volumes to make in a dry run", withVolumes(parts(R, R), prismv1.DBVolumePending, prismv1.DBVolumePending), prismv1.ModeDryRun, metav1.ConditionFalse, ReasonDryRun, "2 would be created"},
 	} {
 		c := provisionedCondition(tc.parts, tc.mode)
 		if c.Type != prismv1.ConditionProvisioned || c.Status != tc.status || c.Reason != tc.reason || !strings.Contains(c.Message, tc.msg) {

@@ -2,9 +2,8 @@
 // (decision 0035 option 2; docs/decisions/0036-db-slots-as-lvs.md, proposed): ceph-volume 20
 // loses a GPT partition given as block.db, so the agent will wrap each Ready DB slot partition
 // in LVM, one PV on the partition, one VG per slot, one LV filling it, and Rook will be handed
-// /dev/<vg>/<lv>. Nothing calls Decide yet: internal/node/provision will, once the whole chain
-// has shown an OSD up on such an LV (the agent binary does not link this package until then,
-// so its image needs no lvm2 yet).
+// /dev/<vg>/<lv>. internal/node/provision calls Decide for each Ready DB slot when its Runner
+// makes volumes.
 package dbvolume
 
 import (
@@ -61,6 +60,8 @@ type Decision struct {
 	Path string
 	// Message says what is there, what the step makes, or why the slot is refused.
 	Message string
+	// Size is the LV's size in bytes once Ready.
+	Size int64
 	// CephVolume is set when the refusal is a VG of ceph-volume's own on the partition: an OSD
 	// that ceph-volume prepared from the partition itself (Ceph 19 wraps a partition block.db
 	// in a VG of its own), which keeps its partition entry.
@@ -204,7 +205,7 @@ func Decide(s Slot, rep lvm.Report) Decision {
 		argv, err := lvm.LVActivateArgv(s.VG, s.LV)
 		return step(Activate, argv, err, fmt.Sprintf("logical volume %s/%s (attributes %s) to be activated", s.VG, s.LV, lv.Attr))
 	}
-	d.Action, d.Message = Ready, fmt.Sprintf("logical volume %s, %d bytes", d.Path, lv.Size)
+	d.Action, d.Size, d.Message = Ready, lv.Size, fmt.Sprintf("logical volume %s, %d bytes", d.Path, lv.Size)
 	return d
 }
 

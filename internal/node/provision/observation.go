@@ -23,6 +23,8 @@ type Observation struct {
 	Mounts []string
 	// PartitionHolders are the devices stacked on each kernel partition, by number.
 	PartitionHolders map[int][]string
+	// PartitionDev is each kernel partition's device number, "major:minor" (sysfs), by number.
+	PartitionDev map[int]string
 	// Content is what each planned partition's byte range holds, by partition number.
 	Content map[int]Content
 }

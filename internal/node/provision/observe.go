@@ -81,7 +81,9 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 			return obs, nil, err
 		}
 		obs.PartitionHolders = map[int][]string{}
+		obs.PartitionDev = map[int]string{}
 		for n := range kernel {
+			obs.PartitionDev[n] = kernel[n].Dev
 			if obs.PartitionHolders[n], err = r.sysfs().ClassHolders(dev.Name, partitionName(dev.Name, n)); err != nil {
 				return obs, nil, err
 			}

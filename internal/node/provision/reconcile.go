@@ -32,6 +32,10 @@ type Runner struct {
 	// StepLimit, when positive, stops after that many mutating steps in one Reconcile, as a
 	// crash would. Tests use it; the agent leaves it 0.
 	StepLimit int
+	// Volumes makes an LVM logical volume on each Ready DB slot partition, which the Rook
+	// entry then names (decision 0036); off, the entry names the partition. Exec must then run
+	// LVM's commands where the host's LVM runs them (hostexec.InHostMountNamespace in a pod).
+	Volumes bool
 
 	// allowFiles lets unit tests use a regular file as the device.
 	allowFiles bool
@@ -125,7 +129,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 	}
 	d := first.d
 	if len(d.Steps) == 0 {
-		return d.Partitions, &d, false
+		out := slices.Clone(d.Partitions)
+		changed := r.Volumes && r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
+		return out, &d, changed
 	}
 	if mode != prismv1.ModeApply {
 		out := slices.Clone(d.Partitions)
@@ -137,6 +143,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 			if out[i].State == prismv1.PartitionPending {
 				out[i].Message = truncate(prefix + out[i].Message)
 			}
+		}
+		if r.Volumes {
+			r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
 		}
 		return out, &d, false
 	}
@@ -167,6 +176,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 		}
 		st.Message = truncate(st.Message)
 	}
+	if r.Volumes && !stopped {
+		changed = r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, last, out) || changed
+	}
 	return out, &d, changed
 }
 
@@ -175,15 +187,6 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 // immediately before every write), then the kernel steps of a last decision.
 func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool, budget *int, first fresh) (changed, stopped bool, failed error) {
 	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
-	spend := func() bool {
-		if *budget == 0 {
-			return false
-		}
-		if *budget > 0 {
-			*budget--
-		}
-		return true
-	}
 	if slices.ContainsFunc(first.d.Steps, Step.WritesDevice) {
 		// One thread makes every write of the pass: test/crash counts writes per thread when
 		// it kills the partitioner at each of them in turn.
@@ -210,7 +213,7 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 			if i < 0 {
 				break
 			}
-			if !spend() {
+			if !spend(budget) {
 				return changed, true, nil
 			}
 			s := now.d.Steps[i]
@@ -238,7 +241,7 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		if s.WritesDevice() {
 			return changed, false, fmt.Errorf("the device still needs %s after writing it", s.Kind)
 		}
-		if s.Mutates() && !spend() {
+		if s.Mutates() && !spend(budget) {
 			return changed, true, nil
 		}
 		argv := s.Argv(path)

@@ -38,6 +38,8 @@ type fakeHost struct {
 	ran          [][]string
 	// tearAt, when positive, tears the tearAt-th device write: half of it reaches the file.
 	tearAt, writes int
+	// lvm, when set, plays the host's LVM (volumes_test.go).
+	lvm *fakeLVM
 }
 
 func newFakeHost(t *testing.T) *fakeHost {
@@ -78,6 +80,9 @@ func (h *fakeHost) Run(ctx context.Context, argv []string, stdin []byte) ([]byte
 		if strings.HasPrefix(strings.Join(argv, " "), prefix) {
 			return nil, err
 		}
+	}
+	if h.lvm != nil && slices.Contains([]string{"pvs", "vgs", "lvs", "pvcreate", "vgcreate", "lvcreate", "lvchange"}, argv[0]) {
+		return h.lvm.run(argv)
 	}
 	if last := argv[len(argv)-1]; argv[0] != "udevadm" && last != h.devPath() {
 		h.t.Errorf("%q: runs on %s, want the device under the host root %s", argv, last, h.devPath())
@@ -161,6 +166,9 @@ func (h *fakeHost) syncSysfs() {
 				h.t.Fatal(err)
 			}
 		}
+		if err := os.WriteFile(filepath.Join(pd, "dev"), []byte(fmt.Sprintf("259:%d\n", n)), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
 	}
 }
 
@@ -170,6 +178,9 @@ func (h *fakeHost) mutations() []string {
 	for _, a := range h.ran {
 		switch a[0] + " " + a[1] {
 		case "wipefs --no-act", "blkid --probe", "sfdisk --json":
+			continue
+		}
+		if slices.Contains([]string{"pvs", "vgs", "lvs"}, a[0]) {
 			continue
 		}
 		out = append(out, strings.Join(a, " "))
