@@ -3,7 +3,6 @@ package advisor
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -145,13 +144,4 @@ func bytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " B"
 }
 
-func truncate(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	cut := maxReason - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func truncate(s string) string { return v1alpha1.Truncate(s, maxReason) }

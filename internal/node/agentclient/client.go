@@ -161,14 +161,4 @@ func (c *Client) RecordEvent(ctx context.Context, sn *prismv1.StorageNode, event
 }
 
 // truncateNote keeps a note within the events API's 1 kB limit.
-func truncateNote(s string) string {
-	const limit = 1024
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit - 3
-	for cut > 0 && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func truncateNote(s string) string { return prismv1.Truncate(s, 1024) }

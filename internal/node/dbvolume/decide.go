@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strings"
 
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+
 	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
 // MaxMessageLength is the API's limit on a status message.
-const MaxMessageLength = 1024
+const MaxMessageLength = prismv1.MaxMessageLength
 
 // Slot is one Ready DB slot partition as observed just before the decision.
 type Slot struct {
@@ -80,14 +82,14 @@ func Decide(s Slot, rep lvm.Report) Decision {
 	d := Decision{Path: lvm.LVPath(s.VG, s.LV)}
 	refuse := func(format string, args ...any) Decision {
 		d.Action, d.Argv = Refused, nil
-		d.Message = truncate(fmt.Sprintf("%s: ", s.Partition) + fmt.Sprintf(format, args...) + "; Prism leaves it alone")
+		d.Message = prismv1.TruncateMessage(fmt.Sprintf("%s: ", s.Partition) + fmt.Sprintf(format, args...) + "; Prism leaves it alone")
 		return d
 	}
 	step := func(a Action, argv []string, err error, msg string) Decision {
 		if err != nil {
 			return refuse("cannot build the %s command: %v", a, err)
 		}
-		d.Action, d.Argv, d.Message = a, argv, truncate(msg)
+		d.Action, d.Argv, d.Message = a, argv, prismv1.TruncateMessage(msg)
 		return d
 	}
 	if s.Partition == "" || s.Major <= 0 || s.PartUUID == "" {
@@ -248,17 +250,4 @@ func tagList(tags []string) string {
 		return "none"
 	}
 	return strings.Join(tags, ", ")
-}
-
-// truncate keeps a message within the API's limit, on a UTF-8 boundary.
-func truncate(s string) string {
-	if len(s) <= MaxMessageLength {
-		return s
-	}
-	const ellipsis = "..."
-	cut := MaxMessageLength - len(ellipsis)
-	for cut > 0 && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }

@@ -165,7 +165,7 @@ func StatusOf(f prismv1.FastDevicePlan, res Result, dryRun bool) prismv1.CacheSt
 	st := prismv1.CacheStatus{FastDevice: f.StablePath, CacheID: int32(res.CacheID)}
 	for _, c := range res.Cores {
 		st.Cores = append(st.Cores, prismv1.CacheCoreStatus{Device: c.Device, CoreID: int32(c.CoreID),
-			ExportedObject: c.ExportedObject, State: c.State, Message: truncate(c.Message, 1024)})
+			ExportedObject: c.ExportedObject, State: c.State, Message: prismv1.Truncate(c.Message, 1024)})
 	}
 	has := func(typ string) (string, bool) {
 		for _, c := range res.Conditions {
@@ -203,7 +203,7 @@ func StatusOf(f prismv1.FastDevicePlan, res Result, dryRun bool) prismv1.CacheSt
 		}
 	}
 	msgs = append(msgs, res.Refusals...)
-	st.Message = truncate(strings.Join(msgs, "; "), 4096)
+	st.Message = prismv1.Truncate(strings.Join(msgs, "; "), 4096)
 	return st
 }
 
@@ -233,7 +233,7 @@ func WithStats(caches []prismv1.CacheStatus, stats []casadm.Stats) string {
 		c.WriteReduction = ratio(Alpha(recs))
 		c.IOClasses = nil
 		for _, b := range Beta(recs) {
-			u := prismv1.IOClassUsage{ID: int32(b.ClassID), Name: truncate(b.Name, 1024),
+			u := prismv1.IOClassUsage{ID: int32(b.ClassID), Name: prismv1.Truncate(b.Name, 1024),
 				OccupancyBytes: int64(b.Occupancy * blockBytes), WrittenBytes: int64(b.Writes * blockBytes)}
 			if b.Defined {
 				u.WriteInvalidation = strconv.FormatFloat(b.Beta, 'f', 3, 64)
@@ -262,11 +262,4 @@ func ratio(v float64, ok bool) string {
 		return ""
 	}
 	return strconv.FormatFloat(v, 'f', 4, 64)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

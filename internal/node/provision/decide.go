@@ -36,7 +36,10 @@ import (
 const PrismLabelPrefix = "prism-"
 
 // MaxMessageLength is the API's limit on a partition status message.
-const MaxMessageLength = 1024
+const MaxMessageLength = prismv1.MaxMessageLength
+
+// truncate keeps a status message within the API's limit.
+func truncate(s string) string { return prismv1.TruncateMessage(s) }
 
 // ClearSpan is how much of a partition's head and tail must be zero before Prism creates it
 // (and is zeroed on a granted device): GPT, LVM, MD, LUKS, most filesystems and BlueStore's

@@ -74,16 +74,3 @@ func joinInts(ns []int) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// truncate keeps a message within the API's limit, on a UTF-8 boundary.
-func truncate(s string) string {
-	if len(s) <= MaxMessageLength {
-		return s
-	}
-	const ellipsis = "..."
-	cut := MaxMessageLength - len(ellipsis)
-	for cut > 0 && s[cut]&0xc0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}
