@@ -49,18 +49,7 @@ func TestInProcessLibblkidAnswersAsTheWipefsChild(t *testing.T) {
 	}
 	host := sysfs.Host{Root: root}
 	// nvme6n1: an f2fs superblock, which only libblkid knows.
-	f, err := os.OpenFile(host.DevicePath("nvme6n1"), os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := make([]byte, 4096)
-	copy(sb[0:], []byte{0x10, 0x20, 0xf5, 0xf2})
-	sb[4], sb[6] = 1, 7
-	sb[12], sb[16], sb[20] = 9, 12, 9
-	if _, err := f.WriteAt(sb, 1024); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeF2FSSuperblock(t, host.DevicePath("nvme6n1"))
 	// nvme7n1 and the held nvme8n1: directories, which open but which neither Prism's
 	// detector nor libblkid can read. libblkid's failure adds a Readable reason, so asking
 	// about the held disk would show.

@@ -58,19 +58,7 @@ func TestLibblkidFindsWhatPrismsDetectorDoesNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := sysfs.Host{Root: root}
-	// f2fs: magic 0xF2F52010 at 1 KiB, in a superblock libblkid checks no further for a probe.
-	f, err := os.OpenFile(host.DevicePath("nvme1n1"), os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := make([]byte, 4096)
-	copy(sb[0:], []byte{0x10, 0x20, 0xf5, 0xf2})
-	sb[4], sb[6] = 1, 7               // major version 1, minor 7
-	sb[12], sb[16], sb[20] = 9, 12, 9 // log sector size 512, log block size 4096, ...
-	if _, err := f.WriteAt(sb, 1024); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeF2FSSuperblock(t, host.DevicePath("nvme1n1"))
 	out, _ := exec.Command("wipefs", "--no-act", "--json", host.DevicePath("nvme1n1")).Output()
 	if !strings.Contains(string(out), `"f2fs"`) {
 		t.Skipf("this libblkid does not take the hand-made f2fs superblock (%s): nothing to test with", out)
@@ -247,5 +235,23 @@ func TestLibblkidIsAskedAboutPartitionedDisks(t *testing.T) {
 		if !slices.Contains(filters, prismv1.FilterReadable) || !slices.Contains(filters, prismv1.FilterNoPartitions) {
 			t.Errorf("%s: reasons %+v, want the failed libblkid probe (Readable) beside its partitions (NoPartitions)", d.Name, d.Eligibility.Reasons)
 		}
+	}
+}
+
+// writeF2FSSuperblock writes an f2fs superblock's magic (0xF2F52010) and the fields libblkid's
+// probe checks at 1 KiB of the file at path: a format only libblkid knows.
+func writeF2FSSuperblock(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sb := make([]byte, 4096)
+	copy(sb[0:], []byte{0x10, 0x20, 0xf5, 0xf2})
+	sb[4], sb[6] = 1, 7               // major version 1, minor 7
+	sb[12], sb[16], sb[20] = 9, 12, 9 // log sector size 512, log block size 4096, ...
+	if _, err := f.WriteAt(sb, 1024); err != nil {
+		t.Fatal(err)
 	}
 }
