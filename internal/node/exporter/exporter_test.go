@@ -348,3 +348,31 @@ func TestExporterServesThePolicy(t *testing.T) {
 		}
 	}
 }
+
+// The first inventory wakes the poll loop at once: its devices do not wait a whole period.
+func TestPollLoopWakesOnTheFirstInventory(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	devices := &LatestDevices{}
+	polled := make(chan int, 8)
+	go pollLoop(ctx, time.Hour, devices, func() { polled <- len(devices.Get()) })
+	if n := <-polled; n != 0 {
+		t.Fatalf("the first poll saw %d devices before any inventory", n)
+	}
+	devices.Set([]prismv1.Device{{Name: "nvme0n1"}})
+	select {
+	case n := <-polled:
+		if n != 1 {
+			t.Fatalf("the poll after the first inventory saw %d devices", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no poll after the first inventory; the loop waited for its period")
+	}
+	// Later inventories wait for the period.
+	devices.Set([]prismv1.Device{{Name: "nvme0n1"}, {Name: "nvme1n1"}})
+	select {
+	case <-polled:
+		t.Fatal("a later inventory woke the loop")
+	case <-time.After(200 * time.Millisecond):
+	}
+}

@@ -19,13 +19,34 @@ import (
 type LatestDevices struct {
 	mu      sync.Mutex
 	devices []prismv1.Device
+	// first is closed by the first Set.
+	first  chan struct{}
+	wasSet bool
 }
 
 // Set records the devices of an inventory.
 func (l *LatestDevices) Set(devices []prismv1.Device) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.devices = devices
-	l.mu.Unlock()
+	if !l.wasSet {
+		l.wasSet = true
+		close(l.firstLocked())
+	}
+}
+
+// First is closed once the first inventory is recorded.
+func (l *LatestDevices) First() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.firstLocked()
+}
+
+func (l *LatestDevices) firstLocked() chan struct{} {
+	if l.first == nil {
+		l.first = make(chan struct{})
+	}
+	return l.first
 }
 
 // Get returns the devices of the last inventory (nil before the first).
@@ -58,36 +79,46 @@ func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, 
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	go func() {
-		ticker := time.NewTicker(period)
-		defer ticker.Stop()
-		for {
-			if d := devices.Get(); d != nil {
-				if err := e.Poll(ctx, d); err != nil {
-					log.Error(err, "Saving the wear history")
-				}
-				// Once when a source starts failing, not at every poll: the status's
-				// WearCountersRead condition and the error counter say it goes on.
-				for _, f := range e.NewFailures() {
-					log.Info("Wear counters not read", "device", f.Device, "source", f.Source, "error", f.Message)
-				}
+	go pollLoop(ctx, period, devices, func() {
+		if d := devices.Get(); d != nil {
+			if err := e.Poll(ctx, d); err != nil {
+				log.Error(err, "Saving the wear history")
 			}
-			for _, x := range extra {
-				if err := x.Poll(ctx); err != nil {
-					// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
-					log.V(1).Info("Statistics not read", "error", err.Error())
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
+			// Once when a source starts failing, not at every poll: the status's
+			// WearCountersRead condition and the error counter say it goes on.
+			for _, f := range e.NewFailures() {
+				log.Info("Wear counters not read", "device", f.Device, "source", f.Source, "error", f.Message)
 			}
 		}
-	}()
+		for _, x := range extra {
+			if err := x.Poll(ctx); err != nil {
+				// No casadm (Open CAS not installed) is normal where no policy asks for a cache.
+				log.V(1).Info("Statistics not read", "error", err.Error())
+			}
+		}
+	})
 	log.Info("Serving metrics", "address", addr)
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// pollLoop calls poll now, every period after, and once more as soon as the first inventory
+// is recorded: the agent's first poll usually comes before its first inventory, whose devices
+// would otherwise reach the metrics a whole period late.
+func pollLoop(ctx context.Context, period time.Duration, devices *LatestDevices, poll func()) {
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	first := devices.First()
+	for {
+		poll()
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-first:
+			first = nil // a nil channel never fires again
+		}
+	}
 }
