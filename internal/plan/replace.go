@@ -126,6 +126,20 @@ type existingDevice struct {
 	metadataDevice string
 }
 
+// ExistingMetadataDevices indexes the metadataDevice Rook applies to each device of a
+// CephCluster's spec.storage.nodes: node → device name → metadataDevice ("" when none).
+func ExistingMetadataDevices(existing []any) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for node, devs := range existingDevices(existing) {
+		m := make(map[string]string, len(devs))
+		for name, d := range devs {
+			m[name] = d.metadataDevice
+		}
+		out[node] = m
+	}
+	return out
+}
+
 // existingDevices indexes a CephCluster's node entries: node → device name → entry.
 func existingDevices(existing []any) map[string]map[string]existingDevice {
 	out := map[string]map[string]existingDevice{}
