@@ -262,6 +262,16 @@ func TestDecide(t *testing.T) {
 			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), onVolumes(a, inUse, readyVolume("nvme-A", 1))),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + lvA1}}},
+		// The agent makes a volume only on a partition proven empty, so no OSD has its DB there;
+		// still, a changed metadataDevice for a device already in the CephCluster goes through
+		// replacement pacing, as any DB move does.
+		{"an entry naming a slot's partition whose volume is now Ready: the change waits for Ceph's health",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), "19.2.3-0"),
+				onVolumes(a, readyVolume("nvme-A", 0), inUse)),
+			// Changed: the size moves from the node to each device, which Rook applies alike.
+			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"1 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1: DB moves from " + partA1 + " to " + lvA0},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue,
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
 		{"a Ready volume at another path: the node waits and keeps the entry it has",
 			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "19.2.3-0"),
 				onVolumes(a, volumeAt(prismv1.DBVolumeReady, "/dev/vg/other"), readyVolume("nvme-A", 1))),
