@@ -151,3 +151,32 @@ func TestRookNodesOnVolumes(t *testing.T) {
 		})
 	}
 }
+
+// Whatever an agent (or anyone who can write a StorageNode's status) reports, SlotVolumes names
+// only the planned volume of an occupied slot the status reports Ready at exactly that path.
+func FuzzSlotVolumes(f *testing.F) {
+	f.Add(uint8(1), string(prismv1.DBVolumeReady), prismv1.DBVolumePath(volFast, 0), volFast)
+	f.Add(uint8(2), string(prismv1.DBVolumePartitionInUse), "", volFast)
+	f.Add(uint8(1), string(prismv1.DBVolumeReady), "/dev/vg/lv", volFast+"x")
+	f.Add(uint8(3), "", "", "")
+	f.Fuzz(func(t *testing.T, number uint8, state, path, device string) {
+		p := volumePlan()
+		st := partitionsOf(nil, nil, nil)
+		st.Partitions = append(st.Partitions, prismv1.PartitionStatus{Device: device, Number: int32(number),
+			Volume: &prismv1.DBVolumeStatus{State: prismv1.DBVolumeState(state), Path: path}})
+		volumes, err := SlotVolumes(p, st)
+		if err != nil && volumes != nil {
+			t.Fatalf("volumes %v with error %v", volumes, err)
+		}
+		for part, lv := range volumes {
+			ok := false
+			for _, s := range p.FastDevices[0].Slots {
+				ok = ok || (s.DataDevice != "" && part == prismv1.PartitionPath(volFast, s.Partition.Number) &&
+					lv == prismv1.DBVolumePath(volFast, s.Index) && lv == path && state == string(prismv1.DBVolumeReady))
+			}
+			if !ok {
+				t.Errorf("%s named %s from a report of %q at %q", part, lv, state, path)
+			}
+		}
+	})
+}
