@@ -70,3 +70,46 @@ func benchPlan(b *testing.B, nodes []NodeInventory) {
 		b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkRookNodes1000x24 makes the Rook entries of 1000 planned nodes: what rookdecide
+// does on every reconcile.
+func BenchmarkRookNodes1000x24(b *testing.B) {
+	plans := Plan(Input{Nodes: clusterOf(1000), Spec: benchSpec(), DeviceClass: "qlc"}).Plans()
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := RookNodes(plans, "qlc"); len(n) != 1000 {
+			b.Fatalf("%d rook nodes", len(n))
+		}
+	}
+}
+
+// BenchmarkRookNodesOnVolumes1000x24 is the same with every DB slot on a logical volume.
+func BenchmarkRookNodesOnVolumes1000x24(b *testing.B) {
+	plans := Plan(Input{Nodes: clusterOf(1000), Spec: benchSpec(), DeviceClass: "qlc"}).Plans()
+	volumes := map[string]map[string]string{}
+	for name, p := range plans {
+		lv, err := SlotVolumes(p, readyVolumes(p))
+		if err != nil || len(lv) != 22 {
+			b.Fatalf("%s: %d volumes, %v", name, len(lv), err)
+		}
+		volumes[name] = lv
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := RookNodesOnVolumes(plans, volumes, "qlc"); len(n) != 1000 || n[0].Config[configDatabaseSizeMB] != "" {
+			b.Fatalf("%d rook nodes", len(n))
+		}
+	}
+}
+
+// readyVolumes is the status of an agent that has made every slot's volume of p.
+func readyVolumes(p prismv1.NodePlan) prismv1.StorageNodeStatus {
+	var st prismv1.StorageNodeStatus
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			st.Partitions = append(st.Partitions, prismv1.PartitionStatus{Device: f.StablePath, Number: s.Partition.Number, State: prismv1.PartitionReady,
+				Volume: &prismv1.DBVolumeStatus{Path: prismv1.DBVolumePath(f.StablePath, s.Index), State: prismv1.DBVolumeReady}})
+		}
+	}
+	return st
+}

@@ -85,8 +85,14 @@ func GateReplacements(entries []RookNode, existing []any, health CephHealth, las
 				free = "another OSD was released in this pass"
 				continue
 			}
-			// Keep the CephCluster's entry as it is until this device's turn.
-			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: DeviceConfigOf(old.own)})
+			// Keep the CephCluster's entry as it is until this device's turn, with the DB size it
+			// had from its node when the node's new config carries none (its other devices are on
+			// logical volumes, which get no size).
+			cfg := DeviceConfigOf(old.own)
+			if cfg.DatabaseSizeMB == "" && old.databaseSizeMB != "" && n.Config[configDatabaseSizeMB] == "" {
+				cfg.DatabaseSizeMB = old.databaseSizeMB
+			}
+			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: cfg})
 			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, free))
 		}
 		out.Entries = append(out.Entries, kept)
@@ -120,10 +126,24 @@ func orUnknown(s string) string {
 }
 
 // existingDevice is a device entry of a CephCluster: its own config, and the
-// metadataDevice Rook applies to it (its own, else its node's).
+// metadataDevice and databaseSizeMB Rook applies to it (its own, else its node's).
 type existingDevice struct {
-	own            map[string]string
-	metadataDevice string
+	own                            map[string]string
+	metadataDevice, databaseSizeMB string
+}
+
+// ExistingMetadataDevices indexes the metadataDevice Rook applies to each device of a
+// CephCluster's spec.storage.nodes: node → device name → metadataDevice ("" when none).
+func ExistingMetadataDevices(existing []any) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for node, devs := range existingDevices(existing) {
+		m := make(map[string]string, len(devs))
+		for name, d := range devs {
+			m[name] = d.metadataDevice
+		}
+		out[node] = m
+	}
+	return out
 }
 
 // existingDevices indexes a CephCluster's node entries: node → device name → entry.
@@ -132,18 +152,21 @@ func existingDevices(existing []any) map[string]map[string]existingDevice {
 	for _, e := range existing {
 		m, _ := e.(map[string]any)
 		name, _ := m["name"].(string)
-		nodeMeta := strings2(m["config"])["metadataDevice"]
+		nodeConfig := strings2(m["config"])
 		devs := map[string]existingDevice{}
 		list, _ := m["devices"].([]any)
 		for _, d := range list {
 			dm, _ := d.(map[string]any)
 			dn, _ := dm["name"].(string)
 			own := strings2(dm["config"])
-			meta := own["metadataDevice"]
+			meta, size := own[configMetadataDevice], own[configDatabaseSizeMB]
 			if meta == "" {
-				meta = nodeMeta
+				meta = nodeConfig[configMetadataDevice]
 			}
-			devs[dn] = existingDevice{own: own, metadataDevice: meta}
+			if size == "" {
+				size = nodeConfig[configDatabaseSizeMB]
+			}
+			devs[dn] = existingDevice{own: own, metadataDevice: meta, databaseSizeMB: size}
 		}
 		out[name] = devs
 	}

@@ -85,6 +85,33 @@ func TestGateReplacements(t *testing.T) {
 	}
 }
 
+// A held device whose DB size came from its node's config keeps that size when the node's new
+// config has none (its other devices moved to logical volumes, which get no size); when the new
+// config has one, the device inherits it as before.
+func TestGateReplacementsHeldDeviceKeepsItsNodesSize(t *testing.T) {
+	now := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
+	existing := []any{map[string]any{"name": "n1", "config": map[string]any{"databaseSizeMB": "61440"}, "devices": []any{
+		map[string]any{"name": "q1", "config": map[string]any{"metadataDevice": "/dev/disk/by-id/nvme-OLD-part1"}},
+	}}}
+	for _, tc := range []struct {
+		name       string
+		nodeConfig map[string]string
+		want       string
+	}{
+		{"the new node config has no size", map[string]string{"deviceClass": "qlc"}, "61440"},
+		{"the new node config has one", map[string]string{"databaseSizeMB": "30720"}, ""},
+	} {
+		planned := []RookNode{{Name: "n1", Config: tc.nodeConfig, Devices: []RookDevice{
+			{Name: "q1", Config: RookDeviceConfig{MetadataDevice: "/dev/prism-db-0123456789ab-00/prism-db-00"}},
+		}}}
+		got := GateReplacements(planned, existing, CephHealth{Health: "HEALTH_WARN"}, nil, now)
+		d := got.Entries[0].Devices[0]
+		if len(got.Held) != 1 || d.Config.MetadataDevice != "/dev/disk/by-id/nvme-OLD-part1" || d.Config.DatabaseSizeMB != tc.want {
+			t.Errorf("%s: held %v, device %+v, want databaseSizeMB %q", tc.name, got.Held, d.Config, tc.want)
+		}
+	}
+}
+
 func TestReleaseRoundTrip(t *testing.T) {
 	r := Release{Node: "node-a", Device: "/dev/disk/by-id/nvme-QLC_1", At: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}
 	back, err := ParseRelease(r.String())

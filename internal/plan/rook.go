@@ -24,6 +24,8 @@ type RookNode struct {
 // the kernel name, /dev/<name> or any udev link of a device (pkg/daemon/ceph/osd/volume.go,
 // v1.20), so the fast device's by-id -partN link names the slot across reboots; for a partition
 // Rook runs `ceph-volume lvm prepare --data <device> --block.db <partition>`: one OSD per slot.
+// A slot the agent has wrapped in a logical volume is named /dev/<vg>/<lv> instead, which Rook
+// finds by the same udev links and hands to --block.db the same way (decision 0036).
 type RookDevice struct {
 	Name   string           `json:"name"`
 	Config RookDeviceConfig `json:"config,omitzero"`
@@ -34,10 +36,11 @@ type RookDevice struct {
 // any further key (or an empty one) of an entry kept as the CephCluster has it
 // (GateReplacements). It encodes as the JSON object of all its keys, sorted as a map's are.
 type RookDeviceConfig struct {
-	// MetadataDevice is config.metadataDevice: the DB slot's partition.
+	// MetadataDevice is config.metadataDevice: the DB slot's partition, or the logical volume
+	// on it (RookNodesOnVolumes).
 	MetadataDevice string
 	// DatabaseSizeMB is config.databaseSizeMB, set on the device when the node's slots differ
-	// in size (else on the node).
+	// in size (else on the node); none for a logical volume.
 	DatabaseSizeMB string
 	// Other are the other keys.
 	Other map[string]string
@@ -116,15 +119,38 @@ func (c *RookDeviceConfig) UnmarshalJSON(b []byte) error {
 // RookNodes turns node plans into Rook storage entries, one device per occupied DB slot,
 // sorted by node and data device so that the same plans always give the same object.
 // Nodes with a cache are left out: their OSDs are PVC-backed (OnClaims, DeviceSet).
+// Every slot is named by its partition; RookNodesOnVolumes names logical volumes.
 func RookNodes(plans map[string]prismv1.NodePlan, deviceClass string) []RookNode {
+	return RookNodesOnVolumes(plans, nil, deviceClass)
+}
+
+// RookNodesOnVolumes is RookNodes where DB slots reach Rook as logical volumes (decision
+// 0036): volumes maps a node to its slots' partition paths and, for each, the volume path its
+// entry names instead (SlotVolumes). Such a device gets no databaseSizeMB: ceph-volume uses an
+// existing LV whole. Slots not in the map keep their partition and its size.
+func RookNodesOnVolumes(plans map[string]prismv1.NodePlan, volumes map[string]map[string]string, deviceClass string) []RookNode {
 	nodes := make([]RookNode, 0, len(plans))
 	for name, p := range plans {
-		if n, ok := rookNode(name, p, deviceClass, slotEntries(p)); ok {
+		slots := slotEntries(p)
+		onVolumes(slots, volumes[name])
+		if n, ok := rookNode(name, p, deviceClass, slots); ok {
 			nodes = append(nodes, n)
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes
+}
+
+// onVolumes renames the slots whose partition has a volume in lv to that volume.
+func onVolumes(slots []RookDevice, lv map[string]string) {
+	if len(lv) == 0 {
+		return
+	}
+	for i := range slots {
+		if v, ok := lv[slots[i].Config.MetadataDevice]; ok {
+			slots[i].Config.MetadataDevice, slots[i].Config.DatabaseSizeMB = v, ""
+		}
+	}
 }
 
 // rookNode is the entry of one node, false when the node has no OSD for storage.nodes.
@@ -139,7 +165,8 @@ func rookNode(name string, p prismv1.NodePlan, deviceClass string, slots []RookD
 	if deviceClass != "" {
 		n.Config[configDeviceClass] = deviceClass
 	}
-	if sameSize(n.Devices) {
+	// Only a size every device has: one on logical volumes has none, and would inherit it.
+	if sameSize(n.Devices) && n.Devices[0].Config.DatabaseSizeMB != "" {
 		n.Config[configDatabaseSizeMB] = n.Devices[0].Config.DatabaseSizeMB
 		for i := range n.Devices {
 			n.Devices[i].Config.DatabaseSizeMB = ""

@@ -7,6 +7,7 @@ package decide
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,10 +50,11 @@ type Observation struct {
 	Volumes map[string]*corev1.PersistentVolume
 	// Now is the clock for replacement pacing.
 	Now time.Time
-	// AssumeProvisioned takes every planned node's partitions as Ready and its planned cache
-	// cores as Ready (core ids 1, 2, ... in slot order, as an agent starting from nothing
-	// assigns them) for the Rook decision: offline no agent reports them, and a preview should
-	// show where the OSDs will go. The operator never sets it.
+	// AssumeProvisioned takes every planned node's partitions as Ready, its Pending DB volumes
+	// as Ready at their planned paths, and its planned cache cores as Ready (core ids 1, 2, ...
+	// in slot order, as an agent starting from nothing assigns them) for the Rook decision:
+	// offline no agent reports them, and a preview should show where the OSDs will go. The
+	// operator never sets it.
 	AssumeProvisioned bool
 }
 
@@ -212,8 +214,24 @@ func Provisioned(sn *prismv1.StorageNode, p prismv1.NodePlan) bool {
 	return current && cond != nil && cond.Status == "True"
 }
 
-// assumedStatus is st with every cache of plan p Running and its cores Ready, for a preview.
+// assumedStatus is st with every cache of plan p Running and its cores Ready, and every DB
+// volume its agent has not made yet (Pending) Ready where the plan puts it, for a preview.
+// Refused and Failed volumes stay as reported: the preview shows why their node waits.
 func assumedStatus(st prismv1.StorageNodeStatus, p prismv1.NodePlan) prismv1.StorageNodeStatus {
+	st.Partitions = slices.Clone(st.Partitions) // the StorageNode's own status is not changed
+	for i := range st.Partitions {
+		ps := &st.Partitions[i]
+		if ps.Volume == nil || ps.Volume.State != prismv1.DBVolumePending {
+			continue
+		}
+		for _, f := range p.FastDevices {
+			for _, s := range f.Slots {
+				if f.StablePath == ps.Device && s.Partition.Number == ps.Number {
+					ps.Volume = &prismv1.DBVolumeStatus{Path: prismv1.DBVolumePath(f.StablePath, s.Index), State: prismv1.DBVolumeReady}
+				}
+			}
+		}
+	}
 	st.Caches = nil
 	for _, f := range p.FastDevices {
 		if !plan.BehindCache(f) {

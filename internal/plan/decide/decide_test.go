@@ -3,6 +3,7 @@ package decide
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,45 @@ func TestPolicyPendingModeChangeIsNotReady(t *testing.T) {
 	obs.AssumeProvisioned = true
 	if d = Policy(obs); !reflect.DeepEqual(d.Rook.Ready, []string{"a"}) {
 		t.Fatalf("offline: ready %v", d.Rook.Ready)
+	}
+}
+
+// A preview takes the DB volumes an agent has not made yet as made, where the plan puts them;
+// the operator does not, and the StorageNode's status is left as it was.
+func TestPolicyAssumesPendingDBVolumesReady(t *testing.T) {
+	p := policyOf(prismv1.ModeApply, storage)
+	sn := storageNode("a")
+	obs := observation(p, sn)
+	provisioned(t, sn, Policy(obs).Claims[0].Want)
+	var lvs []string
+	for _, f := range sn.Spec.Plan.FastDevices {
+		for _, s := range f.Slots {
+			sn.Status.Partitions = append(sn.Status.Partitions, prismv1.PartitionStatus{Device: f.StablePath, Number: s.Partition.Number,
+				State: prismv1.PartitionReady, Volume: &prismv1.DBVolumeStatus{Path: prismv1.DBVolumePath(f.StablePath, s.Index), State: prismv1.DBVolumePending}})
+			if s.DataDevice != "" {
+				lvs = append(lvs, prismv1.DBVolumePath(f.StablePath, s.Index))
+			}
+		}
+	}
+	if d := Policy(obs); !reflect.DeepEqual(d.Rook.Waiting, []string{"a"}) || d.Rook.Unverified["a"] == "" {
+		t.Fatalf("operator: waiting %v, unverified %v; want a waiting for its volumes", d.Rook.Waiting, d.Rook.Unverified)
+	}
+	obs.AssumeProvisioned = true
+	d := Policy(obs)
+	if !reflect.DeepEqual(d.Rook.Ready, []string{"a"}) || len(d.Rook.Entries) != 1 {
+		t.Fatalf("preview: ready %v, entries %v", d.Rook.Ready, d.Rook.Entries)
+	}
+	var got []string
+	for _, dev := range d.Rook.Entries[0].Devices {
+		got = append(got, dev.Config.MetadataDevice)
+	}
+	slices.Sort(got)
+	slices.Sort(lvs)
+	if len(lvs) == 0 || !reflect.DeepEqual(got, lvs) {
+		t.Errorf("preview names %v, want the volumes %v", got, lvs)
+	}
+	if sn.Status.Partitions[0].Volume.State != prismv1.DBVolumePending {
+		t.Errorf("the StorageNode's status was changed: %+v", sn.Status.Partitions[0].Volume)
 	}
 }
 

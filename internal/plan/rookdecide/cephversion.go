@@ -19,18 +19,28 @@ import (
 // Decision 0035. When a fixed release is known, it bounds this range.
 const partitionDBBrokenFromMajor = 20
 
-// lostPartitionDB says, from the Ceph version Rook reports in the CephCluster's status
-// (status.version.version, "20.2.4-0"), why a partition DB slot handed to Rook would leave an
-// OSD that cannot start; "" when the version is not affected or not reported yet.
+// LosesPartitionDB says whether a Ceph version as Rook reports it (status.version.version,
+// "20.2.4-0") loses a partition given as block.db, so that an OSD prepared from a partition DB
+// slot cannot start. false for a version that cannot be read (not reported yet). The rule the
+// e2e suite asserts against.
+func LosesPartitionDB(version string) bool {
+	major, ok := cephMajor(version)
+	return ok && major >= partitionDBBrokenFromMajor
+}
+
+// lostPartitionDB says, from the Ceph version Rook reports in the CephCluster's status, why a
+// partition DB slot handed to Rook for a new OSD would leave an OSD that cannot start; "" when
+// the version is not affected or not reported yet. A DB slot on a logical volume is not
+// affected (decision 0036).
 func lostPartitionDB(cluster *unstructured.Unstructured) string {
 	version, _, _ := unstructured.NestedString(cluster.Object, "status", "version", "version")
-	major, ok := cephMajor(version)
-	if !ok || major < partitionDBBrokenFromMajor {
+	if !LosesPartitionDB(version) {
 		return ""
 	}
 	return fmt.Sprintf("Rook reports Ceph %s, whose ceph-volume loses a partition given as block.db "+
 		"(no ceph.db_uuid tag: the OSD starts without its DB and aborts; ceph/ceph#69506, rook/rook#17901): "+
-		"no new OSD entry is written, existing entries are kept", version)
+		"no entry that would prepare a new OSD from a partition is written (DB slots on logical volumes are), "+
+		"existing entries are kept", version)
 }
 
 // cephMajor is the major number of a Ceph version as Rook reports it ("20.2.4-0", "19.2.3").

@@ -39,7 +39,8 @@ const (
 	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
 	ReasonWaitingForCacheCores = "WaitingForCacheCores"
 	// ReasonCephLosesPartitionDB: the cluster's Ceph would prepare OSDs that cannot start from
-	// entries with a partition DB slot (lostPartitionDB), so none is written.
+	// entries with a partition DB slot (lostPartitionDB), so the nodes with such an entry for a
+	// new OSD are not written.
 	ReasonCephLosesPartitionDB = "CephLosesPartitionDB"
 )
 
@@ -105,10 +106,16 @@ type Decision struct {
 	// Lookup names volumes to read before deciding again (Input.Volumes); when set, nothing
 	// else in the decision is meant to be applied.
 	Lookup []string
-	// Ready and Waiting are the nodes whose partitions are Ready, and the others.
+	// Ready and Waiting are the nodes whose partitions (and DB volumes) are Ready, and the
+	// others.
 	Ready, Waiting []string
-	// Withheld are ready nodes whose entries are not written because the cluster's Ceph
-	// loses partition DBs (Outcome says why); entries they already have are kept.
+	// Unverified are the waiting nodes whose agent reports them provisioned but whose DB
+	// volumes are not Ready where the plan puts them (plan.SlotVolumes), with why: their entries
+	// would name devices nobody has verified.
+	Unverified map[string]string
+	// Withheld are ready nodes whose entries are not written because one of them would have
+	// the cluster's Ceph, which loses partition DBs, prepare a new OSD from a partition
+	// (Outcome says why); entries they already have are kept.
 	Withheld []string
 	// Entries are the storage.nodes entries of the ready nodes, after gating. Of the nodes the
 	// policy managed before and writes no entry for now, Drop lose their entries and Kept
@@ -155,21 +162,38 @@ func Decide(in Input) (Decision, error) {
 
 	d := Decision{}
 	ready := map[string]prismv1.NodePlan{}
+	volumes := map[string]map[string]string{}
 	for _, n := range in.Nodes {
-		if n.Ready {
-			ready[n.Name] = n.Plan
-			d.Ready = append(d.Ready, n.Name)
-		} else {
+		if !n.Ready {
 			d.Waiting = append(d.Waiting, n.Name)
+			continue
+		}
+		lv, err := plan.SlotVolumes(n.Plan, n.Status)
+		if err != nil {
+			if d.Unverified == nil {
+				d.Unverified = map[string]string{}
+			}
+			d.Waiting, d.Unverified[n.Name] = append(d.Waiting, n.Name), err.Error()
+			continue
+		}
+		ready[n.Name] = n.Plan
+		d.Ready = append(d.Ready, n.Name)
+		if lv != nil {
+			volumes[n.Name] = lv
 		}
 	}
 	sort.Strings(d.Waiting)
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-	d.Gate = plan.GateReplacements(plan.RookNodes(ready, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
+	d.Gate = plan.GateReplacements(plan.RookNodesOnVolumes(ready, volumes, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
 	d.Entries = d.Gate.Entries
 	lost := lostPartitionDB(cluster)
-	if lost != "" && len(d.Entries) > 0 {
-		d.Withheld, d.Entries = nodeNamesOf(d.Entries), nil
+	var withheld []string
+	if lost != "" {
+		d.Entries, d.Withheld, withheld = withholdPartitionDBs(d.Entries, existing, volumes)
+		// A re-created OSD whose entry is withheld has not been handed to Rook.
+		if r := d.Gate.Released; r != nil && slices.Contains(d.Withheld, r.Node) {
+			d.Gate.Released = nil
+		}
 	}
 
 	// A node whose plan is being re-provisioned keeps the entry it has: dropping it would
@@ -219,9 +243,47 @@ func Decide(in Input) (Decision, error) {
 	}
 	d.Outcome, d.Event = outcome(in, d, configNote)
 	if len(d.Withheld) > 0 {
-		d.Outcome = Outcome{Reason: ReasonCephLosesPartitionDB, Message: fmt.Sprintf("%s; withheld: %s", lost, strings.Join(d.Withheld, ", "))}
+		msg, requeue := fmt.Sprintf("%s; withheld: %s", lost, summarise(withheld)), d.Outcome.RequeueAfter
+		if len(d.Entries) > 0 || len(d.Waiting) > 0 {
+			msg += "; " + d.Outcome.Message
+		}
+		d.Outcome = Outcome{Reason: ReasonCephLosesPartitionDB, Message: msg}
+		if len(d.Entries) > 0 {
+			d.Outcome.RequeueAfter = requeue // for replacements held in the entries written
+		}
 	}
 	return d, nil
+}
+
+// withholdPartitionDBs keeps from entries, for a Ceph that loses partition DBs, the nodes none
+// of whose devices would have Rook prepare a new OSD from a partition: a device whose
+// metadataDevice is neither one of the node's logical volumes (volumes: partition → volume)
+// nor what the CephCluster's entry for that device already has (an OSD prepared from the
+// partition before keeps its entry). The others are withheld, with the first such device.
+func withholdPartitionDBs(entries []plan.RookNode, existing []any, volumes map[string]map[string]string) (written []plan.RookNode, withheld, why []string) {
+	current := plan.ExistingMetadataDevices(existing)
+	for _, n := range entries {
+		onVolume := make(map[string]bool, len(volumes[n.Name]))
+		for _, v := range volumes[n.Name] {
+			onVolume[v] = true
+		}
+		newOSD := -1
+		for i, dev := range n.Devices {
+			meta := dev.Config.MetadataDevice
+			if meta != "" && !onVolume[meta] && current[n.Name][dev.Name] != meta {
+				newOSD = i
+				break
+			}
+		}
+		if newOSD < 0 {
+			written = append(written, n)
+			continue
+		}
+		dev := n.Devices[newOSD]
+		withheld = append(withheld, n.Name)
+		why = append(why, fmt.Sprintf("%s (a new OSD on %s with its DB on partition %s)", n.Name, dev.Name, dev.Config.MetadataDevice))
+	}
+	return written, withheld, why
 }
 
 // outcome is the RookConfigured condition and the Event message of a decision.
@@ -252,13 +314,34 @@ func outcome(in Input, d Decision, configNote string) (Outcome, string) {
 		return Outcome{Reason: ReasonReplacingOSDs, RequeueAfter: HealthRequeue,
 			Message: fmt.Sprintf("%s; %d OSDs to re-create one at a time, first: %s", msg, len(d.Gate.Held), d.Gate.Held[0])}, event
 	case len(d.Waiting) > 0:
-		return Outcome{Reason: ReasonWaitingForPartitions, Message: msg + "; waiting for the agents to create the DB partitions on " + strings.Join(d.Waiting, ", ")}, event
+		return Outcome{Reason: ReasonWaitingForPartitions, Message: msg + waitingMessage(d)}, event
 	case len(sets.waiting) > 0:
 		return Outcome{Reason: ReasonWaitingForCacheCores, Message: msg}, event
 	case len(d.Entries) == 0 && sets.wanted == 0:
 		return Outcome{Reason: ReasonNothingToConfigure, Message: "no node has a plan"}, event
 	}
 	return Outcome{Reason: ReasonApplied, Message: msg, OK: true}, event
+}
+
+// waitingMessage says which nodes wait for their agents, and why the entries of those whose
+// agent reports them provisioned are not written.
+func waitingMessage(d Decision) string {
+	var partitions, volumes []string
+	for _, n := range d.Waiting {
+		if why, ok := d.Unverified[n]; ok {
+			volumes = append(volumes, n+": "+why)
+		} else {
+			partitions = append(partitions, n)
+		}
+	}
+	msg := ""
+	if len(partitions) > 0 {
+		msg += "; waiting for the agents to create the DB partitions on " + strings.Join(partitions, ", ")
+	}
+	if len(volumes) > 0 {
+		msg += "; not written until the agent reports each DB volume Ready where the plan puts it: " + summarise(volumes)
+	}
+	return msg
 }
 
 // withdrawals names each node whose storage.nodes entry this decision removes, and why:

@@ -61,6 +61,47 @@ func withCeph(c *unstructured.Unstructured, version string) *unstructured.Unstru
 	return c
 }
 
+// onVolumes is n with the status its agent reports for slotPlan's slots: partitions 1, 2, …
+// of its fast device Ready, with the volumes given (nil: none).
+func onVolumes(n Node, volumes ...*prismv1.DBVolumeStatus) Node {
+	fast := n.Plan.FastDevices[0].StablePath
+	for i, v := range volumes {
+		num := int32(i + 1)
+		n.Status.Partitions = append(n.Status.Partitions, prismv1.PartitionStatus{Device: fast, Number: num, Path: prismv1.PartitionPath(fast, num),
+			State: prismv1.PartitionReady, Volume: v})
+	}
+	return n
+}
+
+// volumeAt is a DB volume in state at path.
+func volumeAt(state prismv1.DBVolumeState, path string) *prismv1.DBVolumeStatus {
+	return &prismv1.DBVolumeStatus{Path: path, State: state}
+}
+
+// readyVolume is slot index's volume on fast, Ready where the plan puts it.
+func readyVolume(fast string, index int32) *prismv1.DBVolumeStatus {
+	return volumeAt(prismv1.DBVolumeReady, prismv1.DBVolumePath("/dev/disk/by-id/"+fast, index))
+}
+
+// inUse is a slot whose partition an OSD already has as its DB.
+var inUse = volumeAt(prismv1.DBVolumePartitionInUse, "")
+
+// written lists the devices of entries as "node device metadataDevice databaseSizeMB", with
+// the size Rook applies (the device's, else its node's); device names lose /dev/disk/by-id/.
+func written(entries []plan.RookNode) []string {
+	var out []string
+	for _, e := range entries {
+		for _, d := range e.Devices {
+			size := d.Config.DatabaseSizeMB
+			if size == "" {
+				size = e.Config["databaseSizeMB"]
+			}
+			out = append(out, strings.TrimSpace(strings.Join([]string{e.Name, strings.TrimPrefix(d.Name, "/dev/disk/by-id/"), d.Config.MetadataDevice, size}, " ")))
+		}
+	}
+	return out
+}
+
 func input(c *unstructured.Unstructured, nodes ...Node) Input {
 	return Input{Policy: policy, Manager: "prism-operator/" + policy, DeviceClass: "qlc", ClusterRef: "rook-ceph/ceph",
 		Cluster: c, Nodes: nodes, Now: now}
@@ -82,6 +123,12 @@ func nodeNames(nodes []any) []string {
 	return out
 }
 
+// Paths of slotPlan("nvme-A", …)'s slots.
+var (
+	partA1, partA2 = prismv1.PartitionPath("/dev/disk/by-id/nvme-A", 1), prismv1.PartitionPath("/dev/disk/by-id/nvme-A", 2)
+	lvA0, lvA1     = prismv1.DBVolumePath("/dev/disk/by-id/nvme-A", 0), prismv1.DBVolumePath("/dev/disk/by-id/nvme-A", 1)
+)
+
 func TestDecide(t *testing.T) {
 	key := ManagedNodesAnnotation(policy)
 	a := Node{Name: "a", Plan: slotPlan("nvme-A", "q1", "q2"), Ready: true}
@@ -98,6 +145,7 @@ func TestDecide(t *testing.T) {
 		managed       string
 		release       string // prefix; "" none
 		requeue       time.Duration
+		devices       []string // written(entries); nil: not checked
 	}
 	tests := []struct {
 		name string
@@ -155,19 +203,89 @@ func TestDecide(t *testing.T) {
 			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), a),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook", "1 OSDs to re-create"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue}},
+		{"Ceph 20: a moved DB on a new partition is not released",
+			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), "20.2.4-0"), a),
+			want{reason: ReasonCephLosesPartitionDB, message: []string{"withheld: a (a new OSD on /dev/disk/by-id/q1 with its DB on partition /dev/disk/by-id/nvme-A-part1)"},
+				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
+		{"Ceph 20: a moved DB on a new volume is released",
+			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), "20.2.4-0"),
+				onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook"},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue,
+				devices: []string{"a q1 " + lvA0, "a q2 " + prismv1.PartitionPath("/dev/disk/by-id/nvme-OLD", 2) + " 61440"}}},
 		// Ceph 20's ceph-volume loses a partition block.db (decision 0035): seen in the e2e chain
 		// with Ceph 20.2.4, osd.0 aborting in expand-bluefs.
 		{"Ceph 20 loses partition DBs: no new entry, the status says why",
 			input(withCeph(cluster([]any{admins}, nil, ""), "20.2.4-0"), a),
 			want{reason: ReasonCephLosesPartitionDB, message: []string{"Rook reports Ceph 20.2.4-0", "ceph/ceph#69506", "withheld: a"},
 				kept: []string{}, nodes: []string{"admins-node"}}},
-		{"Ceph 20: an entry written before is kept, not withdrawn",
-			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), a),
-			want{reason: ReasonCephLosesPartitionDB, message: []string{"existing entries are kept"},
+		{"Ceph 20: a new OSD on a partition withholds its node, whose entry written before is kept, not withdrawn",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1")}, map[string]string{key: "a"}, ""), "20.2.4-0"), a),
+			want{reason: ReasonCephLosesPartitionDB, message: []string{"existing entries are kept",
+				"withheld: a (a new OSD on /dev/disk/by-id/q2 with its DB on partition /dev/disk/by-id/nvme-A-part2)"},
 				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
+		{"Ceph 20: an entry already in the CephCluster as planned is written unchanged",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), a),
+			want{reason: ReasonApplied, ok: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
 		{"Ceph 19 wraps the partition in an LV of its own: entries are written",
 			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), a),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a"}},
+		// Decision 0036: DB slots reach Rook as the agent's logical volumes, which Ceph 20 keeps.
+		{"Ceph 20 with every volume Ready: the entries name the volumes, without databaseSizeMB",
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
+		{"Ceph 19 with every volume Ready: the same",
+			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
+		{"Ceph 20, a node on volumes and one on partitions: the first is written, the second withheld",
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1)),
+				Node{Name: "c", Plan: slotPlan("nvme-C", "q1"), Ready: true}),
+			want{reason: ReasonCephLosesPartitionDB, changed: true, message: []string{"Rook reports Ceph 20.2.4-0",
+				"withheld: c (a new OSD on /dev/disk/by-id/q1 with its DB on partition /dev/disk/by-id/nvme-C-part1)", "1 nodes' OSD entries"},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
+		{"Ceph 20, one node: an OSD on its partition already in the CephCluster stays, a new one goes on its volume",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1")}, map[string]string{key: "a"}, ""), "20.2.4-0"), onVolumes(a, inUse, readyVolume("nvme-A", 1))),
+			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + lvA1}}},
+		{"Ceph 20: partitions in use, already in the CephCluster, are written unchanged",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), onVolumes(a, inUse, inUse)),
+			want{reason: ReasonApplied, ok: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
+		{"Ceph 20: a partition in use that the CephCluster does not name is a new entry from a partition: withheld",
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), inUse)),
+			want{reason: ReasonCephLosesPartitionDB, message: []string{"withheld: a (a new OSD on /dev/disk/by-id/q2 with its DB on partition /dev/disk/by-id/nvme-A-part2)"},
+				kept: []string{}}},
+		{"Ceph 19: a partition in use keeps naming the partition",
+			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), onVolumes(a, inUse, readyVolume("nvme-A", 1))),
+			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + lvA1}}},
+		// The agent makes a volume only on a partition proven empty, so no OSD has its DB there;
+		// still, a changed metadataDevice for a device already in the CephCluster goes through
+		// replacement pacing, as any DB move does.
+		{"an entry naming a slot's partition whose volume is now Ready: the change waits for Ceph's health",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), "19.2.3-0"),
+				onVolumes(a, readyVolume("nvme-A", 0), inUse)),
+			// Changed: the size moves from the node to each device, which Rook applies alike.
+			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"1 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1: DB moves from " + partA1 + " to " + lvA0},
+				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue,
+				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
+		{"a Ready volume at another path: the node waits and keeps the entry it has",
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "19.2.3-0"),
+				onVolumes(a, volumeAt(prismv1.DBVolumeReady, "/dev/vg/other"), readyVolume("nvme-A", 1))),
+			want{reason: ReasonWaitingForPartitions, message: []string{"not written until the agent reports each DB volume Ready where the plan puts it",
+				`a: DB volumes not verified: /dev/disk/by-id/nvme-A-part1: volume Ready at "/dev/vg/other", not at "` + lvA0 + `"`},
+				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
+		{"Pending and Refused volumes on a node reported ready: nothing written, on Ceph 20 nothing withheld either",
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, volumeAt(prismv1.DBVolumePending, lvA0), volumeAt(prismv1.DBVolumeRefused, lvA1)), b),
+			want{reason: ReasonWaitingForPartitions, message: []string{"waiting for the agents to create the DB partitions on b;",
+				"a: DB volumes not verified: /dev/disk/by-id/nvme-A-part1: volume Pending; /dev/disk/by-id/nvme-A-part2: volume Refused"},
+				kept: []string{}, managed: ""}},
+		{"a Failed volume",
+			input(cluster(nil, nil, ""), onVolumes(a, nil, volumeAt(prismv1.DBVolumeFailed, lvA1))),
+			want{reason: ReasonWaitingForPartitions, message: []string{"/dev/disk/by-id/nvme-A-part2: volume Failed"}, kept: []string{}, managed: ""}},
 		{"Ceph 20 with no node ready: waiting, nothing withheld",
 			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), b),
 			want{reason: ReasonWaitingForPartitions, message: []string{"waiting for the agents"}, kept: []string{}, managed: ""}},
@@ -208,6 +326,21 @@ func TestDecide(t *testing.T) {
 			check("drop", d.Drop, w.drop)
 			check("kept", d.Kept, w.kept)
 			check("storage.nodes", nodeNames(d.Nodes), w.nodes)
+			if w.devices != nil {
+				check("written devices", written(d.Entries), w.devices)
+			}
+			if tc.in.Cluster != nil && lostPartitionDB(tc.in.Cluster) != "" {
+				// What is written on such a Ceph never hands Rook a new OSD from a partition.
+				existing, _, _ := unstructured.NestedSlice(tc.in.Cluster.Object, "spec", "storage", "nodes")
+				had := plan.ExistingMetadataDevices(existing)
+				for _, e := range d.Entries {
+					for _, dev := range e.Devices {
+						if meta := dev.Config.MetadataDevice; !strings.HasPrefix(meta, "/dev/prism-db-") && had[e.Name][dev.Name] != meta {
+							t.Errorf("%s %s: a new OSD from partition %s", e.Name, dev.Name, meta)
+						}
+					}
+				}
+			}
 			if d.Managed != w.managed {
 				t.Errorf("managed %q, want %q", d.Managed, w.managed)
 			}
@@ -334,6 +467,9 @@ func TestLostPartitionDB(t *testing.T) {
 		c := withCeph(cluster(nil, nil, ""), tc.version)
 		if got := lostPartitionDB(c) != ""; got != tc.lost {
 			t.Errorf("%q: lost %v, want %v", tc.version, got, tc.lost)
+		}
+		if got := LosesPartitionDB(tc.version); got != tc.lost {
+			t.Errorf("LosesPartitionDB(%q) = %v, want %v", tc.version, got, tc.lost)
 		}
 	}
 	if lostPartitionDB(cluster(nil, nil, "")) != "" {
