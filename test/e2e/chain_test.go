@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prism-storage/prism/internal/plan/rookdecide"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -233,7 +235,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			}
 		}
 		wantMeta, _, onVolume := dbDevice(sn, fast.StablePath, slot)
-		if v := cephVersion(cephCluster()); !onVolume && cephLosesPartitionDB(v) {
+		if v := cephVersion(cephCluster()); !onVolume && rookdecide.LosesPartitionDB(v) {
 			// Decision 0035: this Ceph's ceph-volume would prepare an OSD that cannot start
 			// from a partition DB slot; Prism writes no entry and says why.
 			lostDB = v
@@ -451,12 +453,6 @@ func dbDevice(sn *prismv1.StorageNode, fastPath string, slot prismv1.DBSlot) (pa
 		return st.Volume.Path, st.Volume.SizeBytes, true
 	}
 	return prismv1.PartitionPath(fastPath, slot.Partition.Number), slot.Partition.SizeBytes, false
-}
-
-// cephLosesPartitionDB: Ceph 20 and later (decision 0035), as rookdecide decides it.
-func cephLosesPartitionDB(version string) bool {
-	major, err := strconv.Atoi(strings.SplitN(strings.TrimSpace(version), ".", 2)[0])
-	return err == nil && major >= 20
 }
 
 // waitRookReconciled waits until Rook's operator has finished a reconcile of the CephCluster as
