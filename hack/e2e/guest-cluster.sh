@@ -70,6 +70,8 @@ collect() {
       k -n prism-system logs "$p" --all-containers >"$out/logs/${p#pod/}.log" 2>&1
     done
     lsblk -o NAME,SIZE,TYPE,MODEL,SERIAL,PARTLABEL >"$out/state/lsblk.txt" 2>&1
+    # The DB slots' volumes (decision 0036) as the host's LVM has them, tags included.
+    lvs -a -o lv_name,vg_name,lv_path,lv_size,lv_attr,lv_tags,devices --units b --reportformat json >"$out/state/lvs.json" 2>&1
   fi
   if [[ $E2E_STAGE == chain && -f /etc/kubernetes/admin.conf ]]; then
     ceph_op osd dump --format json-pretty >"$out/state/osd-dump.json" 2>&1
