@@ -1,9 +1,12 @@
 package hostexec
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Device is a block device the agent opened to write itself (its GPT, zeroed ranges): the one
@@ -28,4 +31,26 @@ func OpenDevice(path string, exclusive bool) (Device, error) {
 		flags |= os.O_EXCL
 	}
 	return os.OpenFile(path, flags, 0)
+}
+
+// DropPageCache writes back and drops the page cache of the block device open as f
+// (BLKFLSBUF, as `blockdev --flushbufs`; it needs CAP_SYS_ADMIN), so that what is read through
+// f next, and by libblkid's tools opening the same device, comes from the device. The kernel
+// keeps a whole disk's page cache apart from each partition's and drops it only when its last
+// opener closes: while one partition is held (device-mapper, an OSD, a cache), what was read
+// of another partition through the whole disk stays cached, and a write through that
+// partition's own node does not reach it. Dirty pages are written, not dropped: nothing is
+// lost. A regular file (a test's device) is left as it is.
+func DropPageCache(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+		return nil
+	}
+	if err := unix.IoctlSetInt(int(f.Fd()), unix.BLKFLSBUF, 0); err != nil {
+		return fmt.Errorf("dropping the page cache of %s (BLKFLSBUF): %w", f.Name(), err)
+	}
+	return nil
 }

@@ -35,6 +35,11 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		return obs, nil, err
 	}
 	defer f.Close()
+	// Read the device, not what an earlier pass left in its page cache (a write through a
+	// partition's own node, by LVM or anyone, never reaches it while the device is open).
+	if err := hostexec.DropPageCache(f); err != nil {
+		return obs, nil, err
+	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)
