@@ -23,7 +23,10 @@ source /prism/lib.sh
 node=prism-guest
 
 on_failure() {
+  local run
   tail -30 "$out/runs.tsv" 2>/dev/null || true
+  run=$(tail -1 "$out/runs.tsv" 2>/dev/null | cut -f1)
+  [[ -z $run ]] || cat "$out/$run.json" "$out/$run.stderr" 2>/dev/null || true
   lsblk -o NAME,TYPE,SIZE,PARTLABEL 2>/dev/null || true
   lvs -a -o +lv_tags 2>/dev/null || true
 }

@@ -394,7 +394,7 @@ func (v *volumeRuns) checkStepRuns(t *testing.T) {
 		for i, s := range v.slots {
 			seen[i] = append(seen[i], v.slotState(t, r.name, s))
 		}
-		t.Logf("%s: exit %d, LVM %q, slot states %v", r.name, r.exit, writes, func() []int {
+		t.Logf("%s: exit %d, ran %q, slot states %v", r.name, r.exit, writes, func() []int {
 			var st []int
 			for i := range v.slots {
 				st = append(st, seen[i][len(seen[i])-1])
