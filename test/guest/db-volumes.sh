@@ -73,16 +73,16 @@ device_state() {
   } >"$out/$1.device.txt"
 }
 
+modprobe dm_mod
 {
   uname -r
-  lvm version | head -3
+  lvm version
   dmsetup version
   nsenter --version
   echo "pid1 $(tr '\0' ' ' </proc/1/cmdline)"
   echo "mnt self $(readlink /proc/self/ns/mnt) pid1 $(readlink /proc/1/ns/mnt)"
   echo "ipc self $(readlink /proc/self/ns/ipc) pid1 $(readlink /proc/1/ns/ipc)"
 } >"$out/versions.txt"
-modprobe dm_mod
 
 # 1. Real models (and LVM filtered to the NVMe-oF drives: each backing disk is the same data).
 prism-nvmet-loop --lvm-filter /prism/targets | tee "$out/nvmet.txt"
