@@ -56,7 +56,7 @@ test: ## Run every test: unit, fuzz, envtest, root tests on loop devices, real C
 	hack/test.sh
 
 .PHONY: test-guest
-test-guest: ## Rook's exact OSD path (ceph-volume lvm) in a QEMU guest built from Debian packages (root; see docs/provisioning.md).
+test-guest: ## Rook's exact OSD path (ceph-volume lvm) and the agent's DB slot volumes (LVM, device-mapper) in a QEMU guest built from Debian packages (root; see docs/provisioning.md).
 	$(GO) test ./test/guest/ -count=1 -timeout 45m -v
 
 .PHONY: e2e-guest

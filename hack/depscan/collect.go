@@ -29,7 +29,48 @@ var GuestScripts = map[string][]string{
 	"hack/guest/init":           {"guest-root", "e2e-root"},
 	"hack/guest/nvmet-loop.sh":  {"guest-root", "e2e-root"},
 	"test/guest/rook-path.sh":   {"guest-root"},
+	"test/guest/db-volumes.sh":  {"guest-root"},
+	"test/guest/lib.sh":         {"guest-root"},
 	"hack/e2e/guest-cluster.sh": {"e2e-root"},
+}
+
+// ShellLibraries are the scripts sourced by others (a library, then the scripts sourcing it):
+// the library's functions are defined in those scripts, and the hooks those scripts define
+// for it are defined in the library.
+var ShellLibraries = map[string][]string{
+	"test/guest/lib.sh": {"test/guest/rook-path.sh", "test/guest/db-volumes.sh"},
+}
+
+// sharedFunctions are the functions each script has from ShellLibraries, by script.
+func sharedFunctions(root string) (map[string]map[string]bool, error) {
+	out := map[string]map[string]bool{}
+	give := func(to string, funcs map[string]bool) {
+		if out[to] == nil {
+			out[to] = map[string]bool{}
+		}
+		for f := range funcs {
+			out[to][f] = true
+		}
+	}
+	read := func(rel string) (map[string]bool, error) {
+		src, err := os.ReadFile(filepath.Join(root, rel))
+		return ShellFunctions(string(src)), err
+	}
+	for lib, users := range ShellLibraries {
+		libFuncs, err := read(lib)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range users {
+			funcs, err := read(u)
+			if err != nil {
+				return nil, err
+			}
+			give(u, libFuncs)
+			give(lib, funcs)
+		}
+	}
+	return out, nil
 }
 
 // Collect scans the repository at root: every shell script (by .sh name or #! line), the
@@ -57,8 +98,12 @@ func Collect(root string) ([]Found, error) {
 			}
 		}
 	}
+	shared, err := sharedFunctions(root)
+	if err != nil {
+		return nil, err
+	}
 	goDirs := map[string][]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -84,7 +129,7 @@ func Collect(root string) ([]Found, error) {
 				return err
 			}
 			if isShellScript(path, src) {
-				add(rel, ShellCommands(string(src)))
+				add(rel, ShellCommandsWith(string(src), shared[rel]))
 			}
 		}
 		return nil

@@ -10,16 +10,27 @@ import (
 // those inside $(...), `...`, <(...), trap strings and `bash -c` strings. Words that are not
 // literal ("$tool", "${a[@]}") are skipped: what they run is not known without running the
 // script. Functions the script defines and shell builtins are not reported.
-func ShellCommands(src string) []Use {
+func ShellCommands(src string) []Use { return ShellCommandsWith(src, nil) }
+
+// ShellCommandsWith is ShellCommands for a script that also has the functions named in
+// defined: those of a library it sources, or the hooks its scripts define for a library.
+func ShellCommandsWith(src string, defined map[string]bool) []Use {
 	s := &shellScan{}
 	s.scan(src, 1)
 	var out []Use
 	for _, u := range s.uses {
-		if !s.funcs[u.Command] && !shellBuiltins[u.Command] {
+		if !s.funcs[u.Command] && !defined[u.Command] && !shellBuiltins[u.Command] {
 			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// ShellFunctions are the functions a script defines.
+func ShellFunctions(src string) map[string]bool {
+	s := &shellScan{}
+	s.scan(src, 1)
+	return s.funcs
 }
 
 // Use is one command found at a line of a file.

@@ -65,3 +65,19 @@ func TestMakefileCommands(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestShellLibraries: a script's calls of its library's functions, and the library's calls of
+// a hook its scripts define, are not commands.
+func TestShellLibraries(t *testing.T) {
+	lib := "step() { date; }\nfailed() { on_failure; exit 1; }\n"
+	script := "source /prism/lib.sh\non_failure() { lsblk; }\nstep one\npvs\n"
+	if got, want := commands(ShellCommandsWith(script, ShellFunctions(lib))), []string{"lsblk", "pvs"}; !slices.Equal(got, want) {
+		t.Errorf("the script runs %q, want %q", got, want)
+	}
+	if got, want := commands(ShellCommandsWith(lib, ShellFunctions(script))), []string{"date"}; !slices.Equal(got, want) {
+		t.Errorf("the library runs %q, want %q", got, want)
+	}
+	if got, want := commands(ShellCommands(script)), []string{"lsblk", "pvs", "step"}; !slices.Equal(got, want) {
+		t.Errorf("alone, the script runs %q, want %q", got, want)
+	}
+}

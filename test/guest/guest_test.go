@@ -55,10 +55,32 @@ func TestRookPathInGuest(t *testing.T) {
 		checkResults(t, dir)
 		return
 	}
+	began := time.Now()
+	out := guestRun{script: "rook-path.sh", disks: disks, timeout: guestTimeout,
+		virtioDisks: []string{fmt.Sprintf("%s:%d:4096:16384", unseenDisk.qemuSerial, unseenDisk.size)}}.run(t)
+	checkResults(t, out)
+	t.Logf("total %.0f s", time.Since(began).Seconds())
+}
+
+// guestRun is one boot of the test guest that runs one script of this directory.
+type guestRun struct {
+	// script is the file in test/guest that the guest runs.
+	script string
+	// disks are the emulated NVMe disks, which the guest's prism-nvmet-loop gives their models
+	// (/prism/targets); virtioDisks are run.sh's --virtio-disk arguments.
+	disks       []disk
+	virtioDisks []string
+	timeout     time.Duration
+}
+
+// run builds (or reuses) the guest and Prism's static binaries, boots the guest with the
+// policy, the disks and the script, and returns the directory of the script's results
+// (share/out). Without root it skips the test. PRISM_GUEST_KEEP keeps the work directory.
+func (g guestRun) run(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skipf("needs root (debootstrap, QEMU, apt-get); running as euid %d. Run: sudo make test-guest", os.Geteuid())
 	}
-	began := time.Now()
 	ctx := t.Context()
 	if dl, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -104,12 +126,13 @@ func TestRookPathInGuest(t *testing.T) {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	writeFile(t, filepath.Join(overlay, "prism/targets"), targetsFile())
-	policy, err := os.ReadFile("testdata/policy.yaml")
+	writeFile(t, filepath.Join(overlay, "prism/targets"), targetsFile(g.disks))
+	writeFile(t, filepath.Join(overlay, "prism/policy.yaml"), string(readPolicy(t)))
+	lib, err := os.ReadFile("lib.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(overlay, "prism/policy.yaml"), string(policy))
+	writeFile(t, filepath.Join(overlay, "prism/lib.sh"), string(lib))
 	t.Logf("static binaries built (CGO_ENABLED=0) in %.0f s", time.Since(start).Seconds())
 
 	// 3. Boot, run, power off.
@@ -117,15 +140,17 @@ func TestRookPathInGuest(t *testing.T) {
 	if err := os.MkdirAll(share, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{filepath.Join(repo, "hack/guest/run.sh"), "--run", filepath.Join(repo, "test/guest/rook-path.sh"),
+	args := []string{filepath.Join(repo, "hack/guest/run.sh"), "--run", filepath.Join(repo, "test/guest", g.script),
 		"--overlay", overlay, "--share", share, "--workdir", filepath.Join(work, "vm"), "--keep",
-		"--timeout", strconv.Itoa(int(guestTimeout.Seconds()))}
-	for _, d := range disks {
+		"--timeout", strconv.Itoa(int(g.timeout.Seconds()))}
+	for _, d := range g.disks {
 		args = append(args, "--disk", fmt.Sprintf("%s:%d", d.qemuSerial, d.size))
 	}
-	args = append(args, "--virtio-disk", fmt.Sprintf("%s:%d:4096:16384", unseenDisk.qemuSerial, unseenDisk.size))
+	for _, d := range g.virtioDisks {
+		args = append(args, "--virtio-disk", d)
+	}
 	start = time.Now()
-	console, err := runLogged(ctx, guestTimeout+time.Minute, filepath.Join(work, "console.log"), args...)
+	console, err := runLogged(ctx, g.timeout+time.Minute, filepath.Join(work, "console.log"), args...)
 	t.Cleanup(func() { stopQEMU(t, filepath.Join(work, "vm", "qemu.pid")) })
 	guestSecs := time.Since(start).Seconds()
 	if err != nil {
@@ -138,30 +163,34 @@ func TestRookPathInGuest(t *testing.T) {
 		}
 	}
 	t.Logf("guest boot + run + power-off: %.0f s", guestSecs)
-
-	// 4. What the tools said.
-	checkResults(t, filepath.Join(share, "out"))
-	t.Logf("total %.0f s", time.Since(began).Seconds())
+	return filepath.Join(share, "out")
 }
 
 func checkResults(t *testing.T, dir string) {
-	policy, err := os.ReadFile("testdata/policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := loadResults(t, dir)
-	r.checkModelsAndTiers(t)
-	r.checkPlan(t, policy)
+	r.checkModelsAndTiers(t, disks)
+	r.checkPlan(t, readPolicy(t))
 	r.checkPartitions(t)
+	r.loadOSDMetadata(t)
 	r.checkPrepareOSD(t)
 	r.checkBatchOSD(t)
 	r.checkCluster(t)
 	r.checkUnseen(t)
 }
 
-func targetsFile() string {
+// readPolicy is the policy the guest plans with (both scripts).
+func readPolicy(t *testing.T) []byte {
+	t.Helper()
+	policy, err := os.ReadFile("testdata/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return policy
+}
+
+func targetsFile(ds []disk) string {
 	var b strings.Builder
-	for _, d := range disks {
+	for _, d := range ds {
 		fmt.Fprintf(&b, "%s %s %s\n", d.qemuSerial, d.fabricSerial, d.model)
 	}
 	return b.String()

@@ -48,13 +48,18 @@ func loadResults(t *testing.T, dir string) *results {
 	}
 	r.decode(t, "inventory.json", &r.inv)
 	r.decode(t, "plan.json", &r.plan)
+	return r
+}
+
+// loadOSDMetadata reads `ceph osd metadata` (rook-path.sh).
+func (r *results) loadOSDMetadata(t *testing.T) {
+	t.Helper()
 	var all []map[string]any
 	r.decode(t, "osd-metadata.json", &all)
 	r.metadata = map[string]map[string]any{}
 	for _, m := range all {
 		r.metadata[fmt.Sprint(m["id"])] = m
 	}
-	return r
 }
 
 func (r *results) read(t *testing.T, name string) string {
@@ -106,8 +111,8 @@ func diskBySerial(serial string) disk {
 
 // checkModelsAndTiers: the guest saw each drive's model through NVMe-oF, and the agent put it
 // in its tier by that model; the emulated controllers behind them are Other.
-func (r *results) checkModelsAndTiers(t *testing.T) {
-	for _, want := range disks {
+func (r *results) checkModelsAndTiers(t *testing.T, ds []disk) {
+	for _, want := range ds {
 		name := r.fabric[want.qemuSerial]
 		d := r.device(t, name)
 		if d.Model != want.model || d.Serial != want.fabricSerial || d.SizeBytes != want.size {
@@ -173,6 +178,23 @@ func (r *results) checkPlan(t *testing.T, policyYAML []byte) {
 	t.Logf("Rook entry: %s metadataDevice=%s node config %v", dev.Name, dev.Config.MetadataDevice, rook[0].Config)
 }
 
+// sfdiskDoc is `sfdisk --json` of a GPT disk.
+type sfdiskDoc struct {
+	PartitionTable struct {
+		Label      string            `json:"label"`
+		Partitions []sfdiskPartition `json:"partitions"`
+	} `json:"partitiontable"`
+}
+
+type sfdiskPartition struct {
+	Node  string `json:"node"`
+	Start int64  `json:"start"`
+	Size  int64  `json:"size"`
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	UUID  string `json:"uuid"`
+}
+
 type applyOutput struct {
 	Changed    bool                      `json:"changed"`
 	Partitions []prismv1.PartitionStatus `json:"partitions"`
@@ -204,18 +226,7 @@ func (r *results) checkPartitions(t *testing.T) {
 		}
 		sysfs[f[1]] = n
 	}
-	var table struct {
-		PartitionTable struct {
-			Label      string `json:"label"`
-			Partitions []struct {
-				Node  string `json:"node"`
-				Start int64  `json:"start"`
-				Size  int64  `json:"size"`
-				Type  string `json:"type"`
-				Name  string `json:"name"`
-			} `json:"partitions"`
-		} `json:"partitiontable"`
-	}
+	var table sfdiskDoc
 	r.decode(t, "sfdisk-fast.json", &table)
 	if table.PartitionTable.Label != "gpt" || len(table.PartitionTable.Partitions) != len(fp.Slots) {
 		t.Fatalf("sfdisk: %+v", table)
@@ -324,6 +335,7 @@ func (r *results) checkDB(t *testing.T, o osdFiles, dataDevice, dbDevice string,
 type lvmReport struct {
 	Report []struct {
 		PV []map[string]string `json:"pv"`
+		VG []map[string]string `json:"vg"`
 		LV []map[string]string `json:"lv"`
 	} `json:"report"`
 }

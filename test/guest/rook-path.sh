@@ -16,35 +16,20 @@
 #     NPWG 64 KiB and no endurance group; the agent's inventory of it is saved.
 # Everything the host test asserts on is a tool's own output, saved under $out.
 set -euo pipefail
-out=${PRISM_OUT:?}/out
-rm -rf "$out"
-mkdir -p "$out"
+guest_script=rook-path.sh
+# $out, step, json and the failure trap (test/guest/lib.sh).
+source /prism/lib.sh
 cluster=prismguest
 node=prism-guest
 ceph=(ceph --cluster "$cluster" --connect-timeout 30)
 cv=(ceph-volume --cluster "$cluster")
-t0=$(date +%s.%N)
-last=$t0
 
-# step NAME: records how long the step took, and the time since the script started.
-step() {
-  local now
-  now=$(date +%s.%N)
-  awk -v n="$1" -v a="$last" -v b="$now" -v z="$t0" 'BEGIN {printf "%s\t%.1f\t%.1f\n", n, b - a, b - z}' | tee -a "$out/steps.tsv" | sed 's/^/PRISM-STEP /'
-  last=$now
-}
-failed() {
-  local rc=$? line=$1
-  echo "rook-path.sh: line $line failed with status $rc" | tee "$out/failure.txt"
+on_failure() {
   mkdir -p "$out/logs"
   cp -r /tmp/ceph-log /var/log/ceph "$out/logs/" 2>/dev/null || true
   tail -40 /tmp/ceph-log/ceph-volume.log 2>/dev/null || true
   for f in /var/log/ceph/*.out; do [[ -f $f ]] && { echo "--- $f"; tail -20 "$f"; }; done
-  exit "$rc"
 }
-trap 'failed $LINENO' ERR
-# json FILE EXPR: evaluates a Python expression over the JSON document d.
-json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print("\n".join(map(str,r)) if isinstance(r,list) else r)' "$@"; }
 
 {
   uname -r

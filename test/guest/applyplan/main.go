@@ -15,6 +15,12 @@
 // opencas.conf). --record appends every command the agent ran, with what it answered, to a
 // JSON-lines transcript. --cache-step-limit N stops the cache pass after N steps, as a crash
 // between two of them would (the agent's Runner.StepLimit).
+//
+// --db-volumes adds the partitioner's volume phase (decision 0036), run exactly as
+// `prism-agent run --db-volumes` runs it: LVM's commands through nsenter into PID 1's mount and
+// IPC namespaces; it then exits 1 unless every DB slot's volume is Ready too. --step-limit N
+// stops the partitioner (GPT and volume steps alike) after N mutating steps, as a crash would.
+// With --record, the transcript has the argv as run, nsenter included.
 package main
 
 import (
@@ -24,10 +30,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/lvm"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/provision"
@@ -55,6 +63,8 @@ type options struct {
 	hostRoot                string
 	record                  string
 	cacheStepLimit          int
+	dbVolumes               bool
+	stepLimit               int
 }
 
 func main() {
@@ -68,15 +78,20 @@ func main() {
 	partitionsFile := flag.String("partitions", "", "an earlier output whose partitions to use instead of running the partitioner")
 	hostRoot := flag.String("host-root", "/", "where the host's / is (the partition scan and opencas.conf)")
 	record := flag.String("record", "", "append every command run, with its output and exit status, to this JSON-lines `file`")
-	stepLimit := flag.Int("cache-step-limit", 0, "stop the cache pass after this many steps, as a crash would (0: no limit)")
+	cacheStepLimit := flag.Int("cache-step-limit", 0, "stop the cache pass after this many steps, as a crash would (0: no limit)")
+	dbVolumes := flag.Bool("db-volumes", false, "also make each DB slot's LVM volume, with LVM run in PID 1's mount namespace as the agent runs it")
+	stepLimit := flag.Int("step-limit", 0, "stop the partitioner after this many mutating steps, as a crash would (0: no limit)")
 	flag.Parse()
-	if *stepLimit < 0 {
-		fmt.Fprintf(os.Stderr, "prism-apply-plan: --cache-step-limit %d: want 0 or more\n", *stepLimit)
-		os.Exit(2)
+	for name, v := range map[string]int{"cache-step-limit": *cacheStepLimit, "step-limit": *stepLimit} {
+		if v < 0 {
+			fmt.Fprintf(os.Stderr, "prism-apply-plan: --%s %d: want 0 or more\n", name, v)
+			os.Exit(2)
+		}
 	}
-	out, err := run(options{planFile: *planFile, invFile: *invFile, node: *node, mode: prismv1.PolicyMode(*mode),
+	o := options{planFile: *planFile, invFile: *invFile, node: *node, mode: prismv1.PolicyMode(*mode),
 		timeout: *timeout, cache: *cacheOn || *cacheOff, cacheOff: *cacheOff, partitionsFile: *partitionsFile,
-		hostRoot: *hostRoot, record: *record, cacheStepLimit: *stepLimit})
+		hostRoot: *hostRoot, record: *record, cacheStepLimit: *cacheStepLimit, dbVolumes: *dbVolumes, stepLimit: *stepLimit}
+	out, slots, err := run(o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prism-apply-plan: %v\n", err)
 		os.Exit(1)
@@ -87,34 +102,76 @@ func main() {
 		fmt.Fprintf(os.Stderr, "prism-apply-plan: %v\n", err)
 		os.Exit(1)
 	}
+	if problems := notDone(o, out, slots); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(os.Stderr, "prism-apply-plan: %s\n", p)
+		}
+		os.Exit(1)
+	}
+}
+
+// notDone says what keeps the run from being done: a partition not Ready, with --db-volumes
+// a DB slot (slots: the plan's) whose volume is not Ready, a cache not in the wanted state.
+func notDone(o options, out Output, slots []prismv1.PartitionStatus) []string {
 	for _, p := range out.Partitions {
 		if p.State != prismv1.PartitionReady {
-			fmt.Fprintf(os.Stderr, "prism-apply-plan: partition %d on %s is %s: %s\n", p.Number, p.Device, p.State, p.Message)
-			os.Exit(1)
+			// One line, as before: the first partition not Ready.
+			return []string{fmt.Sprintf("partition %d on %s is %s: %s", p.Number, p.Device, p.State, p.Message)}
+		}
+	}
+	var problems []string
+	if o.dbVolumes {
+		for _, s := range slots {
+			i := slices.IndexFunc(out.Partitions, func(p prismv1.PartitionStatus) bool { return p.Device == s.Device && p.Number == s.Number })
+			switch {
+			case i < 0:
+				problems = append(problems, fmt.Sprintf("DB slot partition %d on %s is not in the output", s.Number, s.Device))
+			case out.Partitions[i].Volume == nil:
+				problems = append(problems, fmt.Sprintf("DB slot partition %d on %s has no volume", s.Number, s.Device))
+			case out.Partitions[i].Volume.State != prismv1.DBVolumeReady:
+				v := out.Partitions[i].Volume
+				problems = append(problems, fmt.Sprintf("the volume %s of DB slot partition %d on %s is %s: %s", v.Path, s.Number, s.Device, v.State, v.Message))
+			}
 		}
 	}
 	want := prismv1.CacheRunning
-	if *cacheOff {
+	if o.cacheOff {
 		want = prismv1.CacheStopped
 	}
 	for _, c := range out.Caches {
 		if c.State != want {
-			fmt.Fprintf(os.Stderr, "prism-apply-plan: the cache on %s is %s, want %s: %s\n", c.FastDevice, c.State, want, c.Message)
-			os.Exit(1)
+			problems = append(problems, fmt.Sprintf("the cache on %s is %s, want %s: %s", c.FastDevice, c.State, want, c.Message))
 		}
 	}
+	return problems
 }
 
-func run(o options) (Output, error) {
+// dbSlots are the plan's DB slot partitions (device and number only).
+func dbSlots(np *prismv1.NodePlan) []prismv1.PartitionStatus {
+	var out []prismv1.PartitionStatus
+	for _, fd := range np.FastDevices {
+		for _, s := range fd.Slots {
+			out = append(out, prismv1.PartitionStatus{Device: fd.StablePath, Number: s.Partition.Number})
+		}
+	}
+	return out
+}
+
+// run carries out the plan and returns what the partitioner (and the cache pass) reported, and
+// the plan's DB slot partitions.
+func run(o options) (Output, []prismv1.PartitionStatus, error) {
 	if o.planFile == "" || o.invFile == "" {
-		return Output{}, fmt.Errorf("need --plan FILE and --inventory FILE")
+		return Output{}, nil, fmt.Errorf("need --plan FILE and --inventory FILE")
 	}
 	if o.mode != prismv1.ModeApply && o.mode != prismv1.ModeDryRun {
-		return Output{}, fmt.Errorf("--mode %q: want %s or %s", o.mode, prismv1.ModeApply, prismv1.ModeDryRun)
+		return Output{}, nil, fmt.Errorf("--mode %q: want %s or %s", o.mode, prismv1.ModeApply, prismv1.ModeDryRun)
+	}
+	if o.partitionsFile != "" && (o.dbVolumes || o.stepLimit > 0) {
+		return Output{}, nil, fmt.Errorf("--partitions skips the partitioner: --db-volumes and --step-limit need it")
 	}
 	var doc inventorydoc.Document
 	if err := decodeFile(o.invFile, &doc); err != nil {
-		return Output{}, err
+		return Output{}, nil, err
 	}
 	node := o.node
 	if node == "" {
@@ -127,20 +184,25 @@ func run(o options) (Output, error) {
 		Rook json.RawMessage `json:"rook"`
 	}
 	if err := decodeFile(o.planFile, &cp); err != nil {
-		return Output{}, err
+		return Output{}, nil, err
 	}
 	np, ok := cp.Plans()[node]
 	if !ok {
-		return Output{}, fmt.Errorf("%s: no plan for node %q (problems: %v)", o.planFile, node, cp.Problems)
+		return Output{}, nil, fmt.Errorf("%s: no plan for node %q (problems: %v)", o.planFile, node, cp.Problems)
 	}
+	slots := dbSlots(&np)
 	var exec hostexec.Executor = hostexec.Local{}
 	if o.record != "" {
 		f, err := os.OpenFile(o.record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return Output{}, err
+			return Output{}, nil, err
 		}
 		defer f.Close()
 		exec = &recorder{inner: exec, file: f}
+	}
+	if o.dbVolumes {
+		// As cmd/agent does; inside the recorder's wrapping, so the transcript shows nsenter.
+		exec = hostexec.InHostMountNamespace{Inner: exec, Tools: lvm.Commands}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
@@ -148,16 +210,16 @@ func run(o options) (Output, error) {
 	if o.partitionsFile != "" {
 		var earlier Output
 		if err := decodeFile(o.partitionsFile, &earlier); err != nil {
-			return Output{}, err
+			return Output{}, nil, err
 		}
 		out.Partitions = earlier.Partitions
 	} else {
-		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot}
+		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot, Volumes: o.dbVolumes, StepLimit: o.stepLimit}
 		res := runner.Reconcile(ctx, &np, doc.Devices, o.mode)
 		out.Changed, out.Partitions = res.Changed, res.Partitions
 	}
 	if !o.cache {
-		return out, nil
+		return out, slots, nil
 	}
 	if o.cacheOff {
 		np.Cache = nil
@@ -165,7 +227,7 @@ func run(o options) (Output, error) {
 	res := opencas.Runner{Exec: exec, HostRoot: o.hostRoot, StepLimit: o.cacheStepLimit}.ReconcileNode(ctx, &np, doc.Devices, out.Partitions, o.mode)
 	out.Changed = out.Changed || res.Changed
 	out.Caches, out.WriteReduction = res.Caches, res.WriteReduction
-	return out, nil
+	return out, slots, nil
 }
 
 func decodeFile(path string, v any) error {
