@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -276,6 +279,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}
 		Expect(nodeCfg).To(HaveKeyWithValue("deviceClass", "qlc"))
 		Expect(c.GetAnnotations()).To(HaveKeyWithValue("nodes.prism.storage.io/"+policyName, hostname))
+		saveArtifacts("entry-written", sn, policy(), c)
 	})
 
 	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's slot", func() {
@@ -389,6 +393,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectDBOnPrismSlot(metaAfter[id2], qlc2.Name, fast.Name, spareBytes)
 		// Once Rook has finished with the changed CephCluster, no OSD that was up restarted.
 		waitRookReconciled()
+		saveArtifacts("hot-added", storageNode(), policy(), cephCluster())
 		expectNoOSDRestarted(before, podsBefore)
 	})
 
@@ -538,4 +543,24 @@ func metricLines(body, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// saveArtifacts writes the objects as JSON under cfg.artifacts/<stage>/<kind>.json, as the API
+// server returned them, so that a green run's objects can be replayed in unit tests. Only the
+// first of each kind is kept per stage.
+func saveArtifacts(stage string, objs ...client.Object) {
+	if cfg.artifacts == "" {
+		return
+	}
+	dir := filepath.Join(cfg.artifacts, stage)
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	for _, o := range objs {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		if kind == "" {
+			kind = fmt.Sprintf("%T", o)
+		}
+		b, err := json.MarshalIndent(o, "", "  ")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(dir, strings.ToLower(strings.TrimPrefix(kind, "*v1alpha1."))+".json"), b, 0o644)).To(Succeed())
+	}
 }

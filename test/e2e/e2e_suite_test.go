@@ -40,6 +40,9 @@ type config struct {
 	rookOperator bool
 	kubectl      string   // the kubectl binary, for exec into Rook's pods
 	hotAdd       []string // argv that makes a third drive of the QLC model appear on the node; empty: no hot-add spec
+	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
+	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
+	artifacts string
 }
 
 var (
@@ -109,6 +112,7 @@ func TestE2E(t *testing.T) {
 	cfg.rookOperator = os.Getenv("PRISM_E2E_ROOK_OPERATOR") == "1"
 	cfg.kubectl = env("PRISM_E2E_KUBECTL", "kubectl")
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
+	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")
 	}
