@@ -84,7 +84,7 @@ e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go libr
 	$(GO) run ./test/e2e/kind
 
 .PHONY: e2e
-e2e: e2e-rook e2e-prism ## The e2e stages green here: Rook's real operator to an OSD up, then Prism's suite (each includes e2e-guest; e2e-chain, both at once, waits for decision 0036: docs/e2e.md).
+e2e: e2e-chain ## Issue 17's items 2-4 at once: the guest cluster, Rook's real operator, Prism's image and chart, and the suite asserted from Ceph (docs/e2e.md).
 
 .PHONY: fuzz
 fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).
