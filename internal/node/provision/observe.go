@@ -35,11 +35,6 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		return obs, nil, err
 	}
 	defer f.Close()
-	// Read the device, not what an earlier pass left in its page cache (a write through a
-	// partition's own node, by LVM or anyone, never reaches it while the device is open).
-	if err := hostexec.DropPageCache(f); err != nil {
-		return obs, nil, err
-	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)
@@ -56,6 +51,36 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	if dev.LogicalBlockSizeBytes <= 0 {
 		return obs, nil, fmt.Errorf("%s: the logical sector size is unknown", path)
 	}
+
+	// The kernel's view first: partitions, holders, mounts.
+	kernel, kerr := r.kernelPartitions(dev.Name)
+	if kerr == nil {
+		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
+			return obs, nil, err
+		}
+		obs.PartitionHolders = map[int][]string{}
+		obs.PartitionDev = map[int]string{}
+		for n := range kernel {
+			obs.PartitionDev[n] = kernel[n].Dev
+			if obs.PartitionHolders[n], err = r.sysfs().ClassHolders(dev.Name, partitionName(dev.Name, n)); err != nil {
+				return obs, nil, err
+			}
+		}
+	}
+	if obs.Mounts, err = r.mounts(f, dev.Name, kernel); err != nil {
+		return obs, nil, err
+	}
+	// Then read the device, not what an earlier pass left in its page cache: a write through a
+	// partition's own node (LVM's, or anyone's) never reaches the whole device's cache while a
+	// partition holds the device open. Dropping it also writes the whole device's dirty
+	// pages, which only a filesystem or a program on the whole device makes, so it is skipped
+	// when anything is mounted from the device or holds it whole: Prism writes neither, and
+	// must not write for a frozen filesystem.
+	if kerr == nil && len(obs.Mounts) == 0 && len(dev.Holders) == 0 {
+		if err := hostexec.DropPageCache(f); err != nil {
+			return obs, nil, err
+		}
+	}
 	if obs.Disk, err = gpt.ReadDisk(f, size, int64(dev.LogicalBlockSizeBytes)); err != nil {
 		return obs, nil, fmt.Errorf("reading the partition table area of %s: %w", path, err)
 	}
@@ -71,8 +96,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		return obs, nil, err
 	}
 
-	// The kernel's view: partitions, holders, mounts.
-	kernel, kerr := r.kernelPartitions(dev.Name)
+	// The kernel's partitions against the table.
 	if kerr == nil {
 		dev.Partitions = nil
 		for _, n := range sortedKernel(kernel) {
@@ -82,20 +106,6 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 			}
 			dev.Partitions = append(dev.Partitions, partitionName(dev.Name, n))
 		}
-		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
-			return obs, nil, err
-		}
-		obs.PartitionHolders = map[int][]string{}
-		obs.PartitionDev = map[int]string{}
-		for n := range kernel {
-			obs.PartitionDev[n] = kernel[n].Dev
-			if obs.PartitionHolders[n], err = r.sysfs().ClassHolders(dev.Name, partitionName(dev.Name, n)); err != nil {
-				return obs, nil, err
-			}
-		}
-	}
-	if obs.Mounts, err = r.mounts(f, dev.Name, kernel); err != nil {
-		return obs, nil, err
 	}
 
 	// What every planned partition's range holds.
