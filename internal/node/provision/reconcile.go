@@ -176,7 +176,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 		}
 		st.Message = truncate(st.Message)
 	}
-	if r.Volumes && !stopped {
+	if r.Volumes {
+		// After a step limit too: the partitions may be Ready (udev had the kernel read the
+		// table), and each volume then says it stopped rather than being left out.
 		changed = r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, last, out) || changed
 	}
 	return out, &d, changed
