@@ -230,6 +230,46 @@ func (c *cluster) cephVolume(timeout time.Duration, args ...string) (string, err
 	argv = append(argv, args...)
 	ctx, cancel := context.WithTimeout(c.e.ctx, timeout)
 	defer cancel()
+	for attempt := 1; ; attempt++ {
+		logged := fileSize(c.path("log", "ceph-volume.log"))
+		out, err := c.runCephVolume(ctx, self, argv, args)
+		if err == nil || attempt == 3 || !scanRace(out, c.path("log", "ceph-volume.log"), logged) {
+			return out, err
+		}
+		c.e.t.Logf("ceph-volume lost a race with another job's loop device while validating its arguments (nothing written); running it again: %s", lastLine(out))
+	}
+}
+
+// scanRace reports ceph-volume failing in its argument validation because a block device or
+// partition it was listing under /sys/block vanished: other test packages attach and detach
+// loop devices concurrently, and the device scan walks every block device of the host. The
+// validators run before anything is written, so running the command again is safe; the
+// traceback, which says where it failed, is in the part of the log written from offset on.
+func scanRace(out, log string, offset int64) bool {
+	if !strings.Contains(out, "FileNotFoundError") || !strings.Contains(out, "/sys/block/") {
+		return false
+	}
+	data, err := os.ReadFile(log)
+	if err != nil || int64(len(data)) < offset {
+		return false
+	}
+	return strings.Contains(string(data[offset:]), "ceph_volume/util/arg_validators.py")
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func (c *cluster) runCephVolume(ctx context.Context, self string, argv, args []string) (string, error) {
 	// ceph-volume's device scan walks every block device of the host and fails on partitions
 	// left behind on detached loop devices (other jobs' leftovers on a shared machine).
 	if cleaned, err := loopdevs.DropDetachedLoopPartitions(ctx, "partx"); err != nil {
@@ -243,7 +283,7 @@ func (c *cluster) cephVolume(timeout time.Duration, args ...string) (string, err
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	c.e.t.Logf("ceph-volume %s (%.1f s)", strings.Join(args, " "), time.Since(start).Seconds())
 	if err != nil {
 		return out.String(), fmt.Errorf("ceph-volume %s: %w", strings.Join(args, " "), err)
