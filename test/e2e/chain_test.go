@@ -279,7 +279,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}
 		Expect(nodeCfg).To(HaveKeyWithValue("deviceClass", "qlc"))
 		Expect(c.GetAnnotations()).To(HaveKeyWithValue("nodes.prism.storage.io/"+policyName, hostname))
-		saveArtifacts("entry-written", sn, policy(), c)
+		saveArtifacts("entry-written", sn, policy(), c, kubeNode())
 	})
 
 	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's slot", func() {
@@ -393,7 +393,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectDBOnPrismSlot(metaAfter[id2], qlc2.Name, fast.Name, spareBytes)
 		// Once Rook has finished with the changed CephCluster, no OSD that was up restarted.
 		waitRookReconciled()
-		saveArtifacts("hot-added", storageNode(), policy(), cephCluster())
+		saveArtifacts("hot-added", storageNode(), policy(), cephCluster(), kubeNode())
+		saveJSON("hot-added", "osd-metadata.json", metaAfter)
 		expectNoOSDRestarted(before, podsBefore)
 	})
 
@@ -431,6 +432,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectNoOSDRestarted(before, podsBefore)
 		after := osdDump(Default)
 		Expect(osdsUp(after)).To(Equal(len(before)), "osd dump after the policy was deleted: %+v", after)
+		saveArtifacts("policy-deleted", storageNode(), cephCluster())
 	})
 })
 
@@ -546,21 +548,35 @@ func metricLines(body, prefix string) []string {
 }
 
 // saveArtifacts writes the objects as JSON under cfg.artifacts/<stage>/<kind>.json, as the API
-// server returned them, so that a green run's objects can be replayed in unit tests. Only the
-// first of each kind is kept per stage.
+// server returned them, so that a green run's objects can be replayed in unit tests
+// (internal/plan/decide's recorded chain). Only the first of each kind is kept per stage.
 func saveArtifacts(stage string, objs ...client.Object) {
-	if cfg.artifacts == "" {
-		return
-	}
-	dir := filepath.Join(cfg.artifacts, stage)
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
 			kind = fmt.Sprintf("%T", o)
 		}
-		b, err := json.MarshalIndent(o, "", "  ")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(filepath.Join(dir, strings.ToLower(strings.TrimPrefix(kind, "*v1alpha1."))+".json"), b, 0o644)).To(Succeed())
+		kind = kind[strings.LastIndex(kind, ".")+1:]
+		saveJSON(stage, strings.ToLower(kind)+".json", o)
 	}
+}
+
+// saveJSON writes v as indented JSON to cfg.artifacts/<stage>/<name>; nothing without
+// PRISM_E2E_ARTIFACTS.
+func saveJSON(stage, name string, v any) {
+	if cfg.artifacts == "" {
+		return
+	}
+	dir := filepath.Join(cfg.artifacts, stage)
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	b, err := json.MarshalIndent(v, "", "  ")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(filepath.Join(dir, name), b, 0o644)).To(Succeed())
+}
+
+// kubeNode is the e2e node as the API server has it now.
+func kubeNode() *corev1.Node {
+	n := &corev1.Node{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, n)).To(Succeed())
+	return n
 }
