@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/prism-storage/prism/test/support/loopdevs"
+	"golang.org/x/sys/unix"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -850,4 +851,38 @@ func TestProvisionSeesWritesThroughAPartitionWhileTheDeviceIsOpen(t *testing.T) 
 	if got := states(res.Partitions); got != "Ready,Refused,Ready,Ready" || !strings.Contains(res.Partitions[1].Message, "ext4") {
 		t.Fatalf("after mkfs.ext4 on partition 2: %s %+v", got, res.Partitions)
 	}
+}
+
+// Without the kernel's view of the device (no /sys/class/block/<name> under the host root:
+// the agent's /sys mount missing, or a device name that no longer matches), the device's
+// holders and its partitions' holders and mounts cannot be read, so it cannot be proven
+// unused: the partitioner fails the observation and writes nothing. Before, it went on with
+// the inventory's holders and no partition view, and partitioned the device.
+func TestProvisionWithoutTheKernelsViewWritesNothing(t *testing.T) {
+	e := setup(t)
+	fast := e.attach(t, "nosysfs", 12*gib, 512)
+	var st unix.Stat_t
+	if err := unix.Stat(fast.dev, &st); err != nil {
+		t.Fatal(err)
+	}
+	// A host root with the device node and nothing else: no sys/.
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mknod(filepath.Join(root, "dev", fast.name), unix.S_IFBLK|0o600, int(st.Rdev)); err != nil {
+		t.Fatal(err)
+	}
+	p := fastPlan(t, fast, false)
+	before := digest(t, fast)
+	rec := &recorder{}
+	res := provision.Runner{Exec: rec, Open: rec.open, HostRoot: root}.Reconcile(e.ctx, p, e.devices(t, fast), prismv1.ModeApply)
+	wantStates(t, "no sysfs", res.Partitions, prismv1.PartitionFailed, "cannot be proven unused")
+	if w := rec.writes(); len(w) != 0 || res.Changed {
+		t.Errorf("without the kernel's view the partitioner ran %q (changed %t)", w, res.Changed)
+	}
+	if digest(t, fast) != before {
+		t.Error("without the kernel's view the device changed")
+	}
+	t.Logf("refused: %s", res.Partitions[0].Message)
 }

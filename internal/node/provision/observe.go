@@ -54,6 +54,11 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 
 	// The kernel's view first: partitions, holders, mounts.
 	kernel, kerr := r.kernelPartitions(dev.Name)
+	if kerr != nil && !r.allowFiles {
+		// Without it the holders and mounts of the device's partitions are unknown.
+		return obs, nil, fmt.Errorf("reading the kernel's view of %s under %s (it cannot be proven unused without its partitions, holders and mounts): %w",
+			dev.Name, filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block"), kerr)
+	}
 	if kerr == nil {
 		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
 			return obs, nil, err
