@@ -251,6 +251,12 @@ func configure(d Desired, o Observed, c *ObservedCache, fresh bool) Plan {
 			desiredStatus = append(desiredStatus, CoreStatus{Device: dev, State: CoreRefused, Message: msg})
 			continue
 		}
+		if why, unread := d.CoreUnreadable[dev]; unread {
+			msg := fmt.Sprintf("%s is not added as a core: the inventory %s", dev, why)
+			p.Refusals = append(p.Refusals, msg)
+			desiredStatus = append(desiredStatus, CoreStatus{Device: dev, State: CoreRefused, Message: msg})
+			continue
+		}
 		if sigs := d.CoreSignatures[dev]; len(sigs) > 0 {
 			msg := fmt.Sprintf("%s holds %s; Prism adds only empty devices as cores, so whatever is on it stays on the raw device", dev, describe(sigs))
 			p.Refusals = append(p.Refusals, msg)

@@ -47,6 +47,37 @@ func TestDesiredFor(t *testing.T) {
 	}
 }
 
+// A capacity device the inventory could not read (its signatures unread: the device did not
+// open, or libblkid's probe failed) has no signatures in the inventory, but it is not proven
+// empty: it is not added as a new core. Before, DesiredFor passed only the signatures found,
+// and Decide took the unread device as empty and added it.
+func TestDesiredForUnreadableCoreIsNotAdded(t *testing.T) {
+	c := &prismv1.NodeCachePlan{Mode: prismv1.CacheWriteBack, LineSizeKiB: 4}
+	f := prismv1.FastDevicePlan{StablePath: "/dev/disk/by-id/nvme-OPTANE_1", CacheID: 1, Slots: []prismv1.DBSlot{
+		{Index: 0, DataDevice: q1}, {Index: 1, DataDevice: q2},
+	}}
+	unread := "could not read the device completely, so it cannot be proven empty: reading signatures of /dev/sdb: signature: open /dev/sdb: input/output error"
+	devices := []prismv1.Device{
+		{Name: "sda", StablePath: q1, Eligibility: prismv1.Eligibility{Eligible: true}},
+		{Name: "sdb", StablePath: q2, Eligibility: prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{{Filter: prismv1.FilterReadable, Message: unread}}}},
+	}
+	d := DesiredFor(c, f, part, devices)
+	d.PartitionScanned = true
+	p := Decide(d, Observed{})
+	for _, s := range argvs(p) {
+		if strings.Contains(s, q2) {
+			t.Errorf("a step touches the device the inventory could not read: %s", s)
+		}
+	}
+	if len(p.Cores) != 2 || p.Cores[0].State != CorePending || p.Cores[1].State != CoreRefused || !strings.Contains(p.Cores[1].Message, "cannot be proven empty") {
+		t.Errorf("cores: %+v", p.Cores)
+	}
+	// Already a core: it stays, whatever the inventory could read of it.
+	if p := Decide(d, running(t, d, "wb")); len(p.Refusals) != 0 || p.Cores[1].State != CoreReady {
+		t.Errorf("a running core the inventory could not read: steps %v refusals %v cores %+v", argvs(p), p.Refusals, p.Cores)
+	}
+}
+
 func TestStatusOf(t *testing.T) {
 	f := prismv1.FastDevicePlan{StablePath: "/dev/disk/by-id/nvme-OPTANE_1"}
 	ready := []CoreStatus{{Device: q1, CoreID: 1, ExportedObject: "/dev/cas1-1", State: CoreReady}}

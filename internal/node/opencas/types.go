@@ -36,6 +36,11 @@ type Desired struct {
 	// created on the raw device stays there). A device missing from the map is taken as
 	// empty, so callers pass every core.
 	CoreSignatures map[string][]prismv1.DeviceSignature
+	// CoreUnreadable are the core devices the inventory could not read completely (its
+	// Readable filter failed: the device did not open, or its signatures or libblkid's probe
+	// could not be read), with why. No signature in CoreSignatures then proves nothing: such a
+	// device is not added as a new core.
+	CoreUnreadable map[string]string
 	// IOClassCSV is the IO class configuration (ioclass.Config.CSV); "" leaves the cache's
 	// classes alone.
 	IOClassCSV string
