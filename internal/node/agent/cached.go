@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +34,22 @@ type CacheFunc func(ctx context.Context, plan *prismv1.NodePlan, devices []prism
 // condition. A plan without a cache clears them. Pure.
 func withCaches(st prismv1.StorageNodeStatus, res opencas.NodeResult, planned bool, generation int64, mode prismv1.PolicyMode) prismv1.StorageNodeStatus {
 	st = *st.DeepCopy()
-	st.Caches, st.CacheWriteReduction = res.Caches, res.WriteReduction
+	prev := st.Caches
+	st.Caches, st.CacheWriteReduction = slices.Clone(res.Caches), res.WriteReduction
+	for i := range st.Caches {
+		c := &st.Caches[i]
+		j := slices.IndexFunc(prev, func(p prismv1.CacheStatus) bool { return p.FastDevice == c.FastDevice })
+		if j < 0 || !slices.Contains(res.Unobserved, c.FastDevice) {
+			continue
+		}
+		// A cache this pass could not observe is not known to have lost its cores: keep what
+		// the last pass saw of it (id, cores, statistics), as nodeStatus keeps the last good
+		// devices, with why it is not known now. Otherwise the operator would take its Ready
+		// cores for gone, and withdraw their device sets and delete their volumes.
+		kept := prev[j]
+		kept.State, kept.Message = c.State, c.Message
+		*c = kept
+	}
 	if !planned {
 		meta.RemoveStatusCondition(&st.Conditions, prismv1.ConditionCached)
 		return st

@@ -24,6 +24,9 @@ type NodeResult struct {
 	WriteReduction string
 	// Changed is true when a step ran on the host.
 	Changed bool
+	// Unobserved are the fast devices (stable paths) whose cache this pass could not observe
+	// (Result.Unobserved): their statuses say why, and list no cores, which proves nothing.
+	Unobserved []string
 }
 
 // ReconcileNode realises the caches of a node plan: for every fast device with a cache
@@ -51,6 +54,9 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 			// its flush) if one runs there.
 			res := r.Reconcile(ctx, Desired{CacheID: int(f.CacheID), Partition: part, Mode: prismv1.CacheNone})
 			out.Changed = out.Changed || res.Changed
+			if res.Unobserved {
+				out.Unobserved = append(out.Unobserved, f.StablePath)
+			}
 			out.Caches = append(out.Caches, stoppedStatus(f, res, r.DryRun))
 			continue
 		}
@@ -59,6 +65,9 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 		d.PartitionScanned, d.Signatures = err == nil, sigs
 		res := r.Reconcile(ctx, d)
 		out.Changed = out.Changed || res.Changed
+		if res.Unobserved {
+			out.Unobserved = append(out.Unobserved, f.StablePath)
+		}
 		st := StatusOf(f, res, r.DryRun)
 		if err != nil && res.Err == nil {
 			st.Message = strings.Join(slices.DeleteFunc([]string{st.Message, err.Error()}, func(s string) bool { return s == "" }), "; ")

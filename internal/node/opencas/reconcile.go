@@ -56,6 +56,9 @@ type Result struct {
 	// Err is the first failure: a read that could not be done (nothing is decided without
 	// it) or a step that failed (with casadm's message).
 	Err error
+	// Unobserved is true when no observation of the cache succeeded (Err is the read that
+	// failed): the result says nothing of what runs, neither the cache nor its cores.
+	Unobserved bool
 }
 
 // Reconcile brings the cache on desired.Partition to desired, through exec.
@@ -73,7 +76,7 @@ func (r Runner) Reconcile(ctx context.Context, d Desired) Result {
 	for round := 0; round < rounds; round++ {
 		o, err := r.Observe(ctx, d)
 		if err != nil {
-			res.Err = err
+			res.Err, res.Unobserved = err, round == 0
 			return res
 		}
 		plan := Decide(d, o)
