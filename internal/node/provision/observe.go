@@ -156,7 +156,10 @@ func (r Runner) probeWhole(ctx context.Context, path string) ([]blkid.Signature,
 	return sigs, nil
 }
 
-// probe runs blkid --probe on the device or on a range of it.
+// probe runs blkid --probe on the device or on a range of it. blkid exits 2 both when it
+// found nothing and when it could not probe (it cannot open the device, or sets up no probe
+// of the range): then it says why on stderr ("blkid: error: <device>: ..."), and the exit
+// proves nothing.
 func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]blkid.Signature, error) {
 	argv, err := blkid.ProbeArgv(path, offset, size)
 	if err != nil {
@@ -165,7 +168,7 @@ func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]b
 	out, err := r.Exec.Run(ctx, argv, nil)
 	var exit *hostexec.ExitError
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode == blkid.ExitNothingFound:
+	case errors.As(err, &exit) && exit.ExitCode == blkid.ExitNothingFound && exit.Stderr == "":
 		return nil, nil
 	case errors.As(err, &exit) && exit.ExitCode == blkid.ExitAmbivalent:
 		return []blkid.Signature{{Type: "several formats (blkid: ambivalent result)", Offset: offset}}, nil

@@ -577,3 +577,27 @@ func TestReconcileForeignDataInsideAPrismPartition(t *testing.T) {
 		t.Fatal("the device was extended")
 	}
 }
+
+// blkid --probe exits 2, its "nothing found", also when it could not probe the device: it
+// then says why on stderr ("blkid: error: <device>: ..."). That proves nothing empty: the
+// observation fails and nothing is written. Before, exit 2 was taken as "nothing found"
+// whatever blkid said, and the partitioner wrote the table.
+func TestReconcileBlkidThatCouldNotProbeWritesNothing(t *testing.T) {
+	h := newFakeHost(t)
+	h.fail["blkid --probe"] = &hostexec.ExitError{Argv: []string{"blkid", "--probe"}, ExitCode: 2, Stderr: "blkid: error: " + h.devPath() + ": Input/output error"}
+	res := h.reconcile(nodePlan(t))
+	if got := states(res.Partitions); got != "Failed,Failed,Failed,Failed" || res.Changed {
+		t.Fatalf("with blkid failing to probe: %s changed %t: %+v", got, res.Changed, res.Partitions)
+	}
+	if m := h.mutations(); len(m) != 0 {
+		t.Fatalf("with blkid failing to probe the partitioner ran %q", m)
+	}
+	if !strings.Contains(res.Partitions[0].Message, "Input/output error") {
+		t.Errorf("message %q", res.Partitions[0].Message)
+	}
+	// The same exit without a word on stderr is blkid's "nothing found".
+	delete(h.fail, "blkid --probe")
+	if got := states(h.reconcile(nodePlan(t)).Partitions); got != "Ready,Ready,Ready,Ready" {
+		t.Fatalf("after blkid recovered: %s", got)
+	}
+}
