@@ -307,10 +307,13 @@ var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.Fi
 // plannedOverrides are the filters a device fails once the node's plan is carried out: its
 // fast device gets Prism's partitions, its capacity devices an OSD (BlueStore or LVM, with
 // device-mapper holders). Without this override the operator would drop a node's plan as soon
-// as the agent carried it out. Never overridden: read-only, removable, unreadable, too small,
-// no stable path. It is safe because the agent re-reads a device before every write and only
-// adds partitions to a device that is empty or holds exactly Prism's partitions.
-var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterNoHolders: true}
+// as the agent carried it out. Readable too: a read of a planned device that failed says
+// nothing new about it, and dropping it would take its slot's data device out of the plan (the
+// agent would then remove its cache core under the OSD on it). Never overridden: read-only,
+// removable, too small, no stable path. It is safe because the agent re-reads a device before
+// every write and only adds partitions to a device that is empty or holds exactly Prism's
+// partitions, and adds as a new core only a device its inventory read completely.
+var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterNoHolders: true, prismv1.FilterReadable: true}
 
 // overrides are the devices whose data does not make them unusable: wipe grants, and the
 // devices of the node's current plan.

@@ -249,3 +249,36 @@ func TestSelectNodeTakesDevicesOfOneNameTogether(t *testing.T) {
 		t.Errorf("rejected %+v, want none", sel.Rejected)
 	}
 }
+
+// A failed read of a planned device (the agent's inventory could not read it completely: its
+// signatures, its udev record or a sysfs attribute) says nothing new about it: the device
+// stays in the plan. Dropped, its slot's data device would leave the plan, and the agent would
+// flush and remove its cache core (casadm -R) under the OSD on it, and the operator rewrite
+// the node's Rook entries without it. Before, Readable was never overridden, and a planned
+// device whose read failed once left the plan. A device outside the plan is still refused.
+func TestSelectNodeKeepsAPlannedDeviceItCouldNotRead(t *testing.T) {
+	unread := func(d *prismv1.Device) {
+		inUse(d)
+		d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterReadable,
+			Message: "could not read the device completely, so it cannot be proven empty: reading signatures of /dev/c: input/output error"})
+	}
+	devs := []prismv1.Device{
+		dev("a", prismv1.TierFast, tb/2, inUse),
+		dev("c", prismv1.TierCapacity, 15*tb, unread),
+		dev("e", prismv1.TierCapacity, 15*tb, unread), // not in the plan
+	}
+	current := &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
+		StablePath: devs[0].StablePath,
+		Slots:      []prismv1.DBSlot{{Index: 0, DataDevice: devs[1].StablePath}, {Index: 1}},
+	}}}
+	sel := SelectNode("n", devs, &prismv1.HybridStoragePolicySpec{}, current)
+	if chosen(sel.Fast) != "a" || chosen(sel.Capacity) != "c" {
+		t.Fatalf("with the plan: fast %q capacity %q, want a and c (rejected %+v)", chosen(sel.Fast), chosen(sel.Capacity), sel.Rejected)
+	}
+	if len(sel.Rejected) != 1 || sel.Rejected[0].Name != "e" || !strings.Contains(sel.Rejected[0].Reason, "cannot be proven empty") {
+		t.Errorf("rejected %+v: want e, unreadable", sel.Rejected)
+	}
+	if without := SelectNode("n", devs, &prismv1.HybridStoragePolicySpec{}, nil); len(without.Capacity) != 0 {
+		t.Errorf("without a plan an unreadable device is selected: %q", chosen(without.Capacity))
+	}
+}
