@@ -132,8 +132,9 @@ func Policy(obs Observation) Decision {
 	refused := len(d.Plan.Problems) > 0
 	dryRun := policy.Spec.Mode == prismv1.ModeDryRun
 
+	unobserved := unobservedOf(d.Selected, byName)
 	if !dryRun && !refused {
-		d.Claims = claimsOf(policy, d.Selected, byName, plans)
+		d.Claims = claimsOf(policy, d.Selected, byName, plans, unobserved)
 	}
 	d.Releases = releasesOf(policy, refused, d.Selected, obs.StorageNodes)
 
@@ -141,7 +142,7 @@ func Policy(obs Observation) Decision {
 		Policy: policy.Name, Manager: CephClusterManager(policy.Name), DryRun: dryRun, PlanRefused: refused,
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
-		Released: map[string]string{}, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
+		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
 	}
 	for _, n := range d.Plan.Nodes {
 		rin.Selections = append(rin.Selections, n.Selection)
@@ -263,13 +264,35 @@ func inventoryOf(node string, sn *prismv1.StorageNode, policy string) plan.NodeI
 	return n
 }
 
+// unobservedOf are the selected nodes with no inventory to decide on, and why: no StorageNode
+// (deleted, or its agent never ran), or one whose agent has published no inventory yet (a
+// re-created StorageNode). Their plans and Rook entries are left as they are: a node that
+// cannot be seen is not a node without devices.
+func unobservedOf(selected []string, byName map[string]*prismv1.StorageNode) map[string]string {
+	out := map[string]string{}
+	for _, name := range selected {
+		sn := byName[name]
+		switch {
+		case sn == nil:
+			out[name] = "no StorageNode"
+		case len(sn.Status.Devices) == 0 && !meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionInventoried):
+			out[name] = "its agent has published no inventory yet"
+		}
+	}
+	return out
+}
+
 // claimsOf are the selected nodes whose StorageNode spec differs from the policy's claim and
-// plan. Nodes another policy claims, and nodes without a StorageNode, are left alone.
-func claimsOf(policy *prismv1.HybridStoragePolicy, selected []string, byName map[string]*prismv1.StorageNode, plans map[string]prismv1.NodePlan) []Claim {
+// plan. Nodes another policy claims, nodes without a StorageNode, and this policy's nodes
+// whose agent has published no inventory yet (the plan they carry stays) are left alone.
+func claimsOf(policy *prismv1.HybridStoragePolicy, selected []string, byName map[string]*prismv1.StorageNode, plans map[string]prismv1.NodePlan, unobserved map[string]string) []Claim {
 	var out []Claim
 	for _, name := range selected {
 		sn := byName[name]
 		if sn == nil || (sn.Spec.PolicyName != "" && sn.Spec.PolicyName != policy.Name) {
+			continue
+		}
+		if _, ok := unobserved[name]; ok && sn.Spec.PolicyName == policy.Name && sn.Spec.Plan != nil {
 			continue
 		}
 		want := prismv1.StorageNodeSpec{PolicyName: policy.Name, Mode: policy.Spec.Mode}

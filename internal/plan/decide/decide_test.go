@@ -288,3 +288,82 @@ func TestNodeSelectorNamesTheField(t *testing.T) {
 		t.Fatalf("valid selector: %v %v", sel, err)
 	}
 }
+
+// A node the policy manages that cannot be seen (its StorageNode deleted, or re-created and
+// without an inventory yet) keeps its plan and its Rook entries: a failed observation never
+// withdraws anything. Before, it got no plan, its claim lost the plan and its entries were
+// withdrawn from the CephCluster. Taking the node out of the selector still withdraws them.
+func TestPolicyKeepsTheEntriesOfANodeItCannotSee(t *testing.T) {
+	applied := func(t *testing.T) (Observation, []any) {
+		t.Helper()
+		p := policyOf(prismv1.ModeApply, storage)
+		obs := observation(p, storageNode("a"), storageNode("b"))
+		d := Policy(obs)
+		for i, c := range d.Claims {
+			provisioned(t, obs.StorageNodes[i], c.Want)
+		}
+		d = Policy(obs)
+		if !d.Rook.Changed || !reflect.DeepEqual(d.Rook.Ready, []string{"a", "b"}) {
+			t.Fatalf("setup: ready %v, changed %v", d.Rook.Ready, d.Rook.Changed)
+		}
+		obs.Cluster = d.Rook.Object // as Rook's CephCluster has it after the apply
+		return obs, d.Rook.Nodes
+	}
+	for _, tc := range []struct {
+		name    string
+		change  func(obs *Observation)
+		why     string // "": a real observation, a's entries go
+		release bool
+	}{
+		{"StorageNode deleted", func(obs *Observation) { obs.StorageNodes = obs.StorageNodes[1:] }, "no StorageNode", false},
+		{"StorageNode re-created, no inventory yet", func(obs *Observation) {
+			obs.StorageNodes[0] = &prismv1.StorageNode{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 1}}
+		}, "its agent has published no inventory yet", false},
+		{"inventory lost from the status, plan kept", func(obs *Observation) {
+			obs.StorageNodes[0].Status.Devices = nil
+			obs.StorageNodes[0].Status.Conditions = []metav1.Condition{{Type: prismv1.ConditionInventoried, Status: metav1.ConditionFalse, Reason: "Failed"}}
+		}, "its agent has published no inventory yet", false},
+		{"node taken out of the selector", func(obs *Observation) { obs.Nodes[0].Labels = nil }, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs, before := applied(t)
+			tc.change(&obs)
+			d := Policy(obs)
+			if d.RookErr != nil {
+				t.Fatal(d.RookErr)
+			}
+			if got := len(d.Releases) > 0; got != tc.release {
+				t.Errorf("releases %v", d.Releases)
+			}
+			if tc.why == "" {
+				if !slices.Contains(d.Rook.Drop, "a") {
+					t.Errorf("a real deselection kept a's entries: drop %v kept %v", d.Rook.Drop, d.Rook.Kept)
+				}
+				return
+			}
+			for _, c := range d.Claims {
+				if c.StorageNode.Name == "a" && c.Want.Plan == nil && c.StorageNode.Spec.Plan != nil {
+					t.Errorf("the claim of a node that cannot be seen drops its plan")
+				}
+			}
+			if slices.Contains(d.Rook.Drop, "a") || !slices.Contains(d.Rook.Kept, "a") || d.Rook.Unobserved["a"] != tc.why {
+				t.Fatalf("drop %v, kept %v, unobserved %v; want a kept because %s", d.Rook.Drop, d.Rook.Kept, d.Rook.Unobserved, tc.why)
+			}
+			if got, want := jsonOf(t, d.Rook.Nodes), jsonOf(t, before); got != want {
+				t.Errorf("storage.nodes changed:\n%s\nwas\n%s", got, want)
+			}
+			if d.Rook.Outcome.OK || !strings.Contains(d.Rook.Outcome.Message, "a: "+tc.why) {
+				t.Errorf("outcome %+v does not say why a's entries stay", d.Rook.Outcome)
+			}
+		})
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -68,6 +68,10 @@ type Input struct {
 	// selections (a node without a plan carries why in its message). Both only explain drops.
 	Released   map[string]string
 	Selections []prismv1.NodeSelection
+	// Unobserved maps the policy's nodes with no inventory to decide on (no StorageNode, or
+	// its agent has not published an inventory) to why: a node managed before keeps its
+	// entries and volumes untouched, as a failed observation never withdraws anything.
+	Unobserved map[string]string
 	// Ledger are the policy's local volumes (by their device-set label); Volumes are volumes
 	// looked up by name outside the ledger (nil: looked up, absent). A volume Decide needs
 	// and finds in neither is asked for in Decision.Lookup.
@@ -113,6 +117,9 @@ type Decision struct {
 	// volumes are not Ready where the plan puts them (plan.SlotVolumes), with why: their entries
 	// would name devices nobody has verified.
 	Unverified map[string]string
+	// Unobserved are the waiting nodes managed before whose entries are kept because there is
+	// no inventory to decide on (Input.Unobserved), with why.
+	Unobserved map[string]string
 	// Withheld are ready nodes whose entries are not written because one of them would have
 	// the cluster's Ceph, which loses partition DBs, prepare a new OSD from a partition
 	// (Outcome says why); entries they already have are kept.
@@ -208,10 +215,16 @@ func Decide(in Input) (Decision, error) {
 		switch {
 		case slices.Contains(d.Waiting, n) || slices.Contains(raw, n) || slices.Contains(d.Withheld, n):
 			d.Kept = append(d.Kept, n)
+		case in.Unobserved[n] != "" && !slices.Contains(applied, n):
+			if d.Unobserved == nil {
+				d.Unobserved = map[string]string{}
+			}
+			d.Kept, d.Waiting, d.Unobserved[n] = append(d.Kept, n), append(d.Waiting, n), in.Unobserved[n]
 		case !slices.Contains(applied, n):
 			d.Drop = append(d.Drop, n)
 		}
 	}
+	sort.Strings(d.Waiting)
 	var err error
 	if d.Nodes, err = plan.MergeRookNodes(existing, d.Drop, d.Entries); err != nil {
 		return Decision{}, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
@@ -323,13 +336,15 @@ func outcome(in Input, d Decision, configNote string) (Outcome, string) {
 	return Outcome{Reason: ReasonApplied, Message: msg, OK: true}, event
 }
 
-// waitingMessage says which nodes wait for their agents, and why the entries of those whose
-// agent reports them provisioned are not written.
+// waitingMessage says which nodes wait for their agents, why the entries of those whose agent
+// reports them provisioned are not written, and why those of nodes without an inventory stay.
 func waitingMessage(d Decision) string {
-	var partitions, volumes []string
+	var partitions, volumes, unobserved []string
 	for _, n := range d.Waiting {
 		if why, ok := d.Unverified[n]; ok {
 			volumes = append(volumes, n+": "+why)
+		} else if why, ok := d.Unobserved[n]; ok {
+			unobserved = append(unobserved, n+": "+why)
 		} else {
 			partitions = append(partitions, n)
 		}
@@ -340,6 +355,9 @@ func waitingMessage(d Decision) string {
 	}
 	if len(volumes) > 0 {
 		msg += "; not written until the agent reports each DB volume Ready where the plan puts it: " + summarise(volumes)
+	}
+	if len(unobserved) > 0 {
+		msg += "; entries kept as they are until there is an inventory to decide on: " + summarise(unobserved)
 	}
 	return msg
 }
