@@ -519,3 +519,50 @@ func FuzzCephMajor(f *testing.F) {
 		}
 	})
 }
+
+// A cached OSD's capacity device whose latest inventory record is partial (its size read as
+// 0) keeps its device set in the CephCluster and its two local volumes, unclaimed or not;
+// before, it was held as "not in the node's inventory", its set was removed from the
+// CephCluster and its unclaimed volumes were deleted.
+func TestDecideKeepsTheDeviceSetOfADeviceWithAPartialRecord(t *testing.T) {
+	in := input(cluster(nil, nil, ""), cachedNode(true))
+	in.Volumes = map[string]*corev1.PersistentVolume{}
+	for _, name := range func() []string { d, _ := Decide(in); return d.Lookup }() {
+		in.Volumes[name] = nil
+	}
+	first, err := Decide(in)
+	if err != nil || len(first.ApplyVolumes) != 2 {
+		t.Fatalf("first decision: %v, %d volumes", err, len(first.ApplyVolumes))
+	}
+	var made []corev1.PersistentVolume
+	for _, v := range first.ApplyVolumes {
+		made = append(made, *v)
+	}
+	applied := first.Object.DeepCopy()
+	applied.SetAnnotations(map[string]string{ManagedNodesAnnotation(policy): first.Managed})
+
+	n := cachedNode(true)
+	n.Status.Devices[0].SizeBytes = 0
+	n.Status.Devices[0].Eligibility.Reasons = []prismv1.EligibilityReason{
+		{Filter: prismv1.FilterReadable, Message: "could not read the device completely, so it cannot be proven empty: sys/block/sdc/size: input/output error"},
+		{Filter: prismv1.FilterMinimumSize, Message: "0 bytes is below the 5 GB ceph-volume minimum"}}
+	again := input(applied, n)
+	again.Ledger = Ledger(made)
+	d, err := Decide(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.DeleteVolumes) != 0 {
+		t.Errorf("deletes %d volumes of a device whose size could not be read", len(d.DeleteVolumes))
+	}
+	before, _, _ := unstructured.NestedSlice(applied.Object, "spec", "storage", "storageClassDeviceSets")
+	if d.Changed {
+		after, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "storage", "storageClassDeviceSets")
+		if !reflect.DeepEqual(before, after) {
+			t.Errorf("device sets changed from %v to %v", before, after)
+		}
+	}
+	if !strings.Contains(d.Outcome.Message, "/dev/disk/by-id/q1") || !strings.Contains(d.Outcome.Message, "size") || !strings.Contains(d.Outcome.Message, "partial") {
+		t.Errorf("outcome %+v: want it to say q1's set stays because its record is partial", d.Outcome)
+	}
+}
