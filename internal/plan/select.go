@@ -180,10 +180,10 @@ func selects(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.T
 	return matches(d, s, defaultTier)
 }
 
-// partial says whether a device's inventory record is partial: some read of it failed (an
+// Partial says whether a device's inventory record is partial: some read of it failed (an
 // attribute, its udev record, its signatures), and the agent reported it all the same with
 // the fields it could not read left empty or zero and the Readable filter saying which.
-func partial(d *prismv1.Device) (string, bool) {
+func Partial(d *prismv1.Device) (string, bool) {
 	for _, r := range d.Eligibility.Reasons {
 		if r.Filter == prismv1.FilterReadable {
 			return r.Message, true
@@ -209,7 +209,7 @@ func partialWarnings(ordered []*prismv1.Device, taken takenSet, spec *prismv1.Hy
 		if n++; n > maxPartialWarnings {
 			continue
 		}
-		readable, _ := partial(d)
+		readable, _ := Partial(d)
 		s, role := &spec.CapacityDevices, "capacity"
 		if tier == prismv1.TierFast {
 			s, role = &spec.FastDevices, "fast"
@@ -414,7 +414,7 @@ func (o overrides) overridden(d *prismv1.Device, filter string) bool {
 	if plannedOverrides[filter] {
 		return true
 	}
-	_, isPartial := partial(d)
+	_, isPartial := Partial(d)
 	return partialOverrides[filter] && isPartial
 }
 
@@ -429,7 +429,7 @@ func (o overrides) keptAs(d *prismv1.Device) (prismv1.Tier, bool) {
 	if tier == "" {
 		return "", false
 	}
-	_, ok := partial(d)
+	_, ok := Partial(d)
 	return tier, ok
 }
 
