@@ -176,8 +176,9 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResul
 		return r, nil
 	}
 	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
-	r.Warnings = l.Warnings
-	r.Selection.Warnings = l.Warnings
+	// The selection's own warnings (planned devices kept although their record is partial) first.
+	r.Selection.Warnings = append(r.Selection.Warnings, l.Warnings...)
+	r.Warnings = r.Selection.Warnings
 	r.Problems = append(r.Problems, l.Problems...)
 	for _, u := range l.Unplaced {
 		r.Problems = append(r.Problems, u.Name+": "+u.Reason)

@@ -21,6 +21,10 @@ type fastState struct {
 	fixed bool
 	// prevCache is the cache partition of the existing plan, which new slots must not overlap.
 	prevCache *prismv1.PlannedPartition
+	// sizeUnknown: the device has slots in the existing plan and its size could not be read
+	// (its inventory record is partial, size 0). It keeps what the plan has and gets nothing
+	// more: no new slot, no new cache partition.
+	sizeUnknown bool
 }
 
 // init starts a fast device with slots (perFast free ones), or with its previous plan's.
@@ -33,6 +37,7 @@ func (f *fastState) init(path string, size, wantedSlot int64, slots []string, pr
 	// Slots that exist keep their size and positions; more slots may be added after them.
 	f.fixed = true
 	f.prevCache = prev.Cache
+	f.sizeUnknown = size <= 0
 	if prev.SlotSizeBytes != wantedSlot {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"%s keeps its %d MiB slots although the policy now asks for %d MiB: changing slot size means re-creating the fast device's OSDs (see docs/runbooks/replace-fast-device.md)",
@@ -46,7 +51,7 @@ func (f *fastState) init(path string, size, wantedSlot int64, slots []string, pr
 	for _, s := range prev.Slots {
 		n = max(n, int(s.Index)+1)
 	}
-	if prev.Cache == nil {
+	if prev.Cache == nil && !f.sizeUnknown {
 		n = max(n, perFast)
 	}
 	if n > len(f.slots) {
@@ -104,6 +109,12 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, capacity []str
 	}
 	usable := (f.sizeBytes/MiB)*MiB - MiB // the backup GPT lives in the last MiB
 	end := MiB + int64(len(f.slots))*f.slotSize
+	if f.sizeUnknown {
+		usable = end // what the existing plan uses, which fitted when it was planned
+		if f.prevCache != nil {
+			usable = max(usable, f.prevCache.StartBytes+f.prevCache.SizeBytes)
+		}
+	}
 	if end > usable {
 		out.Problems = append(out.Problems, fmt.Sprintf("%s (%d GiB) is too small for %d DB slots of %d MiB",
 			f.path, f.sizeBytes/GiB, len(f.slots), f.slotSize/MiB))
@@ -149,6 +160,8 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, capacity []str
 		if !cacheOn {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the cache is off; its partition %d stays (the agent flushes and stops the cache)", f.path, p.Cache.Number))
 		}
+	case cacheOn && f.sizeUnknown:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: its size could not be read, so no cache partition is planned until it is", f.path))
 	case cacheOn:
 		if rest := usable - end; rest >= MinCacheBytes {
 			p.Cache = &prismv1.PlannedPartition{Number: int32(len(f.slots) + 1), Label: cacheLabel, StartBytes: end, SizeBytes: rest / MiB * MiB}

@@ -66,6 +66,13 @@ func PlanLayout(in LayoutInput) Layout {
 	}
 	sizes := sizesOf(in.Devices, capacity, fast)
 	slotSize := wantedSlotSize(in.Spec, sizes.capacity)
+	if slices.Contains(sizes.capacity, 0) && in.Spec.DB.Size == nil {
+		// A selected device of size 0 is one whose size could not be read (a device that
+		// reads as 0 is refused by MinimumSize, unless the plan keeps it because its record
+		// is partial): it may be the largest, so the percentage is of an unknown size. The
+		// slots keep the size the plan already has, if it has any.
+		slotSize = cmp.Or(previousSlotSize(in.Previous), slotSize)
+	}
 	perFast := slotsPerFast(len(capacity), len(fast), in.Spec)
 
 	devs := make([]fastState, len(fast))
@@ -198,6 +205,17 @@ func stablePaths(devs []prismv1.SelectedDevice) []string {
 	}
 	sort.Strings(paths)
 	return paths
+}
+
+// previousSlotSize is the largest slot size of a plan (0 for none).
+func previousSlotSize(prev *prismv1.NodePlan) int64 {
+	var size int64
+	if prev != nil {
+		for _, f := range prev.FastDevices {
+			size = max(size, f.SlotSizeBytes)
+		}
+	}
+	return size
 }
 
 func previousDevice(prev *prismv1.NodePlan, path string) *prismv1.FastDevicePlan {

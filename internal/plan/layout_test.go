@@ -2,9 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -226,5 +228,63 @@ func TestPlanLayoutNeverOverflows(t *testing.T) {
 		if len(l.Problems) != 1 || !strings.Contains(l.Problems[0], "above the 67108864 MiB maximum") || strings.Contains(l.Problems[0], " -") {
 			t.Errorf("%s: problems %q", name, l.Problems)
 		}
+	}
+}
+
+// A planned device whose latest inventory record is partial keeps the plan as it is: a fast
+// device whose size was read as 0 keeps its slots and its cache partition (before, the plan
+// was refused: "(0 GiB) is too small"), and a capacity device whose size was read as 0 keeps
+// its slot and changes no slot size.
+func TestPlanKeepsThePlanOfDevicesWithAPartialRecord(t *testing.T) {
+	devs := []prismv1.Device{
+		dev("a", prismv1.TierFast, 800166076416),
+		dev("b", prismv1.TierFast, 800166076416),
+		dev("c", prismv1.TierCapacity, p5316),
+		dev("d", prismv1.TierCapacity, p5316),
+		dev("e", prismv1.TierCapacity, p5316),
+	}
+	spec := &prismv1.HybridStoragePolicySpec{Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteBack}, DB: prismv1.DBSizing{PercentOfData: pct(1), SpareSlots: 1}}
+	in := Input{Spec: spec, DeviceClass: "qlc", Nodes: []NodeInventory{{Node: "n", Devices: devs}}}
+	first := Plan(in)
+	if len(first.Problems) > 0 || first.Nodes[0].Plan == nil || first.Nodes[0].Plan.FastDevices[0].Cache == nil {
+		t.Fatalf("first plan: problems %v, plan %+v", first.Problems, first.Nodes[0].Plan)
+	}
+	previous := first.Nodes[0].Plan
+	for _, tc := range []struct {
+		name    string
+		partial []int // indexes into devs, their size read as 0
+	}{
+		{name: "a fast device", partial: []int{0}},
+		{name: "a capacity device", partial: []int{2}},
+		{name: "every capacity device", partial: []int{2, 3, 4}},
+		{name: "every device", partial: []int{0, 1, 2, 3, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := make([]prismv1.Device, len(devs))
+			for i, d := range devs {
+				inUse(&d)
+				if slices.Contains(tc.partial, i) {
+					sizeUnread(&d)
+				}
+				now[i] = d
+			}
+			in := Input{Spec: spec, DeviceClass: "qlc", Nodes: []NodeInventory{{Node: "n", Devices: now, Previous: previous}}}
+			got := Plan(in)
+			if len(got.Problems) > 0 || got.Nodes[0].Plan == nil {
+				t.Fatalf("problems %v, message %q: want the previous plan", got.Problems, got.Nodes[0].Selection.Message)
+			}
+			if !equality.Semantic.DeepEqual(*got.Nodes[0].Plan, *previous) {
+				t.Errorf("plan changed:\n got %s %+v\nwant %s %+v", assignment(*got.Nodes[0].Plan), got.Nodes[0].Plan.FastDevices, assignment(*previous), previous.FastDevices)
+			}
+			w := strings.Join(got.Nodes[0].Warnings, " | ")
+			for _, i := range tc.partial {
+				if !strings.Contains(w, devs[i].Name+" (") {
+					t.Errorf("warnings %q do not name %s", w, devs[i].Name)
+				}
+			}
+			if strings.Contains(w, "although the policy now asks") || strings.Contains(w, "MiB left after the DB slots") {
+				t.Errorf("warnings %q: a size that could not be read asks for no new slot size or cache", w)
+			}
+		})
 	}
 }

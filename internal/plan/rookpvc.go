@@ -45,6 +45,9 @@ type ClaimOSD struct {
 type HeldDevice struct {
 	DataDevice string
 	Reason     string
+	// Partial: its size could not be read (its latest inventory record is partial). What it
+	// already has, its device set and volumes, stays as it is: a failed read withdraws nothing.
+	Partial bool `json:",omitempty"`
 }
 
 // ClaimOSDs sorts the capacity devices of a node whose OSDs come from claims.
@@ -87,9 +90,18 @@ func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) 
 		return out
 	}
 	sizes := map[string]int64{}
-	for _, d := range st.Devices {
-		if d.StablePath != "" {
-			sizes[d.StablePath] = d.SizeBytes
+	var partials map[string]string
+	for i := range st.Devices {
+		d := &st.Devices[i]
+		if d.StablePath == "" {
+			continue
+		}
+		sizes[d.StablePath] = d.SizeBytes
+		if msg, ok := Partial(d); ok {
+			if partials == nil {
+				partials = map[string]string{}
+			}
+			partials[d.StablePath] = msg
 		}
 	}
 	for _, f := range p.FastDevices {
@@ -110,6 +122,9 @@ func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) 
 			switch {
 			case reason != "":
 				out.Held = append(out.Held, HeldDevice{DataDevice: s.DataDevice, Reason: reason})
+			case osd.DataSizeBytes <= 0 && partials[s.DataDevice] != "":
+				out.Held = append(out.Held, HeldDevice{DataDevice: s.DataDevice, Partial: true,
+					Reason: "its size could not be read, its latest inventory record is partial (Readable: " + partials[s.DataDevice] + ")"})
 			case osd.DataSizeBytes <= 0:
 				out.Held = append(out.Held, HeldDevice{DataDevice: s.DataDevice, Reason: "not in the node's inventory"})
 			default:

@@ -93,6 +93,12 @@ func TestClaimOSDsOf(t *testing.T) {
 			st.Devices = st.Devices[1:]
 			return st
 		}(), wantReady: []string{qlc1 + "=/dev/cas1-2"}, wantHeld: []string{qlc0 + ": not in the node's inventory"}},
+		{name: "size read as 0, the record partial", status: func() prismv1.StorageNodeStatus {
+			st := cacheNodeStatus(ready(qlc0, 1), ready(qlc1, 2))
+			st.Devices[0].SizeBytes = 0
+			st.Devices[0].Eligibility.Reasons = []prismv1.EligibilityReason{{Filter: prismv1.FilterReadable, Message: "sys/block/nvme10n1/size: input/output error"}}
+			return st
+		}(), wantReady: []string{qlc1 + "=/dev/cas1-2"}, wantHeld: []string{qlc0 + ": its size could not be read, its latest inventory record is partial (Readable: sys/block/nvme10n1/size: input/output error)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +119,9 @@ func TestClaimOSDsOf(t *testing.T) {
 			}
 			for _, h := range got.Held {
 				gotHeld = append(gotHeld, h.DataDevice+": "+h.Reason)
+				if h.Partial != strings.Contains(h.Reason, "partial") {
+					t.Errorf("%s: Partial %v, reason %q", h.DataDevice, h.Partial, h.Reason)
+				}
 			}
 			if strings.Join(gotReady, " ") != strings.Join(tc.wantReady, " ") {
 				t.Errorf("ready = %v, want %v", gotReady, tc.wantReady)

@@ -14,7 +14,9 @@ import (
 // SelectNode chooses a node's fast and capacity devices for a policy. Fast devices are chosen
 // first; a device chosen as fast is not considered for capacity. Every other device gets the
 // reason it was not chosen. current is the plan already in force on the node (nil for none):
-// the devices it uses stay usable although they now hold what the plan put there.
+// the devices it uses stay usable although they now hold what the plan put there, and one
+// whose latest inventory record is partial keeps its place in the plan (keptAs), with a
+// warning naming it and the read that failed.
 func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStoragePolicySpec, current *prismv1.NodePlan) prismv1.NodeSelection {
 	sel := prismv1.NodeSelection{Node: node}
 	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
@@ -45,6 +47,7 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 		}
 		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, fast, capacity, spec)})
 	}
+	sel.Warnings = partialWarnings(ordered, taken, spec, wipe)
 	switch {
 	case len(devices) == 0:
 		sel.Message = "the node agent reported no devices"
@@ -153,10 +156,83 @@ func sortKey(d *prismv1.Device) string {
 
 // whyNot says why a selector does not take a device ("" when it would).
 func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides) string {
-	if reason := mismatch(d, s, defaultTier); reason != "" {
-		return reason
+	tier, kept := wipe.keptAs(d)
+	if !kept {
+		if reason := mismatch(d, s, defaultTier); reason != "" {
+			return reason
+		}
 	}
-	return unusable(d, wipe)
+	reason := unusable(d, wipe)
+	if reason == "" && kept && tier != defaultTier {
+		return "the node's plan has it as " + string(tier) + " and its inventory record is partial"
+	}
+	return reason
+}
+
+// selects says whether a selector takes a device by what its record says: a device the
+// node's plan uses and whose latest record is partial is taken by the selector of the tier
+// the plan gives it, and by no other, whatever its record says (keptAs); any other device by
+// matches.
+func selects(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides) bool {
+	if tier, ok := wipe.keptAs(d); ok {
+		return tier == defaultTier
+	}
+	return matches(d, s, defaultTier)
+}
+
+// Partial says whether a device's inventory record is partial: some read of it failed (an
+// attribute, its udev record, its signatures), and the agent reported it all the same with
+// the fields it could not read left empty or zero and the Readable filter saying which.
+func Partial(d *prismv1.Device) (string, bool) {
+	for _, r := range d.Eligibility.Reasons {
+		if r.Filter == prismv1.FilterReadable {
+			return r.Message, true
+		}
+	}
+	return "", false
+}
+
+// maxPartialWarnings bounds the warnings about partial records (status.nodes[].warnings holds
+// 64): a failed udev database read makes every device of a node partial at once.
+const maxPartialWarnings = 5
+
+// partialWarnings name each taken device the node's plan keeps although its record is
+// partial, the read that failed, and what the record would have changed.
+func partialWarnings(ordered []*prismv1.Device, taken takenSet, spec *prismv1.HybridStoragePolicySpec, wipe overrides) []string {
+	var out []string
+	n := 0
+	for i, d := range ordered {
+		tier, ok := wipe.keptAs(d)
+		if !ok || !taken.has(i) {
+			continue
+		}
+		if n++; n > maxPartialWarnings {
+			continue
+		}
+		readable, _ := Partial(d)
+		s, role := &spec.CapacityDevices, "capacity"
+		if tier == prismv1.TierFast {
+			s, role = &spec.FastDevices, "fast"
+		}
+		w := fmt.Sprintf("%s (%s) keeps its place in the plan as a %s device although its latest inventory record is partial, which changes no plan", d.Name, d.StablePath, role)
+		var asRecorded []string
+		if reason := mismatch(d, s, tier); reason != "" {
+			asRecorded = append(asRecorded, reason)
+		}
+		for _, r := range d.Eligibility.Reasons {
+			if partialOverrides[r.Filter] {
+				asRecorded = append(asRecorded, r.Filter+": "+r.Message)
+			}
+		}
+		if len(asRecorded) > 0 {
+			w += " (as recorded: " + strings.Join(asRecorded, "; ") + ")"
+		}
+		out = append(out, prismv1.Truncate(w+"; Readable: "+readable, 1024))
+	}
+	if n > maxPartialWarnings {
+		out = append(out, fmt.Sprintf("and %d more devices of the plan with a partial inventory record keep their place", n-maxPartialWarnings))
+	}
+	return out
 }
 
 // pick appends the devices a selector takes to chosen, whose capacity holds every device; nil
@@ -164,7 +240,7 @@ func whyNot(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Ti
 // writes into what follows in chosen's array.
 func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.Tier, wipe overrides, taken takenSet, overLimit *map[string]string) []prismv1.SelectedDevice {
 	for i, d := range devs {
-		if taken.has(i) || !matches(d, s, defaultTier) || !usableAsIs(d, wipe) {
+		if taken.has(i) || !selects(d, s, defaultTier, wipe) || !usableAsIs(d, wipe) {
 			continue
 		}
 		if s.Limit != nil && len(chosen) >= int(*s.Limit) {
@@ -315,27 +391,60 @@ var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.Fi
 // partitions, and adds as a new core only a device its inventory read completely.
 var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterNoHolders: true, prismv1.FilterReadable: true}
 
+// partialOverrides are the filters a planned device whose record is partial is not refused
+// for either: a size that could not be read is reported as 0, which MinimumSize refuses.
+// Read-only, removable and no stable path still refuse it: a failed read sets none of them.
+var partialOverrides = map[string]bool{prismv1.FilterMinimumSize: true}
+
 // overrides are the devices whose data does not make them unusable: wipe grants, and the
 // devices of the node's current plan.
 type overrides struct {
-	wipe, planned map[string]bool // by stable path
+	wipe map[string]bool // by stable path
+	// planned are the tiers the current plan gives its devices, by stable path.
+	planned map[string]prismv1.Tier
 }
 
 func (o overrides) overridden(d *prismv1.Device, filter string) bool {
-	return wipeOverrides[filter] && o.wipe[d.StablePath] || plannedOverrides[filter] && o.planned[d.StablePath]
+	if wipeOverrides[filter] && o.wipe[d.StablePath] {
+		return true
+	}
+	if o.planned[d.StablePath] == "" {
+		return false
+	}
+	if plannedOverrides[filter] {
+		return true
+	}
+	_, isPartial := Partial(d)
+	return partialOverrides[filter] && isPartial
 }
 
-// plannedDevices are the stable paths a plan uses: its fast devices and its slots' data devices.
-func plannedDevices(p *prismv1.NodePlan) map[string]bool {
+// keptAs is the tier the node's plan gives a device whose latest inventory record is partial
+// (false for any other device). Such a record says nothing new of the device: a field whose
+// read failed is empty or zero (model "", so tier Other; size 0; not rotational), and judged
+// on it the device would leave the plan, its slot would lose its data device, and its OSD's
+// device set and volumes would be withdrawn. So it keeps its place, and selectors judge it
+// again once it is read completely. A device outside the plan is judged on its record.
+func (o overrides) keptAs(d *prismv1.Device) (prismv1.Tier, bool) {
+	tier := o.planned[d.StablePath]
+	if tier == "" {
+		return "", false
+	}
+	_, ok := Partial(d)
+	return tier, ok
+}
+
+// plannedDevices are the stable paths a plan uses, with their tier: its fast devices and its
+// slots' data devices (capacity).
+func plannedDevices(p *prismv1.NodePlan) map[string]prismv1.Tier {
 	if p == nil || len(p.FastDevices) == 0 {
 		return nil
 	}
-	m := map[string]bool{}
+	m := map[string]prismv1.Tier{}
 	for _, f := range p.FastDevices {
-		m[f.StablePath] = true
+		m[f.StablePath] = prismv1.TierFast
 		for _, s := range f.Slots {
 			if s.DataDevice != "" {
-				m[s.DataDevice] = true
+				m[s.DataDevice] = prismv1.TierCapacity
 			}
 		}
 	}

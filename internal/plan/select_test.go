@@ -282,3 +282,112 @@ func TestSelectNodeKeepsAPlannedDeviceItCouldNotRead(t *testing.T) {
 		t.Errorf("without a plan an unreadable device is selected: %q", chosen(without.Capacity))
 	}
 }
+
+// readFailed is a device whose last inventory read failed on one sysfs attribute: the agent
+// reports it anyway, with a Readable reason naming the attribute (attrReader.problem), and
+// the attribute's zero value where it would have been.
+func readFailed(attr string, blank func(*prismv1.Device)) func(*prismv1.Device) {
+	return func(d *prismv1.Device) {
+		blank(d)
+		d.Eligibility.Eligible = false
+		d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterReadable,
+			Message: "could not read the device completely, so it cannot be proven empty: sys/block/" + d.Name + "/" + attr + ": input/output error"})
+		if d.SizeBytes == 0 {
+			d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterMinimumSize,
+				Message: "0 bytes is below the 5 GB ceph-volume minimum"})
+		}
+	}
+}
+
+// The fields a failed read blanks: the size (the MinimumSize filter, a size range), the model
+// (a model glob; the drive database no longer knows the drive, so its tier is Other), the
+// rotational flag.
+var (
+	sizeUnread  = readFailed("size", func(d *prismv1.Device) { d.SizeBytes = 0 })
+	modelUnread = readFailed("device/model", func(d *prismv1.Device) {
+		d.Model, d.Vendor, d.Tier, d.TierReason = "", "", prismv1.TierOther, `model "" is not in the drive database`
+	})
+	rotationalUnread = readFailed("queue/rotational", func(d *prismv1.Device) { d.Rotational = false })
+)
+
+func TestSelectNodeKeepsAPlannedDeviceWithAPartialRecord(t *testing.T) {
+	yes := true
+	hdd := func(d *prismv1.Device) { d.Rotational = true }
+	cases := []struct {
+		name    string
+		spec    prismv1.HybridStoragePolicySpec
+		fast    []func(*prismv1.Device)
+		planned []func(*prismv1.Device) // c, in the plan
+		field   string                  // the failed field the warning names
+	}{
+		{name: "size read as 0", planned: []func(*prismv1.Device){inUse, sizeUnread}, field: "size"},
+		{name: "size read as 0, a size range", spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Size: "10T:20T"}},
+			planned: []func(*prismv1.Device){inUse, sizeUnread}, field: "size"},
+		{name: "model unknown, tier Other", planned: []func(*prismv1.Device){inUse, modelUnread}, field: "device/model"},
+		{name: "model unknown, a model glob", spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Models: []string{"MODEL-*"}}},
+			planned: []func(*prismv1.Device){inUse, modelUnread}, field: "device/model"},
+		{name: "rotational unknown", spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Rotational: &yes}},
+			planned: []func(*prismv1.Device){hdd, inUse, rotationalUnread}, field: "queue/rotational"},
+		{name: "the fast device's model unknown", fast: []func(*prismv1.Device){inUse, modelUnread}, planned: []func(*prismv1.Device){inUse}, field: "device/model"},
+		{name: "the fast device's size read as 0", fast: []func(*prismv1.Device){inUse, sizeUnread}, planned: []func(*prismv1.Device){inUse}, field: "size"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			devs := []prismv1.Device{
+				dev("a", prismv1.TierFast, tb/2, tc.fast...),
+				dev("c", prismv1.TierCapacity, 15*tb, tc.planned...),
+				dev("e", prismv1.TierCapacity, 15*tb, tc.planned...), // not in the plan
+			}
+			current := &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
+				StablePath: devs[0].StablePath,
+				Slots:      []prismv1.DBSlot{{Index: 0, DataDevice: devs[1].StablePath}, {Index: 1}},
+			}}}
+			sel := SelectNode("n", devs, &tc.spec, current)
+			if chosen(sel.Fast) != "a" || chosen(sel.Capacity) != "c" {
+				t.Fatalf("fast %q capacity %q, want a and c as planned (rejected %+v)", chosen(sel.Fast), chosen(sel.Capacity), sel.Rejected)
+			}
+			if len(sel.Rejected) != 1 || sel.Rejected[0].Name != "e" {
+				t.Errorf("rejected %+v: want e, which is not in the plan", sel.Rejected)
+			}
+			partial := "c"
+			if tc.fast != nil {
+				partial = "a"
+			}
+			if w := strings.Join(sel.Warnings, " | "); !strings.Contains(w, partial+" (") || !strings.Contains(w, "/"+tc.field+": input/output error") || !strings.Contains(w, "partial") {
+				t.Errorf("warnings %q: want one naming %s and its failed field %s", sel.Warnings, partial, tc.field)
+			}
+			if without := SelectNode("n", devs, &tc.spec, nil); chosen(without.Fast)+"/"+chosen(without.Capacity) == "a/c,e" || strings.Contains(chosen(without.Capacity), "c") {
+				t.Errorf("without a plan a device with a partial record is selected: fast %q capacity %q", chosen(without.Fast), chosen(without.Capacity))
+			}
+		})
+	}
+}
+
+// A partial record keeps a planned device where the plan has it, in its tier, and no more:
+// what its record does say (read-only) still refuses it, and a planned capacity device is
+// not taken as fast whatever its partial record says.
+func TestSelectNodePartialRecordLimits(t *testing.T) {
+	readOnly := func(d *prismv1.Device) {
+		d.ReadOnly = true
+		d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterNotReadOnly, Message: "the kernel marks the device read-only"})
+	}
+	looksFast := func(d *prismv1.Device) { d.Tier = prismv1.TierFast }
+	devs := []prismv1.Device{
+		dev("a", prismv1.TierFast, tb/2, inUse),
+		dev("c", prismv1.TierCapacity, 15*tb, inUse, modelUnread, looksFast, readOnly),
+		dev("d", prismv1.TierCapacity, 15*tb, inUse, sizeUnread),
+		dev("f", prismv1.TierCapacity, 15*tb, inUse, modelUnread, looksFast),
+	}
+	current := &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{{
+		StablePath: devs[0].StablePath,
+		Slots: []prismv1.DBSlot{{Index: 0, DataDevice: devs[1].StablePath}, {Index: 1, DataDevice: devs[2].StablePath},
+			{Index: 2, DataDevice: devs[3].StablePath}},
+	}}}
+	sel := SelectNode("n", devs, &prismv1.HybridStoragePolicySpec{}, current)
+	if chosen(sel.Fast) != "a" || chosen(sel.Capacity) != "d,f" {
+		t.Fatalf("fast %q capacity %q, want a and d,f (rejected %+v)", chosen(sel.Fast), chosen(sel.Capacity), sel.Rejected)
+	}
+	if len(sel.Rejected) != 1 || sel.Rejected[0].Name != "c" || !strings.Contains(sel.Rejected[0].Reason, "NotReadOnly") {
+		t.Errorf("rejected %+v: want c, read-only", sel.Rejected)
+	}
+}

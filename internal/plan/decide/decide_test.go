@@ -367,3 +367,65 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A planned device whose latest inventory record is partial changes nothing: the node's plan
+// stays as claimed (no claim to write), its Rook entries stay, and the node's selection says
+// which device and which read. Before, the device left the selection (its size read as 0
+// failed MinimumSize; its model unread made it tier Other), the node was re-claimed with a
+// plan without it and its entries were rewritten without it, or withdrawn.
+func TestPolicyKeepsThePlanOfADeviceWithAPartialRecord(t *testing.T) {
+	readFailed := func(d *prismv1.Device, attr string) {
+		d.Eligibility = prismv1.Eligibility{Reasons: []prismv1.EligibilityReason{{Filter: prismv1.FilterReadable,
+			Message: "could not read the device completely, so it cannot be proven empty: sys/block/" + d.Name + "/" + attr + ": input/output error"}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		index int // of the device in storageNode's inventory
+		attr  string
+		blank func(d *prismv1.Device)
+	}{
+		{"a capacity device's size", 1, "size", func(d *prismv1.Device) {
+			d.SizeBytes = 0
+			d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterMinimumSize, Message: "0 bytes is below the 5 GB ceph-volume minimum"})
+		}},
+		{"a capacity device's model", 2, "device/model", func(d *prismv1.Device) { d.Model, d.Tier = "", prismv1.TierOther }},
+		{"the fast device's model", 0, "device/model", func(d *prismv1.Device) { d.Model, d.Tier = "", prismv1.TierOther }},
+		{"the fast device's size", 0, "size", func(d *prismv1.Device) {
+			d.SizeBytes = 0
+			d.Eligibility.Reasons = append(d.Eligibility.Reasons, prismv1.EligibilityReason{Filter: prismv1.FilterMinimumSize, Message: "0 bytes is below the 5 GB ceph-volume minimum"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := policyOf(prismv1.ModeApply, storage)
+			obs := observation(p, storageNode("a"), storageNode("b"))
+			d := Policy(obs)
+			for i, c := range d.Claims {
+				provisioned(t, obs.StorageNodes[i], c.Want)
+			}
+			d = Policy(obs)
+			if !d.Rook.Changed || !reflect.DeepEqual(d.Rook.Ready, []string{"a", "b"}) {
+				t.Fatalf("setup: ready %v, changed %v", d.Rook.Ready, d.Rook.Changed)
+			}
+			obs.Cluster = d.Rook.Object
+			before := jsonOf(t, d.Rook.Nodes)
+
+			dev := &obs.StorageNodes[0].Status.Devices[tc.index]
+			readFailed(dev, tc.attr)
+			tc.blank(dev)
+			d = Policy(obs)
+			if d.RookErr != nil || len(d.Plan.Problems) > 0 {
+				t.Fatalf("rook error %v, problems %v", d.RookErr, d.Plan.Problems)
+			}
+			if len(d.Claims) != 0 {
+				t.Errorf("claims %v: a's plan changed to %+v", claimNames(d.Claims), d.Claims[0].Want.Plan)
+			}
+			if got := jsonOf(t, d.Rook.Nodes); got != before || slices.Contains(d.Rook.Drop, "a") {
+				t.Errorf("storage.nodes changed (drop %v):\n%s\nwas\n%s", d.Rook.Drop, got, before)
+			}
+			w := strings.Join(d.Plan.Nodes[0].Selection.Warnings, " | ")
+			if !strings.Contains(w, dev.Name+" (") || !strings.Contains(w, tc.attr+": input/output error") {
+				t.Errorf("a's warnings %q do not name %s and its failed read", w, dev.Name)
+			}
+		})
+	}
+}

@@ -392,12 +392,15 @@ func withdrawals(drop []string, in Input) []string {
 }
 
 // cephConfig is the Rook cephConfig Prism sets: bluestore_min_alloc_size for its OSDs' device
-// class, matching the ready nodes' selected capacity devices' internal write unit.
+// class, matching the ready nodes' selected capacity devices' internal write unit. A device
+// whose latest inventory record is partial does not count: a read that failed (its model, so
+// the drive database's internal write unit) changes nothing. When no device's record is
+// complete, the value the CephCluster has stays.
 func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, string) {
 	if !in.SetMinAllocSize || len(ready) == 0 {
 		return nil, ""
 	}
-	var devices []prismv1.Device
+	var devices, partial []prismv1.Device
 	for _, n := range in.Nodes {
 		if _, ok := ready[n.Name]; !ok {
 			continue
@@ -408,19 +411,35 @@ func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, st
 			}
 			for _, d := range n.Status.Devices {
 				for _, cd := range sel.Capacity {
-					if cd.StablePath == d.StablePath {
+					if cd.StablePath != d.StablePath {
+						continue
+					}
+					if _, ok := plan.Partial(&d); ok {
+						partial = append(partial, d)
+					} else {
 						devices = append(devices, d)
 					}
 				}
 			}
 		}
 	}
+	section := plan.CephConfigSection(in.DeviceClass)
+	var skipped string
+	if len(partial) > 0 {
+		skipped = fmt.Sprintf(" (%d devices whose inventory record is partial not counted, first %s)", len(partial), partial[0].Name)
+	}
+	if len(devices) == 0 && len(partial) > 0 && in.Cluster != nil {
+		if v, ok, _ := unstructured.NestedString(in.Cluster.Object, "spec", "cephConfig", section, "bluestore_min_alloc_size"); ok && v != "" {
+			return map[string]any{section: map[string]any{"bluestore_min_alloc_size": v}},
+				"bluestore_min_alloc_size " + v + " kept as the CephCluster has it" + skipped
+		}
+	}
 	iu, err := plan.MinAllocSize(devices)
 	if err != nil {
-		return nil, "bluestore_min_alloc_size left at Ceph's default: " + err.Error()
+		return nil, "bluestore_min_alloc_size left at Ceph's default: " + err.Error() + skipped
 	}
-	return map[string]any{plan.CephConfigSection(in.DeviceClass): map[string]any{"bluestore_min_alloc_size": strconv.FormatInt(iu, 10)}},
-		fmt.Sprintf("bluestore_min_alloc_size %d for device class %s", iu, in.DeviceClass)
+	return map[string]any{section: map[string]any{"bluestore_min_alloc_size": strconv.FormatInt(iu, 10)}},
+		fmt.Sprintf("bluestore_min_alloc_size %d for device class %s", iu, in.DeviceClass) + skipped
 }
 
 // stayingInNodes are the nodes that now run a cache but still have the storage.nodes entry

@@ -519,3 +519,102 @@ func FuzzCephMajor(f *testing.F) {
 		}
 	})
 }
+
+// A cached OSD's capacity device whose latest inventory record is partial (its size read as
+// 0) keeps its device set in the CephCluster and its two local volumes, unclaimed or not;
+// before, it was held as "not in the node's inventory", its set was removed from the
+// CephCluster and its unclaimed volumes were deleted.
+func TestDecideKeepsTheDeviceSetOfADeviceWithAPartialRecord(t *testing.T) {
+	in := input(cluster(nil, nil, ""), cachedNode(true))
+	in.Volumes = map[string]*corev1.PersistentVolume{}
+	for _, name := range func() []string { d, _ := Decide(in); return d.Lookup }() {
+		in.Volumes[name] = nil
+	}
+	first, err := Decide(in)
+	if err != nil || len(first.ApplyVolumes) != 2 {
+		t.Fatalf("first decision: %v, %d volumes", err, len(first.ApplyVolumes))
+	}
+	var made []corev1.PersistentVolume
+	for _, v := range first.ApplyVolumes {
+		made = append(made, *v)
+	}
+	applied := first.Object.DeepCopy()
+	applied.SetAnnotations(map[string]string{ManagedNodesAnnotation(policy): first.Managed})
+
+	n := cachedNode(true)
+	n.Status.Devices[0].SizeBytes = 0
+	n.Status.Devices[0].Eligibility.Reasons = []prismv1.EligibilityReason{
+		{Filter: prismv1.FilterReadable, Message: "could not read the device completely, so it cannot be proven empty: sys/block/sdc/size: input/output error"},
+		{Filter: prismv1.FilterMinimumSize, Message: "0 bytes is below the 5 GB ceph-volume minimum"}}
+	again := input(applied, n)
+	again.Ledger = Ledger(made)
+	d, err := Decide(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.DeleteVolumes) != 0 {
+		t.Errorf("deletes %d volumes of a device whose size could not be read", len(d.DeleteVolumes))
+	}
+	before, _, _ := unstructured.NestedSlice(applied.Object, "spec", "storage", "storageClassDeviceSets")
+	if d.Changed {
+		after, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "storage", "storageClassDeviceSets")
+		if !reflect.DeepEqual(before, after) {
+			t.Errorf("device sets changed from %v to %v", before, after)
+		}
+	}
+	if !strings.Contains(d.Outcome.Message, "/dev/disk/by-id/q1") || !strings.Contains(d.Outcome.Message, "size") || !strings.Contains(d.Outcome.Message, "partial") {
+		t.Errorf("outcome %+v: want it to say q1's set stays because its record is partial", d.Outcome)
+	}
+}
+
+// bluestore_min_alloc_size comes from the devices whose records are complete: a capacity
+// device whose latest record is partial (its model unread, so the drive database no longer
+// gives its internal write unit) neither changes nor withdraws it; when every device's record
+// is partial, the value the CephCluster has stays. Before, the decision left it at Ceph's
+// default, and the next apply removed it from the CephCluster's cephConfig.
+func TestDecideMinAllocSizeIgnoresPartialRecords(t *testing.T) {
+	device := func(name string, iu int64) prismv1.Device {
+		return prismv1.Device{Name: name, StablePath: "/dev/disk/by-id/" + name, InternalWriteUnitBytes: iu}
+	}
+	unread := func(d prismv1.Device) prismv1.Device {
+		d.InternalWriteUnitBytes, d.Model = 0, ""
+		d.Eligibility.Reasons = []prismv1.EligibilityReason{{Filter: prismv1.FilterReadable, Message: "sys/block/" + d.Name + "/device/model: input/output error"}}
+		return d
+	}
+	decide := func(c *unstructured.Unstructured, devices ...prismv1.Device) Decision {
+		t.Helper()
+		a := Node{Name: "a", Plan: slotPlan("nvme-A", "q1", "q2"), Ready: true, Status: prismv1.StorageNodeStatus{Devices: devices}}
+		in := input(c, a)
+		in.SetMinAllocSize = true
+		in.Selections = []prismv1.NodeSelection{{Node: "a", Capacity: []prismv1.SelectedDevice{{StablePath: "/dev/disk/by-id/q1"}, {StablePath: "/dev/disk/by-id/q2"}}}}
+		d, err := Decide(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := decide(cluster(nil, nil, ""), device("q1", 65536), device("q2", 65536))
+	want := map[string]any{"osd": map[string]any{"bluestore_min_alloc_size": "65536"}}
+	if !reflect.DeepEqual(first.Config, want) || !first.Changed {
+		t.Fatalf("config %v, changed %v: want %v", first.Config, first.Changed, want)
+	}
+	applied := first.Object.DeepCopy()
+	applied.SetAnnotations(map[string]string{ManagedNodesAnnotation(policy): first.Managed})
+	for _, tc := range []struct {
+		name    string
+		devices []prismv1.Device
+	}{
+		{"one record partial", []prismv1.Device{device("q1", 65536), unread(device("q2", 65536))}},
+		{"every record partial", []prismv1.Device{unread(device("q1", 65536)), unread(device("q2", 65536))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := decide(applied.DeepCopy(), tc.devices...)
+			if !reflect.DeepEqual(d.Config, want) || d.Changed {
+				t.Errorf("config %v, changed %v (%+v): want %v kept", d.Config, d.Changed, d.Outcome, want)
+			}
+			if strings.Contains(d.Outcome.Message, "left at Ceph's default") {
+				t.Errorf("outcome %q", d.Outcome.Message)
+			}
+		})
+	}
+}

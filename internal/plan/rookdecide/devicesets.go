@@ -78,6 +78,9 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 	var want []rookvolumes.RookDeviceSet
 	var lookup []string
 	wanted := map[string]bool{}
+	// unread are the sets of capacity devices whose size could not be read: they stay as
+	// they are (in the CephCluster, and their volumes), as a failed read withdraws nothing.
+	unread := map[string]bool{}
 	for _, n := range in.Nodes {
 		p, ok := ready[n.Name]
 		switch {
@@ -88,8 +91,17 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 			continue
 		}
 		osds := plan.ClaimOSDsOf(n.Name, p, n.Status)
-		if len(osds.Held) > 0 {
-			out.waiting = append(out.waiting, heldMessage(n.Name, osds.Held))
+		var held []plan.HeldDevice
+		for _, h := range osds.Held {
+			if !h.Partial {
+				held = append(held, h)
+				continue
+			}
+			unread[plan.DeviceSetName(n.Name, h.DataDevice)] = true
+			out.notes = append(out.notes, fmt.Sprintf("%s: the device set and volumes of %s stay as they are: %s", n.Name, h.DataDevice, h.Reason))
+		}
+		if len(held) > 0 {
+			out.waiting = append(out.waiting, heldMessage(n.Name, held))
 		}
 		hostname := n.Hostname
 		if hostname == "" {
@@ -117,6 +129,8 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 		l := in.Ledger[name]
 		switch {
 		case wanted[name]:
+		case unread[name]:
+			out.wanted++
 		case l.claimed():
 			out.wanted++
 			out.notes = append(out.notes, fmt.Sprintf("device set %s of %s kept: a claim holds its volumes (an OSD may run there)", name, l.Node))
