@@ -41,6 +41,7 @@ func offlineObservation(policy *prismv1.HybridStoragePolicy, inventories []strin
 	obs := decide.Observation{Policy: policy, Now: time.Now(), AssumeProvisioned: true, Volumes: map[string]*corev1.PersistentVolume{}}
 	assumes := []string{
 		"every planned node's agent reports its DB partitions Ready (offline nothing reports readiness)",
+		"every DB slot's logical volume is made where the plan puts it (the agent's default, --db-volumes), so entries name the volume, not the partition",
 		"every planned cache core is Ready, with core ids 1, 2, ... in slot order as an agent starting from nothing assigns them (so the local volumes' /dev/casX-Y paths may differ on a node whose agent assigned other ids)",
 		"no local volume exists yet",
 	}

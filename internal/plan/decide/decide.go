@@ -216,10 +216,23 @@ func Provisioned(sn *prismv1.StorageNode, p prismv1.NodePlan) bool {
 }
 
 // assumedStatus is st with every cache of plan p Running and its cores Ready, and every DB
-// volume its agent has not made yet (Pending) Ready where the plan puts it, for a preview.
-// Refused and Failed volumes stay as reported: the preview shows why their node waits.
+// volume its agent has not made yet (Pending, or a slot it has not reported at all: an agent
+// makes them by default, decision 0036) Ready where the plan puts it, for a preview. Refused
+// and Failed volumes stay as reported: the preview shows why their node waits; so does a
+// reported slot without a volume (an agent run without --db-volumes).
 func assumedStatus(st prismv1.StorageNodeStatus, p prismv1.NodePlan) prismv1.StorageNodeStatus {
 	st.Partitions = slices.Clone(st.Partitions) // the StorageNode's own status is not changed
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if !slices.ContainsFunc(st.Partitions, func(ps prismv1.PartitionStatus) bool {
+				return ps.Device == f.StablePath && ps.Number == s.Partition.Number
+			}) {
+				st.Partitions = append(st.Partitions, prismv1.PartitionStatus{Device: f.StablePath, Number: s.Partition.Number, Label: s.Partition.Label,
+					Path: prismv1.PartitionPath(f.StablePath, s.Partition.Number), State: prismv1.PartitionReady,
+					Volume: &prismv1.DBVolumeStatus{State: prismv1.DBVolumePending}})
+			}
+		}
+	}
 	for i := range st.Partitions {
 		ps := &st.Partitions[i]
 		if ps.Volume == nil || ps.Volume.State != prismv1.DBVolumePending {
