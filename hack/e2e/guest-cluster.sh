@@ -32,12 +32,14 @@
 #               holds an ext4 file system, keep its containerd (its images) and start etcd,
 #               the kubelet, Rook's data and the pod logs anew, instead of formatting it
 #   ROOK_CEPH_TIMEOUT the operator's timeout for each ceph command, seconds (Rook's chart's
-#               cephCommandsTimeoutSeconds; default 60, the chart's 15 is short for a ceph CLI
-#               under TCG: it connects with --connect-timeout of the same value)
+#               cephCommandsTimeoutSeconds; default 300, the chart's 15 is short for a ceph CLI
+#               under TCG: it connects with --connect-timeout of the same value; with 60, on
+#               a host loaded by other jobs, `ceph config assimilate-conf` timed out in each
+#               of Rook's reconciles for 45 min and no OSD was prepared, 2026-11-26)
 # Results go to /mnt/host/out: marks.txt (uptime-stamped milestones), logs/, state/.
 set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-E2E_STAGE=node E2E_TIMEOUT=900 ROOK_CEPH_TIMEOUT=60
+E2E_STAGE=node E2E_TIMEOUT=900 ROOK_CEPH_TIMEOUT=300
 [[ ! -f /etc/prism-e2e.env ]] || source /etc/prism-e2e.env
 out=${PRISM_OUT:-/mnt/host}/out
 logs=$out/logs # on the share: readable from the host while the guest runs
