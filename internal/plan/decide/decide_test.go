@@ -294,21 +294,6 @@ func TestNodeSelectorNamesTheField(t *testing.T) {
 // withdraws anything. Before, it got no plan, its claim lost the plan and its entries were
 // withdrawn from the CephCluster. Taking the node out of the selector still withdraws them.
 func TestPolicyKeepsTheEntriesOfANodeItCannotSee(t *testing.T) {
-	applied := func(t *testing.T) (Observation, []any) {
-		t.Helper()
-		p := policyOf(prismv1.ModeApply, storage)
-		obs := observation(p, storageNode("a"), storageNode("b"))
-		d := Policy(obs)
-		for i, c := range d.Claims {
-			provisioned(t, obs.StorageNodes[i], c.Want)
-		}
-		d = Policy(obs)
-		if !d.Rook.Changed || !reflect.DeepEqual(d.Rook.Ready, []string{"a", "b"}) {
-			t.Fatalf("setup: ready %v, changed %v", d.Rook.Ready, d.Rook.Changed)
-		}
-		obs.Cluster = d.Rook.Object // as Rook's CephCluster has it after the apply
-		return obs, d.Rook.Nodes
-	}
 	for _, tc := range []struct {
 		name    string
 		change  func(obs *Observation)
@@ -326,7 +311,7 @@ func TestPolicyKeepsTheEntriesOfANodeItCannotSee(t *testing.T) {
 		{"node taken out of the selector", func(obs *Observation) { obs.Nodes[0].Labels = nil }, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs, before := applied(t)
+			obs, before := appliedTwoNodes(t)
 			tc.change(&obs)
 			d := Policy(obs)
 			if d.RookErr != nil {
@@ -357,6 +342,24 @@ func TestPolicyKeepsTheEntriesOfANodeItCannotSee(t *testing.T) {
 			}
 		})
 	}
+}
+
+// appliedTwoNodes is nodes a and b claimed, provisioned and their entries applied: the
+// observation with the CephCluster as Rook has it after the apply, and its storage.nodes.
+func appliedTwoNodes(t *testing.T) (Observation, []any) {
+	t.Helper()
+	p := policyOf(prismv1.ModeApply, storage)
+	obs := observation(p, storageNode("a"), storageNode("b"))
+	d := Policy(obs)
+	for i, c := range d.Claims {
+		provisioned(t, obs.StorageNodes[i], c.Want)
+	}
+	d = Policy(obs)
+	if !d.Rook.Changed || !reflect.DeepEqual(d.Rook.Ready, []string{"a", "b"}) {
+		t.Fatalf("setup: ready %v, changed %v", d.Rook.Ready, d.Rook.Changed)
+	}
+	obs.Cluster = d.Rook.Object
+	return obs, d.Rook.Nodes
 }
 
 func jsonOf(t *testing.T, v any) string {
@@ -396,23 +399,13 @@ func TestPolicyKeepsThePlanOfADeviceWithAPartialRecord(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := policyOf(prismv1.ModeApply, storage)
-			obs := observation(p, storageNode("a"), storageNode("b"))
-			d := Policy(obs)
-			for i, c := range d.Claims {
-				provisioned(t, obs.StorageNodes[i], c.Want)
-			}
-			d = Policy(obs)
-			if !d.Rook.Changed || !reflect.DeepEqual(d.Rook.Ready, []string{"a", "b"}) {
-				t.Fatalf("setup: ready %v, changed %v", d.Rook.Ready, d.Rook.Changed)
-			}
-			obs.Cluster = d.Rook.Object
-			before := jsonOf(t, d.Rook.Nodes)
+			obs, nodes := appliedTwoNodes(t)
+			before := jsonOf(t, nodes)
 
 			dev := &obs.StorageNodes[0].Status.Devices[tc.index]
 			readFailed(dev, tc.attr)
 			tc.blank(dev)
-			d = Policy(obs)
+			d := Policy(obs)
 			if d.RookErr != nil || len(d.Plan.Problems) > 0 {
 				t.Fatalf("rook error %v, problems %v", d.RookErr, d.Plan.Problems)
 			}
