@@ -853,8 +853,8 @@ func TestProvisionSeesWritesThroughAPartitionWhileTheDeviceIsOpen(t *testing.T) 
 	}
 }
 
-// Without the kernel's view of the device (no /sys/class/block/<name> under the host root:
-// the agent's /sys mount missing, or a device name that no longer matches), the device's
+// Without the kernel's view of the device (no /sys/class/block/<name> under the host root's
+// sysfs: a device name that no longer matches, or a device gone), the device's
 // holders and its partitions' holders and mounts cannot be read, so it cannot be proven
 // unused: the partitioner fails the observation and writes nothing. Before, it went on with
 // the inventory's holders and no partition view, and partitioned the device.
@@ -865,10 +865,14 @@ func TestProvisionWithoutTheKernelsViewWritesNothing(t *testing.T) {
 	if err := unix.Stat(fast.dev, &st); err != nil {
 		t.Fatal(err)
 	}
-	// A host root with the device node and nothing else: no sys/.
+	// A host root with the device node and a sysfs without it (/sys/class/block lacks it: a
+	// name that no longer matches, or a device gone). A root with no /sys/class/block at all
+	// is a fixture tree (the demo), where the table alone is checked.
 	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, "dev"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"dev", "sys/class/block"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := unix.Mknod(filepath.Join(root, "dev", fast.name), unix.S_IFBLK|0o600, int(st.Rdev)); err != nil {
 		t.Fatal(err)

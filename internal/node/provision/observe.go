@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 
 	// The kernel's view first: partitions, holders, mounts.
 	kernel, kerr := r.kernelPartitions(dev.Name)
-	if kerr != nil && !r.allowFiles {
+	if kerr != nil && !r.allowFiles && r.hasClassBlock() {
 		// Without it the holders and mounts of the device's partitions are unknown.
 		return obs, nil, fmt.Errorf("reading the kernel's view of %s under %s (it cannot be proven unused without its partitions, holders and mounts): %w",
 			dev.Name, filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block"), kerr)
@@ -301,6 +302,15 @@ func (r Runner) kernelPartitions(name string) (map[int]kernelPartition, error) {
 }
 
 func (r Runner) sysfs() sysfs.Host { return sysfs.Host{Root: cmp.Or(r.HostRoot, "/")} }
+
+// hasClassBlock says whether the host root has /sys/class/block, as every sysfs does. A root
+// without it is a fixture tree (the demo's simulated nodes, whose sysfs lags the kernel), where
+// the partition table alone is checked; a root without sysfs also gives the inventory no
+// device to plan on. With it, a device missing there fails the observation.
+func (r Runner) hasClassBlock() bool {
+	_, err := os.Stat(filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block"))
+	return !errors.Is(err, fs.ErrNotExist)
+}
 
 func sortedKernel(m map[int]kernelPartition) []int {
 	var ks []int
