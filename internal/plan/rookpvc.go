@@ -97,7 +97,7 @@ func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) 
 			continue
 		}
 		sizes[d.StablePath] = d.SizeBytes
-		if msg, ok := Partial(d); ok {
+		if msg, ok := d.PartialRecord(); ok {
 			if partials == nil {
 				partials = map[string]string{}
 			}

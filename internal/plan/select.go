@@ -180,18 +180,6 @@ func selects(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.T
 	return matches(d, s, defaultTier)
 }
 
-// Partial says whether a device's inventory record is partial: some read of it failed (an
-// attribute, its udev record, its signatures), and the agent reported it all the same with
-// the fields it could not read left empty or zero and the Readable filter saying which.
-func Partial(d *prismv1.Device) (string, bool) {
-	for _, r := range d.Eligibility.Reasons {
-		if r.Filter == prismv1.FilterReadable {
-			return r.Message, true
-		}
-	}
-	return "", false
-}
-
 // maxPartialWarnings bounds the warnings about partial records (status.nodes[].warnings holds
 // 64): a failed udev database read makes every device of a node partial at once.
 const maxPartialWarnings = 5
@@ -209,7 +197,7 @@ func partialWarnings(ordered []*prismv1.Device, taken takenSet, spec *prismv1.Hy
 		if n++; n > maxPartialWarnings {
 			continue
 		}
-		readable, _ := Partial(d)
+		readable, _ := d.PartialRecord()
 		s, role := &spec.CapacityDevices, "capacity"
 		if tier == prismv1.TierFast {
 			s, role = &spec.FastDevices, "fast"
@@ -414,7 +402,7 @@ func (o overrides) overridden(d *prismv1.Device, filter string) bool {
 	if plannedOverrides[filter] {
 		return true
 	}
-	_, isPartial := Partial(d)
+	_, isPartial := d.PartialRecord()
 	return partialOverrides[filter] && isPartial
 }
 
@@ -429,7 +417,7 @@ func (o overrides) keptAs(d *prismv1.Device) (prismv1.Tier, bool) {
 	if tier == "" {
 		return "", false
 	}
-	_, ok := Partial(d)
+	_, ok := d.PartialRecord()
 	return tier, ok
 }
 

@@ -236,7 +236,7 @@ func (c *cluster) cephVolume(timeout time.Duration, args ...string) (string, err
 		if err == nil || attempt == 3 || !scanRace(out, c.path("log", "ceph-volume.log"), logged) {
 			return out, err
 		}
-		c.e.t.Logf("ceph-volume lost a race with another job's loop device while validating its arguments (nothing written); running it again: %s", lastLine(out))
+		c.e.t.Logf("ceph-volume lost a race with another job's loop device while validating its arguments (nothing written); running it again: %s", strings.TrimSpace(tail(out, 1)))
 	}
 }
 
@@ -262,11 +262,6 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func (c *cluster) runCephVolume(ctx context.Context, self string, argv, args []string) (string, error) {

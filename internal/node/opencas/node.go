@@ -121,13 +121,11 @@ func DesiredFor(c *prismv1.NodeCachePlan, f prismv1.FastDevicePlan, partition st
 		if dev.StablePath != "" && len(dev.Signatures) > 0 {
 			d.CoreSignatures[dev.StablePath] = dev.Signatures
 		}
-		for _, why := range dev.Eligibility.Reasons {
-			if dev.StablePath != "" && why.Filter == prismv1.FilterReadable {
-				if d.CoreUnreadable == nil {
-					d.CoreUnreadable = map[string]string{}
-				}
-				d.CoreUnreadable[dev.StablePath] = why.Message
+		if why, partial := dev.PartialRecord(); partial && dev.StablePath != "" {
+			if d.CoreUnreadable == nil {
+				d.CoreUnreadable = map[string]string{}
 			}
+			d.CoreUnreadable[dev.StablePath] = why
 		}
 	}
 	return d

@@ -58,7 +58,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	if kerr != nil && !r.allowFiles && r.hasClassBlock() {
 		// Without it the holders and mounts of the device's partitions are unknown.
 		return obs, nil, fmt.Errorf("reading the kernel's view of %s under %s (it cannot be proven unused without its partitions, holders and mounts): %w",
-			dev.Name, filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block"), kerr)
+			dev.Name, r.classBlockDir(), kerr)
 	}
 	if kerr == nil {
 		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
@@ -308,8 +308,12 @@ func (r Runner) sysfs() sysfs.Host { return sysfs.Host{Root: cmp.Or(r.HostRoot, 
 // the partition table alone is checked; a root without sysfs also gives the inventory no
 // device to plan on. With it, a device missing there fails the observation.
 func (r Runner) hasClassBlock() bool {
-	_, err := os.Stat(filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block"))
+	_, err := os.Stat(r.classBlockDir())
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func (r Runner) classBlockDir() string {
+	return filepath.Join(cmp.Or(r.HostRoot, "/"), "sys", "class", "block")
 }
 
 func sortedKernel(m map[int]kernelPartition) []int {

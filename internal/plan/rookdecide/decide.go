@@ -414,7 +414,7 @@ func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, st
 					if cd.StablePath != d.StablePath {
 						continue
 					}
-					if _, ok := plan.Partial(&d); ok {
+					if _, ok := d.PartialRecord(); ok {
 						partial = append(partial, d)
 					} else {
 						devices = append(devices, d)
