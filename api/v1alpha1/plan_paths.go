@@ -68,3 +68,21 @@ func DBVolumePath(stablePath string, index int32) string {
 	}
 	return "/dev/" + vg + "/" + lv
 }
+
+// BehindCache says whether the capacity devices whose DB slots a fast device holds are the
+// cores of a cache on it.
+func (f FastDevicePlan) BehindCache() bool { return f.Cache != nil }
+
+// OnClaims says whether a node's OSDs are PVC-backed (device sets, decision 0010) rather than
+// storage.nodes[] entries: whenever the node runs a cache. Then every capacity device of the
+// node goes through claims, also those on a fast device without a cache partition, because
+// a storage.nodes[] entry makes Rook's prepare job list every BlueStore device of the node
+// (`ceph-volume raw list` with no device) — which would include the cores under the exported
+// objects, whose raw devices carry the same BlueStore labels. Such OSDs take their DB slot
+// partitions as they are (`ceph-volume raw prepare`), so the agent makes no DB volumes there.
+func (p NodePlan) OnClaims() bool {
+	if p.Cache != nil {
+		return true
+	}
+	return slices.ContainsFunc(p.FastDevices, FastDevicePlan.BehindCache)
+}

@@ -235,7 +235,7 @@ func TestPlanOfflineWithCache(t *testing.T) {
 	// What the operator would give Rook for the cached nodes: their OSDs wait for their cores,
 	// which no agent has reported offline; no storage.nodes entry for them.
 	for _, n := range result.Nodes {
-		if n.Plan == nil || !plan.OnClaims(*n.Plan) {
+		if n.Plan == nil || !n.Plan.OnClaims() {
 			continue
 		}
 		if n.ClaimOSDs == nil || len(n.ClaimOSDs.Held) == 0 {

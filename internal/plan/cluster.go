@@ -64,7 +64,7 @@ func Plan(in Input) ClusterPlan {
 	}
 	var byName map[string]*NodeInventory
 	for i, n := range out.Nodes {
-		if n.Plan == nil || !OnClaims(*n.Plan) {
+		if n.Plan == nil || !n.Plan.OnClaims() {
 			continue
 		}
 		if byName == nil {

@@ -17,7 +17,7 @@ import (
 // volume at another path, is an error naming each such slot: the node's entry must wait.
 // Nodes with a cache (OnClaims) have no storage.nodes entry and give nothing. Pure.
 func SlotVolumes(p prismv1.NodePlan, st prismv1.StorageNodeStatus) (map[string]string, error) {
-	if OnClaims(p) || len(st.Partitions) == 0 {
+	if p.OnClaims() || len(st.Partitions) == 0 {
 		return nil, nil
 	}
 	type key struct {

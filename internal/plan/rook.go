@@ -156,7 +156,7 @@ func onVolumes(slots []RookDevice, lv map[string]string) {
 // rookNode is the entry of one node, false when the node has no OSD for storage.nodes.
 // slots are the plan's slotEntries, which the entry keeps as its devices.
 func rookNode(name string, p prismv1.NodePlan, deviceClass string, slots []RookDevice) (RookNode, bool) {
-	if OnClaims(p) || len(slots) == 0 {
+	if p.OnClaims() || len(slots) == 0 {
 		return RookNode{}, false
 	}
 	n := RookNode{Name: name, Devices: slots}

@@ -59,34 +59,12 @@ type ClaimOSDs struct {
 	Held []HeldDevice
 }
 
-// BehindCache says whether the capacity devices whose DB slots a fast device holds are the
-// cores of a cache on it.
-func BehindCache(f prismv1.FastDevicePlan) bool { return f.Cache != nil }
-
-// OnClaims says whether a node's OSDs are PVC-backed (device sets) rather than
-// storage.nodes[] entries: whenever the node runs a cache. Then every capacity device of the
-// node goes through claims, also those on a fast device without a cache partition, because
-// a storage.nodes[] entry makes Rook's prepare job list every BlueStore device of the node
-// (`ceph-volume raw list` with no device) — which would include the cores under the exported
-// objects, whose raw devices carry the same BlueStore labels.
-func OnClaims(p prismv1.NodePlan) bool {
-	if p.Cache != nil {
-		return true
-	}
-	for _, f := range p.FastDevices {
-		if BehindCache(f) {
-			return true
-		}
-	}
-	return false
-}
-
 // ClaimOSDsOf sorts every capacity device of a node's plan by whether its OSD can be created
 // now, from what the node's agent reports about the cache cores. Pure; sorted by data device.
 // A node that is not OnClaims gives nothing.
 func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) ClaimOSDs {
 	var out ClaimOSDs
-	if !OnClaims(p) {
+	if !p.OnClaims() {
 		return out
 	}
 	sizes := map[string]int64{}
@@ -115,7 +93,7 @@ func ClaimOSDsOf(node string, p prismv1.NodePlan, st prismv1.StorageNodeStatus) 
 				FastDevice: f.StablePath, Slot: prismv1.PartitionPath(f.StablePath, s.Partition.Number), SlotSizeBytes: f.SlotSizeBytes,
 			}
 			var reason string
-			if BehindCache(f) {
+			if f.BehindCache() {
 				osd.Cached = true
 				osd.DataPath, reason = readyCore(f, cache, s.DataDevice)
 			}

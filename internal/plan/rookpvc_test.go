@@ -54,7 +54,7 @@ func TestRookNodesLeavesOutNodesWithACache(t *testing.T) {
 	// The node-level cache plan alone (the fast devices' partitions not planned yet) is enough.
 	planned := plain
 	planned.Cache = &prismv1.NodeCachePlan{Mode: prismv1.CacheWriteBack, LineSizeKiB: 4}
-	if !OnClaims(planned) || OnClaims(plain) || !OnClaims(cachePlan()) {
+	if !planned.OnClaims() || plain.OnClaims() || !cachePlan().OnClaims() {
 		t.Error("OnClaims disagrees with the plans' caches")
 	}
 	if got := ClaimOSDsOf("node-b", plain, cacheNodeStatus()); len(got.Ready)+len(got.Held) != 0 {

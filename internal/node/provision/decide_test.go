@@ -27,6 +27,17 @@ const (
 // a cache: slots 1-3 from 1 MiB, the cache (4) up to the last MiB.
 func testPlan(t testing.TB) prismv1.FastDevicePlan {
 	t.Helper()
+	fd := planFor(t, prismv1.CacheWriteThrough)
+	if len(fd.Slots) != 3 || fd.Cache == nil || fd.Cache.Number != 4 {
+		t.Fatalf("unexpected plan %+v", fd)
+	}
+	return fd
+}
+
+// planFor is what internal/plan makes for the test's fast device and three QLC drives, with
+// 2 GiB DB slots and this cache mode.
+func planFor(t testing.TB, mode prismv1.CacheMode) prismv1.FastDevicePlan {
+	t.Helper()
 	devs := []prismv1.Device{{Name: "nvme0n1", StablePath: fast, SizeBytes: 12 * gib}}
 	sel := prismv1.NodeSelection{Node: "n1", Fast: []prismv1.SelectedDevice{{Name: "nvme0n1", StablePath: fast, SizeBytes: 12 * gib}}}
 	for i, name := range []string{"nvme1n1", "nvme2n1", "nvme3n1"} {
@@ -36,17 +47,13 @@ func testPlan(t testing.TB) prismv1.FastDevicePlan {
 	}
 	spec := &prismv1.HybridStoragePolicySpec{
 		DB:    prismv1.DBSizing{Size: resource.NewQuantity(2*gib, resource.BinarySI)},
-		Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteThrough},
+		Cache: prismv1.CacheSpec{Mode: mode},
 	}
 	l := plan.PlanLayout(plan.LayoutInput{Selection: sel, Devices: devs, Spec: spec})
 	if len(l.Problems) > 0 || len(l.Plan.FastDevices) != 1 {
 		t.Fatalf("planner: %+v", l)
 	}
-	fd := l.Plan.FastDevices[0]
-	if len(fd.Slots) != 3 || fd.Cache == nil || fd.Cache.Number != 4 {
-		t.Fatalf("unexpected plan %+v", fd)
-	}
-	return fd
+	return l.Plan.FastDevices[0]
 }
 
 // part is the on-disk partition n of the test plan.

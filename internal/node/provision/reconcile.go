@@ -33,7 +33,8 @@ type Runner struct {
 	// crash would. Tests use it; the agent leaves it 0.
 	StepLimit int
 	// Volumes makes an LVM logical volume on each Ready DB slot partition, which the Rook
-	// entry then names (decision 0036); off, the entry names the partition. Exec must then run
+	// entry then names (decision 0036); off, the entry names the partition. Never on a node
+	// with a cache, whose claims take the partitions as they are. Exec must then run
 	// LVM's commands where the host's LVM runs them (hostexec.InHostMountNamespace in a pod).
 	Volumes bool
 
@@ -66,6 +67,11 @@ func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []pr
 	var res Result
 	if p == nil {
 		return res
+	}
+	if p.OnClaims() {
+		// The OSDs of a node with a cache get the slot partition itself as their DB through
+		// a claim (raw prepare, decision 0010): it must stay bare of LVM (decision 0036).
+		r.Volumes = false
 	}
 	budget := r.StepLimit
 	if budget <= 0 {

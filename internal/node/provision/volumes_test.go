@@ -170,6 +170,12 @@ func (h *fakeHost) volumeRunner() Runner {
 	return r
 }
 
+// slotPlan is a node plan of the test's fast device with DB slots and no cache: the layout
+// whose slots reach Rook as logical volumes.
+func slotPlan(t *testing.T) *prismv1.NodePlan {
+	return &prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{planFor(t, prismv1.CacheNone)}}
+}
+
 func (h *fakeHost) reconcileVolumes(p *prismv1.NodePlan, mode prismv1.PolicyMode) Result {
 	return h.volumeRunner().Reconcile(context.Background(), p, h.inventory(), mode)
 }
@@ -201,7 +207,7 @@ func (h *fakeHost) lvmCommands() []string {
 
 // slotCommands are the LVM commands that make slot n's volume on a host that activates.
 func slotCommands(t *testing.T, n int) []string {
-	fd := testPlan(t)
+	fd := planFor(t, prismv1.CacheNone)
 	s := fd.Slots[n-1]
 	vg, lv, err := prismv1.DBVolumeNames(fd.StablePath, s.Index)
 	if err != nil {
@@ -224,7 +230,7 @@ func gptPartitions(t *testing.T) []struct {
 	UUID   string
 } {
 	h := newFakeHost(t)
-	h.reconcile(nodePlan(t))
+	h.reconcile(slotPlan(t))
 	var out []struct {
 		Number int
 		UUID   string
@@ -240,8 +246,8 @@ func gptPartitions(t *testing.T) []struct {
 
 func TestVolumesAreMadeThenOnlyRead(t *testing.T) {
 	h, _ := volumeHost(t)
-	res := h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
-	if got := states(res.Partitions) + " " + volumeStates(res.Partitions); got != "Ready,Ready,Ready,Ready Ready,Ready,Ready,-" || !res.Changed {
+	res := h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if got := states(res.Partitions) + " " + volumeStates(res.Partitions); got != "Ready,Ready,Ready Ready,Ready,Ready" || !res.Changed {
 		t.Fatalf("first run: %s changed %t: %+v", got, res.Changed, res.Partitions)
 	}
 	var want []string
@@ -251,7 +257,7 @@ func TestVolumesAreMadeThenOnlyRead(t *testing.T) {
 	if got := h.lvmCommands(); !slices.Equal(got, want) {
 		t.Fatalf("LVM commands:\n got %q\nwant %q", got, want)
 	}
-	fd := testPlan(t)
+	fd := planFor(t, prismv1.CacheNone)
 	for i, p := range res.Partitions[:3] {
 		v := p.Volume
 		if v.Path != prismv1.DBVolumePath(fd.StablePath, fd.Slots[i].Index) || v.SizeBytes != 2*gib-4<<20 || !strings.Contains(v.Message, v.Path) {
@@ -259,8 +265,8 @@ func TestVolumesAreMadeThenOnlyRead(t *testing.T) {
 		}
 	}
 	h.ran = nil
-	res = h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
-	if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready,-" || res.Changed || len(h.mutations()) != 0 {
+	res = h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready" || res.Changed || len(h.mutations()) != 0 {
 		t.Fatalf("second run: %s changed %t, ran %q", got, res.Changed, h.mutations())
 	}
 }
@@ -269,15 +275,15 @@ func TestVolumesDryRunChangesNothing(t *testing.T) {
 	h, _ := volumeHost(t)
 	// Nothing is made in a dry run of a blank device: no partition is Ready, so no volume is
 	// reported.
-	res := h.reconcileVolumes(nodePlan(t), prismv1.ModeDryRun)
-	if got := volumeStates(res.Partitions); got != "-,-,-,-" || len(h.mutations()) != 0 {
+	res := h.reconcileVolumes(slotPlan(t), prismv1.ModeDryRun)
+	if got := volumeStates(res.Partitions); got != "-,-,-" || len(h.mutations()) != 0 {
 		t.Fatalf("blank device: %s, ran %q", got, h.mutations())
 	}
 	// Partitions made by an agent that made no volumes: the dry run says what it would make.
-	h.reconcile(nodePlan(t))
+	h.reconcile(slotPlan(t))
 	h.ran = nil
-	res = h.reconcileVolumes(nodePlan(t), prismv1.ModeDryRun)
-	if got := volumeStates(res.Partitions); got != "Pending,Pending,Pending,-" || res.Changed || len(h.mutations()) != 0 {
+	res = h.reconcileVolumes(slotPlan(t), prismv1.ModeDryRun)
+	if got := volumeStates(res.Partitions); got != "Pending,Pending,Pending" || res.Changed || len(h.mutations()) != 0 {
 		t.Fatalf("partitioned device: %s changed %t, ran %q", got, res.Changed, h.mutations())
 	}
 	if m := res.Partitions[0].Volume.Message; !strings.HasPrefix(m, "dry run: ") || !strings.Contains(m, "physical volume") {
@@ -296,15 +302,15 @@ func TestVolumesResumeAfterEveryStep(t *testing.T) {
 		h, _ := volumeHost(t)
 		r := h.volumeRunner()
 		r.StepLimit = k
-		res := r.Reconcile(context.Background(), nodePlan(t), h.inventory(), prismv1.ModeApply)
-		if got := states(res.Partitions); got != "Ready,Ready,Ready,Ready" {
+		res := r.Reconcile(context.Background(), slotPlan(t), h.inventory(), prismv1.ModeApply)
+		if got := states(res.Partitions); got != "Ready,Ready,Ready" {
 			t.Fatalf("k=%d: partitions %s", k, got)
 		}
 		if vs := volumeStates(res.Partitions); !strings.Contains(vs, "Pending") && k < 2+len(all) {
 			t.Fatalf("k=%d: volumes %s after the stop", k, vs)
 		}
-		res = h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
-		if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready,-" {
+		res = h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+		if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready" {
 			t.Fatalf("k=%d: after resuming %s: %+v", k, got, res.Partitions)
 		}
 		if got := h.lvmCommands(); !slices.Equal(got, all) {
@@ -316,8 +322,8 @@ func TestVolumesResumeAfterEveryStep(t *testing.T) {
 func TestVolumesActivateAnInactiveLV(t *testing.T) {
 	h, l := volumeHost(t)
 	l.noAutoActivate = true
-	res := h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
-	if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready,-" {
+	res := h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready" {
 		t.Fatalf("%s: %+v", got, res.Partitions)
 	}
 	got := h.lvmCommands()
@@ -327,7 +333,7 @@ func TestVolumesActivateAnInactiveLV(t *testing.T) {
 }
 
 func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
-	fd := testPlan(t)
+	fd := planFor(t, prismv1.CacheNone)
 	for _, tc := range []struct {
 		name string
 		// before changes the host after the partitions exist, before the volume run.
@@ -337,31 +343,31 @@ func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 	}{
 		{"data appeared in a slot", func(h *fakeHost, l *fakeLVM) {
 			h.put(fd.Slots[0].Partition.StartBytes+4096, []byte("not Prism's"))
-		}, "Refused,Ready,Ready,-", "not proven empty: it holds non-zero bytes at offset 4096"},
+		}, "Refused,Ready,Ready", "not proven empty: it holds non-zero bytes at offset 4096"},
 		{"another VG on the partition", func(h *fakeHost, l *fakeLVM) {
 			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p2", dev: "259:2", vg: "data"})
 			l.vgs = append(l.vgs, &fakeVG{name: "data", size: 1 << 30})
-		}, "Ready,Refused,Ready,-", "physical volume of the volume group data"},
+		}, "Ready,Refused,Ready", "physical volume of the volume group data"},
 		{"an OSD that ceph-volume made from the partition", func(h *fakeHost, l *fakeLVM) {
 			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p3", dev: "259:3", vg: "ceph-7d1f"})
 			l.vgs = append(l.vgs, &fakeVG{name: "ceph-7d1f", size: 1 << 30})
 			l.lvs = append(l.lvs, &fakeLV{name: "osd-db-1", vg: "ceph-7d1f", size: 1 << 30, active: true, tags: []string{"ceph.osd_id=3", "ceph.type=db"}})
-		}, "Ready,Ready,PartitionInUse,-", "ceph-volume's volume group ceph-7d1f"},
+		}, "Ready,Ready,PartitionInUse", "ceph-volume's volume group ceph-7d1f"},
 		{"a raw OSD's BlueStore label on the partition", func(h *fakeHost, l *fakeLVM) {
 			h.put(fd.Slots[0].Partition.StartBytes, []byte("bluestore block device\n"))
-		}, "PartitionInUse,Ready,Ready,-", "BlueStore label and no LVM"},
+		}, "PartitionInUse,Ready,Ready", "BlueStore label and no LVM"},
 		{"the slot's VG name taken elsewhere", func(h *fakeHost, l *fakeLVM) {
 			vg, _, _ := prismv1.DBVolumeNames(fd.StablePath, fd.Slots[1].Index)
 			l.pvs = append(l.pvs, &fakePV{name: "/dev/sdz1", dev: "8:1", vg: vg})
 			l.vgs = append(l.vgs, &fakeVG{name: vg, size: 1 << 30})
-		}, "Ready,Refused,Ready,-", "exists on /dev/sdz1"},
+		}, "Ready,Refused,Ready", "exists on /dev/sdz1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, l := volumeHost(t)
-			h.reconcile(nodePlan(t)) // partitions, no volumes
+			h.reconcile(slotPlan(t)) // partitions, no volumes
 			tc.before(h, l)
 			h.ran = nil
-			res := h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
+			res := h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
 			if got := volumeStates(res.Partitions); got != tc.want {
 				t.Fatalf("%s, want %s: %+v", got, tc.want, res.Partitions)
 			}
@@ -384,18 +390,31 @@ func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 func TestVolumesReportAFailedCommandAndRecover(t *testing.T) {
 	h, _ := volumeHost(t)
 	h.fail["vgcreate"] = &hostexec.ExitError{ExitCode: 5, Stderr: "  /run/lock/lvm/V_x:aux: open failed: Read-only file system"}
-	res := h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
-	if got := volumeStates(res.Partitions); got != "Failed,Failed,Failed,-" || !strings.Contains(res.Partitions[0].Volume.Message, "CreateVG failed") {
+	res := h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if got := volumeStates(res.Partitions); got != "Failed,Failed,Failed" || !strings.Contains(res.Partitions[0].Volume.Message, "CreateVG failed") {
 		t.Fatalf("%s: %+v", got, res.Partitions[0].Volume)
 	}
 	delete(h.fail, "vgcreate")
-	if got := volumeStates(h.reconcileVolumes(nodePlan(t), prismv1.ModeApply).Partitions); got != "Ready,Ready,Ready,-" {
+	if got := volumeStates(h.reconcileVolumes(slotPlan(t), prismv1.ModeApply).Partitions); got != "Ready,Ready,Ready" {
 		t.Fatalf("after the failure: %s", got)
 	}
 	// A failed report fails the volume, never reads as "nothing there".
 	h.fail["pvs"] = &hostexec.ExitError{ExitCode: 5, Stderr: "  Locking failed"}
 	h.ran = nil
-	if got := volumeStates(h.reconcileVolumes(nodePlan(t), prismv1.ModeApply).Partitions); got != "Failed,Failed,Failed,-" || len(h.lvmCommands()) != 0 {
+	if got := volumeStates(h.reconcileVolumes(slotPlan(t), prismv1.ModeApply).Partitions); got != "Failed,Failed,Failed" || len(h.lvmCommands()) != 0 {
 		t.Fatalf("failed report: %s, ran %q", got, h.lvmCommands())
+	}
+}
+
+// A node with a cache has its OSDs made on claims, by raw prepare on the slot partitions
+// themselves (decision 0010): the agent leaves them bare, though it makes volumes elsewhere.
+func TestVolumesAreNotMadeOnANodeWithACache(t *testing.T) {
+	h, _ := volumeHost(t)
+	res := h.reconcileVolumes(nodePlan(t), prismv1.ModeApply)
+	if got := states(res.Partitions) + " " + volumeStates(res.Partitions); got != "Ready,Ready,Ready,Ready -,-,-,-" {
+		t.Fatalf("got %s: %+v", got, res.Partitions)
+	}
+	if got := h.lvmCommands(); len(got) != 0 {
+		t.Fatalf("LVM ran on a node with a cache: %q", got)
 	}
 }

@@ -248,7 +248,7 @@ func assumedStatus(st prismv1.StorageNodeStatus, p prismv1.NodePlan) prismv1.Sto
 	}
 	st.Caches = nil
 	for _, f := range p.FastDevices {
-		if !plan.BehindCache(f) {
+		if !f.BehindCache() {
 			continue
 		}
 		c := prismv1.CacheStatus{FastDevice: f.StablePath, CacheID: f.CacheID, State: prismv1.CacheRunning}

@@ -450,7 +450,7 @@ func stayingInNodes(previous []string, ready map[string]prismv1.NodePlan, existi
 	var raw []string
 	for _, n := range previous {
 		p, ok := ready[n]
-		if !ok || !plan.OnClaims(p) {
+		if !ok || !p.OnClaims() {
 			continue
 		}
 		for _, e := range existing {
