@@ -24,6 +24,10 @@
 #
 # Environment:
 #   PRISM_GUEST_SUITE           bookworm (default) or forky
+#   PRISM_GUEST_KERNEL_SUITE    the suite whose kernel boots the root (default: the root's own),
+#                               e.g. trixie's 6.12 under the forky root for an out-of-tree
+#                               module that builds against 6.12 but not 7.2 (Open CAS v26.03.2:
+#                               docs/opencas-real-module.md); its own private apt state
 #   PRISM_GUEST_EXTRA_PACKAGES  more Debian packages for the root (e.g. "build-essential
 #                               linux-headers-6.1.0-56-amd64")
 #   PRISM_GUEST_CACHE           cache root (default ~/.cache/prism/guest)
@@ -39,6 +43,8 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 suite=${PRISM_GUEST_SUITE:-bookworm}
+ksuite=${PRISM_GUEST_KERNEL_SUITE:-$suite}
+[[ $ksuite =~ ^(bookworm|trixie|forky)$ ]] || { log "PRISM_GUEST_KERNEL_SUITE=$ksuite: want bookworm, trixie or forky"; exit 2; }
 cache_root=${PRISM_GUEST_CACHE:-$HOME/.cache/prism/guest}
 # The root's packages (hack/packages.txt): group guest-root for bookworm (Debian 12 has no
 # ceph-volume package: ceph-osd ships ceph-volume), e2e-root for forky.
@@ -61,48 +67,59 @@ mirror=$(mirror_of bookworm)
 security=$(mirror_of bookworm-security)
 [[ -n $mirror ]] || { log "this host's apt has no bookworm/main source"; exit 1; }
 
-# apt: this host's own for bookworm; for forky a private state (lists, cache, sources) that
-# leaves this host's apt untouched.
-apt_opts=()
-if [[ $suite != bookworm ]]; then
-  aptdir="$cache_root/apt-$suite"
-  mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" >"$aptdir/sources.list"
-  apt_opts=(-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache" -o "Dir::Etc::SourceList=$aptdir/sources.list"
-    -o Dir::Etc::SourceParts=/dev/null -o Dir::State::status=/dev/null -o APT::Architecture=amd64
-    -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false)
-fi
-updated=""
+# apt: this host's own for bookworm; for any other suite a private state (lists, cache,
+# sources) that leaves this host's apt untouched, refreshed when older than a day.
+private_apt() {
+  local dir="$cache_root/apt-$1"
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $1 main" >"$dir/sources.list"
+  printf '%s\n' -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache" -o "Dir::Etc::SourceList=$dir/sources.list" \
+    -o Dir::Etc::SourceParts=/dev/null -o Dir::State::status=/dev/null -o APT::Architecture=amd64 \
+    -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false
+}
+apt_opts=() kapt_opts=()
+[[ $suite == bookworm ]] || mapfile -t apt_opts < <(private_apt "$suite")
+[[ $ksuite == bookworm ]] || mapfile -t kapt_opts < <(private_apt "$ksuite")
+declare -A updated=()
+# apt_update SUITE OPTION...: once per build and suite.
 apt_update() {
-  if [[ -z $updated ]]; then
-    log "apt-get update ($suite)"
-    apt-get "${apt_opts[@]}" update -qq >/dev/null
-    updated=1
+  local s=$1
+  shift
+  if [[ -z ${updated[$s]:-} ]]; then
+    log "apt-get update ($s)"
+    apt-get "$@" update -qq >/dev/null
+    updated[$s]=1
   fi
 }
-if [[ $suite != bookworm ]] && [[ -z $(find "$aptdir/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null) ]]; then
-  apt_update
-fi
+for s in "$suite" "$ksuite"; do
+  if [[ $s != bookworm ]] && [[ -z $(find "$cache_root/apt-$s/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null) ]]; then
+    if [[ $s == "$suite" ]]; then apt_update "$s" "${apt_opts[@]}"; else apt_update "$s" "${kapt_opts[@]}"; fi
+  fi
+done
 
-# The kernel: whatever linux-image-amd64 depends on now (linux-image-6.1.0-NN-amd64 on bookworm).
-kernel_pkg() { apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
+# The kernel: whatever linux-image-amd64 depends on now in the kernel's suite
+# (linux-image-6.1.0-NN-amd64 on bookworm).
+kernel_pkg() { apt-cache "${kapt_opts[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
 kpkg=$(kernel_pkg)
 if [[ -z $kpkg ]]; then
-  apt_update
+  apt_update "$ksuite" "${kapt_opts[@]}"
   kpkg=$(kernel_pkg)
 fi
-[[ -n $kpkg ]] || { log "apt-cache knows no linux-image-amd64 for $suite"; exit 1; }
+[[ -n $kpkg ]] || { log "apt-cache knows no linux-image-amd64 for $ksuite"; exit 1; }
 # Since 7.x Debian splits a kernel release into linux-image-<rel> (a meta package),
 # linux-binary-<rel> (vmlinuz), linux-modules-<rel> and linux-base-<rel>: fetch them all.
-mapfile -t kparts < <(apt-cache "${apt_opts[@]}" depends "$kpkg" 2>/dev/null |
+mapfile -t kparts < <(apt-cache "${kapt_opts[@]}" depends "$kpkg" 2>/dev/null |
   awk '/Depends: linux-(binary|modules|base)-[0-9]/ {print $2}' | sort -u)
 
-# Candidate versions of everything that goes into the guest, from this host's apt lists.
+# Candidate versions of everything that goes into the guest, from the suites' apt lists.
 candidates() { apt-cache "${apt_opts[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
-versions=$(candidates "$kpkg" "${kparts[@]}" debootstrap "${root_pkgs[@]}" "${extra[@]}")
+kcandidates() { apt-cache "${kapt_opts[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
+all_candidates() { kcandidates "$kpkg" "${kparts[@]}"; candidates debootstrap "${root_pkgs[@]}" "${extra[@]}"; }
+versions=$(all_candidates)
 if grep -q "(none)" <<<"$versions"; then
-  apt_update
-  versions=$(candidates "$kpkg" "${kparts[@]}" debootstrap "${root_pkgs[@]}" "${extra[@]}")
+  apt_update "$suite" "${apt_opts[@]}"
+  apt_update "$ksuite" "${kapt_opts[@]}"
+  versions=$(all_candidates)
 fi
 if bad=$(grep "(none)" <<<"$versions"); then
   log "no installable version of: $bad"
@@ -110,6 +127,7 @@ if bad=$(grep "(none)" <<<"$versions"); then
 fi
 scripts=$(cd "$here" && sha256sum build.sh init nvmet-loop.sh)
 key=$(printf '%s\n%s\n%s\n' "$versions" "${extra[*]}" "$scripts" | sha256sum | cut -c1-16)
+[[ $ksuite == "$suite" ]] || key="k$ksuite-$key"
 [[ $suite == bookworm ]] || key="$suite-$key"
 out="$cache_root/$key"
 mkdir -p "$cache_root"
@@ -137,11 +155,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "key $key: $suite, kernel package $kpkg, mirror from this host's apt sources"
+log "key $key: $suite, kernel package $kpkg ($ksuite), mirror from this host's apt sources"
 
 # 1. The kernel, extracted (not installed).
 mkdir -p "$tmp/kernel"
-(cd "$tmp" && apt-get "${apt_opts[@]}" download -qq "$kpkg" "${kparts[@]}" 2>/dev/null)
+(cd "$tmp" && apt-get "${kapt_opts[@]}" download -qq "$kpkg" "${kparts[@]}" 2>/dev/null)
 for p in "$kpkg" "${kparts[@]}"; do
   dpkg -x "$tmp"/"$p"_*.deb "$tmp/kernel"
 done
@@ -227,7 +245,7 @@ install -m 755 "$here/nvmet-loop.sh" "$root/usr/local/sbin/prism-nvmet-loop"
 [[ -e $root/dev/console ]] || mknod -m 600 "$root/dev/console" c 5 1
 [[ -e $root/dev/null ]] || mknod -m 666 "$root/dev/null" c 1 3
 echo prism-guest >"$root/etc/hostname"
-printf 'SUITE=%s\n' "$suite" >"$root/etc/prism-guest-suite.env"
+printf 'SUITE=%s\nKERNEL_SUITE=%s\n' "$suite" "$ksuite" >"$root/etc/prism-guest-suite.env"
 printf 'KERNEL_PACKAGE=%s\nKERNEL_VERSION=%s\nKERNEL_RELEASE=%s\n' "$kpkg" "$kver" "$krel" | tee "$tmp/kernel.env" >"$root/etc/prism-guest-kernel.env"
 
 # 6. Pack.
