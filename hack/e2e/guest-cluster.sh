@@ -31,6 +31,10 @@
 #   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK): if it
 #               holds an ext4 file system, keep its containerd (its images) and start etcd,
 #               the kubelet, Rook's data and the pod logs anew, instead of formatting it
+#   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
+#               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
+#               pieces this repository does not hold, such as Open CAS's module
+#               (docs/opencas-real-module.md); it uses this script's functions
 #   ROOK_CEPH_TIMEOUT the operator's timeout for each ceph command, seconds (Rook's chart's
 #               cephCommandsTimeoutSeconds; default 300, the chart's 15 is short for a ceph CLI
 #               under TCG: it connects with --connect-timeout of the same value; with 60, on
@@ -556,6 +560,13 @@ k -n default logs apiprobe | tee -a "$out/marks.txt"
 k -n default logs apiprobe | grep -q '^apiprobe: 200 https://10.96.0.1:443/version' || fail "in-cluster API access"
 mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
 
+if [[ -n ${E2E_HAND:-} ]]; then
+  mark "by hand: $E2E_HAND"
+  source "$E2E_HAND"
+  collect
+  mark "done"
+  exit 0
+fi
 case $E2E_STAGE in
   rook) rook_stage ;;
   prism | chain) prism_stage ;;

@@ -31,7 +31,9 @@
 # (vm/disk-e2e-work.qcow2) an earlier run kept, whose containerd already holds the images: this
 # run's work disk is a qcow2 overlay on it (FILE is only read), the guest keeps its containerd and
 # imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
-# (a node rebooted into a new cluster). Importing the Rook/Ceph image is the slowest step
+# (a node rebooted into a new cluster); PRISM_E2E_HAND=DIR (prism or chain): DIR goes into the
+# guest as /opt/e2e/hand, and its run.sh is sourced in place of the suite, for a check by hand
+# with pieces this repository does not hold (docs/e2e.md). Importing the Rook/Ceph image is the slowest step
 # under TCG (about 25 min here); a keyed reuse skips it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -167,8 +169,15 @@ if [[ -n ${PRISM_E2E_WORKDISK:-} ]]; then
   reuse=(--reuse-disks)
   log "work disk: an overlay on $base"
 fi
+hand=""
+if [[ -n ${PRISM_E2E_HAND:-} ]]; then
+  [[ -n $prism && -f $PRISM_E2E_HAND/run.sh ]] || { log "PRISM_E2E_HAND=$PRISM_E2E_HAND: want a directory with run.sh, stage prism or chain"; exit 2; }
+  cp -r "$PRISM_E2E_HAND" "$work/overlay/opt/e2e/hand"
+  hand=/opt/e2e/hand/run.sh
+fi
 {
   echo "E2E_STAGE=$stage"
+  echo "E2E_HAND=$hand"
   echo "E2E_TIMEOUT=${E2E_TIMEOUT:-900}"
   echo "E2E_ROOK_IMAGE=$rook_image"
   echo "E2E_IMAGES=\"$e2e_images\""
