@@ -53,13 +53,19 @@ func (r recorded) observation() Observation {
 }
 
 // TestRecordedChain replays the operator's whole decision on the objects of the real chain at
-// the moment its entry was written (Rook v1.20.2's operator, Ceph 20.2.4, the agent's DB
-// volumes Ready): from the recorded inventory the planner gives the plan the agent carried
-// out, nothing is claimed or released, and the entries it wants are exactly those the
-// CephCluster held, so the operator has nothing left to change. The offline preview
-// (kubectl prism plan) from the inventory alone predicts the same entries.
+// two moments (Rook v1.20.2's operator, Ceph 20.2.4, the agent's DB volumes Ready): when its
+// entry was written, and after a second QLC drive was hot-added and Rook made its OSD. From
+// the recorded inventory the planner gives the plan the agent carried out, nothing is claimed
+// or released, and the entries it wants are exactly those the CephCluster held, so the
+// operator has nothing left to change. The offline preview (kubectl prism plan) from the
+// inventory alone predicts the same entries.
 func TestRecordedChain(t *testing.T) {
-	r := loadStage(t, "entry-written")
+	for _, stage := range []string{"entry-written", "hot-added"} {
+		t.Run(stage, func(t *testing.T) { replayStage(t, loadStage(t, stage)) })
+	}
+}
+
+func replayStage(t *testing.T, r recorded) {
 	want, _, _ := unstructured.NestedSlice(r.cluster.Object, "spec", "storage", "nodes")
 	if len(want) != 1 {
 		t.Fatalf("the recorded CephCluster has %d storage.nodes entries, want Prism's one", len(want))
@@ -105,5 +111,4 @@ func TestRecordedChain(t *testing.T) {
 			t.Errorf("the preview gives\n%s\n(%s)\nthe real chain wrote\n%s", got, d.Rook.Outcome.Message, jsonOf(t, want))
 		}
 	})
-
 }
