@@ -222,9 +222,13 @@ cp "$kmods"/modules.{order,builtin,builtin.modinfo} "$dest/"
 # kube-proxy, ext4 for its work disk.
 dirs=(kernel/drivers/nvme kernel/drivers/md kernel/drivers/block kernel/drivers/virtio
   kernel/fs/9p kernel/net/9p kernel/fs/netfs kernel/fs/fscache kernel/fs/configfs kernel/fs/xfs)
+# ext4 asks for crc32c through the crypto API (a soft dependency, not in modules.dep): 6.12
+# has it as a module ("EXT4-fs: Cannot load crc32c driver" without it), 7.2 built in.
 [[ $suite == bookworm ]] || dirs+=(kernel/fs/overlayfs kernel/fs/ext4 kernel/net/netfilter kernel/net/ipv4
   kernel/net/ipv6 kernel/net/bridge kernel/net/sched kernel/net/packet kernel/drivers/net/veth.ko.xz
-  kernel/drivers/net/dummy.ko.xz kernel/drivers/net/veth.ko kernel/drivers/net/dummy.ko)
+  kernel/drivers/net/dummy.ko.xz kernel/drivers/net/veth.ko kernel/drivers/net/dummy.ko
+  kernel/crypto/crc32c_generic.ko.xz kernel/crypto/crc32c_generic.ko
+  kernel/arch/x86/crypto/crc32c-intel.ko.xz kernel/arch/x86/crypto/crc32c-intel.ko)
 wanted=$(cd "$kmods" && find "${dirs[@]}" -name '*.ko*' 2>/dev/null || true)
 closure=$( (echo "$wanted"; for m in $wanted; do
   awk -v m="$m:" '$1 == m { for (i = 2; i <= NF; i++) print $i }' "$kmods/modules.dep"
