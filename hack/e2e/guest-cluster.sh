@@ -389,6 +389,14 @@ sed -i 's#registry.k8s.io/pause:[0-9.]*#prism.local/e2e/sleep:v1#' /etc/containe
 grep -q prism.local/e2e/sleep /etc/containerd/config.toml || fail "no sandbox image setting in containerd's default config"
 # The kernel has AppArmor but the guest has no apparmor_parser (nor securityfs mounted).
 sed -i 's/disable_apparmor = false/disable_apparmor = true/' /etc/containerd/config.toml
+# A kernel that keeps the initramfs as the root mount itself (6.12: FSTYPE rootfs; 7.2 mounts
+# it over another root) refuses runc's pivot_root ("pivot_root .: invalid argument"): runc
+# must move the root and chroot instead.
+if [[ $(findmnt -n -o FSTYPE /) == rootfs ]]; then
+  grep -q 'NoPivotRoot = false' /etc/containerd/config.toml || fail "no NoPivotRoot setting in containerd's default config"
+  sed -i 's/NoPivotRoot = false/NoPivotRoot = true/' /etc/containerd/config.toml
+  mark "the root is the initramfs (rootfs): runc runs without pivot_root"
+fi
 cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
 {
   "cniVersion": "1.0.0",
