@@ -393,8 +393,12 @@ sed -i 's/disable_apparmor = false/disable_apparmor = true/' /etc/containerd/con
 # it over another root) refuses runc's pivot_root ("pivot_root .: invalid argument"): runc
 # must move the root and chroot instead.
 if [[ $(findmnt -n -o FSTYPE /) == rootfs ]]; then
-  grep -q 'NoPivotRoot = false' /etc/containerd/config.toml || fail "no NoPivotRoot setting in containerd's default config"
-  sed -i 's/NoPivotRoot = false/NoPivotRoot = true/' /etc/containerd/config.toml
+  opts="[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]"
+  grep -qF "$opts" /etc/containerd/config.toml || fail "no runc options section in containerd's default config"
+  grep -q NoPivotRoot /etc/containerd/config.toml && fail "containerd's default config sets NoPivotRoot already"
+  awk -v h="$opts" '{ print; t = $0; gsub(/^ +| +$/, "", t); if (t == h) print "NoPivotRoot = true" }' \
+    /etc/containerd/config.toml >/etc/containerd/config.toml.new && mv /etc/containerd/config.toml.new /etc/containerd/config.toml
+  grep -q '^NoPivotRoot = true' /etc/containerd/config.toml || fail "NoPivotRoot not set in containerd's config"
   mark "the root is the initramfs (rootfs): runc runs without pivot_root"
 fi
 cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
