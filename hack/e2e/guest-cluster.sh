@@ -368,6 +368,9 @@ mount --bind /var/lib/e2e/log /var/log/pods
 modprobe -a overlay br_netfilter bridge veth dummy nf_conntrack nf_tables nft_compat nft_chain_nat \
   xt_conntrack xt_comment xt_mark xt_addrtype xt_MASQUERADE xt_nat xt_multiport xt_statistic \
   nf_nat iptable_nat iptable_filter 2>"$logs/modprobe.log"
+# The kubelet maps a local block volume (Prism's claims for cached OSDs, decision 0010) with
+# `losetup -f`: a loop module (6.12) is not loaded by a /dev/loop-control that does not exist yet.
+modprobe loop 2>>"$logs/modprobe.log" || fail "modprobe loop"
 echo 1 >/proc/sys/net/ipv4/ip_forward
 echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
 echo 1 >/proc/sys/net/bridge/bridge-nf-call-ip6tables
