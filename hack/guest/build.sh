@@ -81,19 +81,21 @@ apt_opts=() kapt_opts=()
 [[ $suite == bookworm ]] || mapfile -t apt_opts < <(private_apt "$suite")
 [[ $ksuite == bookworm ]] || mapfile -t kapt_opts < <(private_apt "$ksuite")
 declare -A updated=()
-# apt_update SUITE OPTION...: once per build and suite.
+# apt_update SUITE OPTS: apt-get update of SUITE's state (OPTS: the name of its options array),
+# once per build and suite.
 apt_update() {
   local s=$1
-  shift
+  local -n o=$2
   if [[ -z ${updated[$s]:-} ]]; then
     log "apt-get update ($s)"
-    apt-get "$@" update -qq >/dev/null
+    apt-get "${o[@]}" update -qq >/dev/null
     updated[$s]=1
   fi
 }
-for s in "$suite" "$ksuite"; do
+for pair in "$suite apt_opts" "$ksuite kapt_opts"; do
+  read -r s opts <<<"$pair"
   if [[ $s != bookworm ]] && [[ -z $(find "$cache_root/apt-$s/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null) ]]; then
-    if [[ $s == "$suite" ]]; then apt_update "$s" "${apt_opts[@]}"; else apt_update "$s" "${kapt_opts[@]}"; fi
+    apt_update "$s" "$opts"
   fi
 done
 
@@ -102,7 +104,7 @@ done
 kernel_pkg() { apt-cache "${kapt_opts[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
 kpkg=$(kernel_pkg)
 if [[ -z $kpkg ]]; then
-  apt_update "$ksuite" "${kapt_opts[@]}"
+  apt_update "$ksuite" kapt_opts
   kpkg=$(kernel_pkg)
 fi
 [[ -n $kpkg ]] || { log "apt-cache knows no linux-image-amd64 for $ksuite"; exit 1; }
@@ -112,13 +114,17 @@ mapfile -t kparts < <(apt-cache "${kapt_opts[@]}" depends "$kpkg" 2>/dev/null |
   awk '/Depends: linux-(binary|modules|base)-[0-9]/ {print $2}' | sort -u)
 
 # Candidate versions of everything that goes into the guest, from the suites' apt lists.
-candidates() { apt-cache "${apt_opts[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
-kcandidates() { apt-cache "${kapt_opts[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'; }
-all_candidates() { kcandidates "$kpkg" "${kparts[@]}"; candidates debootstrap "${root_pkgs[@]}" "${extra[@]}"; }
+# candidates OPTS PKG...: from the apt state whose options array is named OPTS.
+candidates() {
+  local -n o=$1
+  shift
+  apt-cache "${o[@]}" policy "$@" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}'
+}
+all_candidates() { candidates kapt_opts "$kpkg" "${kparts[@]}"; candidates apt_opts debootstrap "${root_pkgs[@]}" "${extra[@]}"; }
 versions=$(all_candidates)
 if grep -q "(none)" <<<"$versions"; then
-  apt_update "$suite" "${apt_opts[@]}"
-  apt_update "$ksuite" "${kapt_opts[@]}"
+  apt_update "$suite" apt_opts
+  apt_update "$ksuite" kapt_opts
   versions=$(all_candidates)
 fi
 if bad=$(grep "(none)" <<<"$versions"); then
