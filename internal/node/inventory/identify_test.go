@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,6 +133,31 @@ func TestIdentifyReadFailureMakesTheRecordPartial(t *testing.T) {
 				t.Fatalf("a drive whose Identify failed must not be taken: %+v", d.Eligibility)
 			}
 		})
+	}
+}
+
+// notNVMe refuses the admin ioctl as a device that is no NVMe controller does (ENOTTY).
+type notNVMe struct{}
+
+func (notNVMe) Controller(context.Context, string) ([]byte, error) {
+	return nil, fmt.Errorf("nvme: identify controller: %w", nvme.ErrNotNVMe)
+}
+func (notNVMe) Namespace(context.Context, string, uint32) ([]byte, error) {
+	return nil, nvme.ErrNotNVMe
+}
+
+// A device that refuses the ioctl itself does so at every inventory: a warning, as a page that
+// does not parse.
+func TestIdentifyRefusedAsNotNVMeIsAWarning(t *testing.T) {
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: p5316Node(t)}, Identifier: notNVMe{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "not an NVMe device") {
+		t.Fatalf("warnings = %q", rep.Warnings)
+	}
+	if !rep.Devices[0].Eligibility.Eligible {
+		t.Fatalf("%+v", rep.Devices[0].Eligibility)
 	}
 }
 

@@ -310,16 +310,20 @@ type identified struct {
 // identify reads NVMe Identify data: the model strings as the drive reports them, the PCI
 // vendor IDs, and the namespace's granularities (NPWG reveals a QLC drive's indirection unit).
 // A controller without a character device is no warning: its error is returned for Take to
-// say once. A page the drive fills oddly is a warning, the same at every inventory. A read
-// that fails is a problem (every controller must answer both Identify commands): without the
-// pages the drive's model and evidence are missing, so its tier could change from one
-// inventory to the next, and the record must not count as a new fact about the drive (the
-// Readable filter makes it partial). The endurance group log is optional, and a drive that
-// refuses it does so every time: its failure stays a warning.
+// say once. A page the drive fills oddly, or a device that refuses the ioctl (ErrNotNVMe), is
+// a warning, the same at every inventory. A read that fails is a problem (every controller
+// must answer both Identify commands): without the pages the drive's model and evidence are
+// missing, so its tier could change from one inventory to the next, and the record must not
+// count as a new fact about the drive (the Readable filter makes it partial). The endurance
+// group log is optional, and a drive that refuses it does so every time: its failure stays a
+// warning.
 func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice) (out identified, warnings, problems []string, err error) {
 	raw, err := id.Controller(ctx, disk.NVMeController)
 	if errors.Is(err, nvme.ErrNoCharDevice) {
 		return out, nil, nil, err
+	}
+	if errors.Is(err, nvme.ErrNotNVMe) { // the device refuses the ioctl itself, every time
+		return out, []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil, nil
 	}
 	if err != nil {
 		// One problem per device: without the controller page the namespace page will not come either.
