@@ -327,6 +327,7 @@ prism_stage() {
   mark "PRISM SUITE START"
   env "${suite_env[@]}" PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
     PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
+    PRISM_E2E_KUBECTL_PRISM=/mnt/host/bin/kubectl-prism PRISM_E2E_SAMPLES=/opt/e2e/samples \
     PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" PRISM_E2E_ARTIFACTS="$out/state/suite" prism-e2e.test -test.v -test.timeout 100m -ginkgo.timeout 100m \
     -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
     tee "$logs/suite.log" | while IFS= read -r line; do

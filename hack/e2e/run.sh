@@ -136,6 +136,9 @@ if [[ -n $prism ]]; then
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
   (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
   cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
+  # README's install section, as a user follows it: the kubectl plugin it builds, its sample.
+  (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$share/bin/kubectl-prism" ./cmd/kubectl-prism)
+  cp -r "$repo/config/samples" "$work/overlay/opt/e2e/samples"
   # The drives the suite pairs: NVMe-oF gives them real models (hack/guest/nvmet-loop.sh);
   # sizes are the drives' IDEMA capacities, as the drive database matches them. P5800X 800 GB
   # is 3D XPoint (Fast), D5-P5316 30.72 TB is QLC (Capacity), as test/guest. prism: over

@@ -120,7 +120,8 @@ func evidence(d prismv1.Device) string {
 	return strings.Join(f, " ")
 }
 
-// Selection prints, per policy and node, the devices chosen for each tier and the others' reasons.
+// Selection prints, per policy and node, the devices chosen for each tier, each capacity
+// device's DB slot, and the others' reasons.
 func Selection(w io.Writer, policies []prismv1.HybridStoragePolicy) error {
 	sort.Slice(policies, func(i, j int) bool { return policies[i].Name < policies[j].Name })
 	for _, p := range policies {
@@ -132,19 +133,20 @@ func Selection(w io.Writer, policies []prismv1.HybridStoragePolicy) error {
 		fmt.Fprintf(w, "Policy %s (%s): %d nodes selected, %d with both tiers. %s\n", p.Name, p.Spec.Mode,
 			p.Status.SelectedNodes, p.Status.ReadyNodes, state)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NODE\tROLE\tDEVICE\tMODEL\tSIZE\tREASON")
+		// DB SLOT: the partition each capacity device's OSD gets its DB on (planned already in DryRun).
+		fmt.Fprintln(tw, "  NODE\tROLE\tDEVICE\tMODEL\tSIZE\tDB SLOT\tREASON")
 		for _, n := range p.Status.Nodes {
 			if n.Message != "" {
-				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t%s\n", n.Node, n.Message)
+				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t-\t%s\n", n.Node, n.Message)
 			}
 			for _, d := range n.Fast {
-				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventorydoc.HumanBytes(d.SizeBytes))
+				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t-\t\n", n.Node, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes))
 			}
 			for _, d := range n.Capacity {
-				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t\n", n.Node, d.Name, d.Model, inventorydoc.HumanBytes(d.SizeBytes))
+				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t%s\t\n", n.Node, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes), dash(d.DBSlot))
 			}
 			for _, d := range n.Rejected {
-				fmt.Fprintf(tw, "  %s\tnot used\t%s\t-\t-\t%s\n", n.Node, d.Name, d.Reason)
+				fmt.Fprintf(tw, "  %s\tnot used\t%s\t-\t-\t-\t%s\n", n.Node, d.Name, d.Reason)
 			}
 		}
 		if err := tw.Flush(); err != nil {

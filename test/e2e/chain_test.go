@@ -197,6 +197,41 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
 	})
 
+	It("README's plugin commands show the drives in their tiers and the DryRun selection with its DB slot; README's policy sample passes the API server", func() {
+		if cfg.kubectlPrism == "" {
+			Skip("PRISM_E2E_KUBECTL_PRISM is not set: no kubectl-prism binary to run README's commands with")
+		}
+		var devices, sel string
+		Eventually(func(g Gomega) {
+			var err error
+			devices, err = kubectlPlugin("devices")
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		// NODE DEVICE MODEL SIZE TIER WHY ELIGIBLE
+		for _, d := range []struct {
+			name, model, tier string
+		}{{fast.Name, fast.Model, "Fast"}, {qlc.Name, qlc.Model, "Capacity"}} {
+			r := row(devices, cfg.node, d.name, d.model)
+			Expect(r).NotTo(BeEmpty(), "no row for %s (%s) in:\n%s", d.name, d.model, devices)
+			Expect(r).To(ContainSubstring(" "+d.tier+" "), r)
+			Expect(r).To(HaveSuffix(" yes"), "eligible: %s", r)
+		}
+		Eventually(func(g Gomega) {
+			var err error
+			sel, err = kubectlPlugin("selection")
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		Expect(sel).To(ContainSubstring("Policy "+policyName+" (DryRun): 1 nodes selected, 1 with both tiers."), sel)
+		Expect(row(sel, cfg.node, "fast", fast.Name, fast.Model)).NotTo(BeEmpty(), sel)
+		slot := row(sel, cfg.node, "capacity", qlc.Name, qlc.Model)
+		Expect(slot).To(HaveSuffix(" "+selection(policy()).Capacity[0].DBSlot), "the capacity row names its DB slot:\n%s", sel)
+
+		sample := filepath.Join(cfg.samples, "hybridstoragepolicy.yaml")
+		out, err := kubectlApplyDryRun(sample)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(out).To(ContainSubstring("created (server dry run)"), out)
+	})
+
 	It("in Apply, the plan reaches the StorageNode and the agent makes the partitions Ready", func() {
 		p := policy()
 		Expect(k8s.Patch(ctx(), p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"mode":"Apply"}}`)))).To(Succeed())

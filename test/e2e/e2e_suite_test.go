@@ -38,7 +38,11 @@ type config struct {
 	// rookOperator: Rook's operator runs in the cluster, so the suite also waits for and checks
 	// the OSDs it creates, through the ceph CLI in the operator's pod (kubectl exec).
 	rookOperator bool
-	kubectl      string   // the kubectl binary, for exec into Rook's pods
+	kubectl      string // the kubectl binary, for exec into Rook's pods and README's plugin commands
+	// kubectlPrism is the kubectl-prism plugin binary README's install section builds; its
+	// directory goes first on kubectl's PATH, so `kubectl prism ...` runs it as a user's would.
+	kubectlPrism string
+	samples      string   // config/samples, README's policy sample among them
 	hotAdd       []string // argv that makes a third drive of the QLC model appear on the node; empty: no hot-add spec
 	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
 	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
@@ -111,6 +115,8 @@ func TestE2E(t *testing.T) {
 	}
 	cfg.rookOperator = os.Getenv("PRISM_E2E_ROOK_OPERATOR") == "1"
 	cfg.kubectl = env("PRISM_E2E_KUBECTL", "kubectl")
+	cfg.kubectlPrism = os.Getenv("PRISM_E2E_KUBECTL_PRISM")
+	cfg.samples = env("PRISM_E2E_SAMPLES", "../../config/samples")
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
 	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {

@@ -17,7 +17,8 @@ var (
 	// ErrUnsupportedOS is returned by the non-Linux stubs.
 	ErrUnsupportedOS = errors.New("NVMe admin passthrough is not supported")
 	// ErrNoCharDevice means the host root has no /dev/nvmeN for the controller (a fixture
-	// tree, a container without the host's /dev): a fact about the host, not the drive.
+	// tree, a container without the host's /dev), or a recording has no page for it: a fact
+	// about the host, not the drive.
 	ErrNoCharDevice = errors.New("no controller character device")
 )
 
@@ -83,6 +84,10 @@ func (r RecordedIdentifier) read(ctx context.Context, ctrl, file string) ([]byte
 		return nil, err
 	}
 	b, err := os.ReadFile(filepath.Join(r.Dir, ctrl, file))
+	if errors.Is(err, os.ErrNotExist) {
+		// Nothing recorded stands for a host without the controller's character device.
+		return nil, fmt.Errorf("nvme: recorded identify: %w: %w", ErrNoCharDevice, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("nvme: recorded identify: %w", err)
 	}

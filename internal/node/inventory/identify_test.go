@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,18 +90,105 @@ func TestInternalWriteUnitFallsBackToDatabase(t *testing.T) {
 	}
 }
 
-func TestIdentifyFailureIsAWarningNotAnIneligibility(t *testing.T) {
-	root := p5316Node(t)
-	id := nvme.RecordedIdentifier{Dir: filepath.Join(root, "nothing-recorded")}
-	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: root}, Identifier: id})
+// failingIdentifier's reads fail as an ioctl that times out or returns EIO would.
+type failingIdentifier struct{ ctrl, ns []byte }
+
+func (f failingIdentifier) Controller(context.Context, string) ([]byte, error) {
+	if f.ctrl == nil {
+		return nil, errors.New("nvme: identify controller: input/output error")
+	}
+	return f.ctrl, nil
+}
+
+func (f failingIdentifier) Namespace(context.Context, string, uint32) ([]byte, error) {
+	if f.ns == nil {
+		return nil, errors.New("nvme: identify namespace: input/output error")
+	}
+	return f.ns, nil
+}
+
+// A failed Identify read leaves the record without the drive's model and evidence, which can
+// change its tier (inferredTiers: Accept, a model only Identify gives): the record is partial,
+// so a planned drive keeps its place and a new one is not taken on it.
+func TestIdentifyReadFailureMakesTheRecordPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   failingIdentifier
+		want string
+	}{
+		{"controller", failingIdentifier{}, "nvme0n1: NVMe identify controller nvme0 failed"},
+		{"namespace", failingIdentifier{ctrl: controllerPage("INTEL SSDPF2NV153TZ")}, "nvme0n1: NVMe identify namespace 1 failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: p5316Node(t)}, Identifier: tc.id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := rep.Devices[0]
+			why, partial := d.PartialRecord()
+			if !partial || !strings.Contains(why, tc.want) || !strings.Contains(why, "input/output error") {
+				t.Fatalf("partial %v (%q), want a Readable reason with %q and the error", partial, why, tc.want)
+			}
+			if d.Eligibility.Eligible {
+				t.Fatalf("a drive whose Identify failed must not be taken: %+v", d.Eligibility)
+			}
+		})
+	}
+}
+
+// notNVMe refuses the admin ioctl as a device that is no NVMe controller does (ENOTTY).
+type notNVMe struct{}
+
+func (notNVMe) Controller(context.Context, string) ([]byte, error) {
+	return nil, fmt.Errorf("nvme: identify controller: %w", nvme.ErrNotNVMe)
+}
+func (notNVMe) Namespace(context.Context, string, uint32) ([]byte, error) {
+	return nil, nvme.ErrNotNVMe
+}
+
+// A device that refuses the ioctl itself does so at every inventory: a warning, as a page that
+// does not parse.
+func TestIdentifyRefusedAsNotNVMeIsAWarning(t *testing.T) {
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: p5316Node(t)}, Identifier: notNVMe{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "identify controller nvme0") {
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "not an NVMe device") {
 		t.Fatalf("warnings = %q", rep.Warnings)
 	}
 	if !rep.Devices[0].Eligibility.Eligible {
-		t.Fatalf("identify is optional; the device must stay eligible: %+v", rep.Devices[0].Eligibility)
+		t.Fatalf("%+v", rep.Devices[0].Eligibility)
+	}
+}
+
+// A page the drive fills oddly is the same at every inventory: a warning, not a partial record.
+func TestIdentifyPageThatDoesNotParseIsAWarning(t *testing.T) {
+	bad := controllerPage("INTEL SSDPF2NV153TZ")
+	bad[30] = 0x01 // a non-printable byte in the model
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: p5316Node(t)}, Identifier: pagesIdentifier{ctrl: bad, ns: namespacePage(3750730326, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "non-printable byte") {
+		t.Fatalf("warnings = %q, want the parse error", rep.Warnings)
+	}
+	if d := rep.Devices[0]; !d.Eligibility.Eligible || d.Model != "INTEL SSDPF2NV153TZ" {
+		t.Fatalf("the model comes from sysfs and the drive stays eligible: model %q, %+v", d.Model, d.Eligibility)
+	}
+}
+
+// A recording with nothing for a controller stands for a host without its character device.
+func TestNothingRecordedIsNoProblemOfTheDrive(t *testing.T) {
+	root := p5316Node(t)
+	rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: root}, Identifier: nvme.RecordedIdentifier{Dir: filepath.Join(root, "nothing-recorded")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 0 || len(rep.Debug) != 1 || !strings.Contains(rep.Debug[0], "nvme0") {
+		t.Fatalf("warnings %q, debug %q: want one debug line naming nvme0", rep.Warnings, rep.Debug)
+	}
+	if !rep.Devices[0].Eligibility.Eligible {
+		t.Fatalf("%+v", rep.Devices[0].Eligibility)
 	}
 }
 

@@ -236,10 +236,10 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 
 	var id identified
 	if disk.NVMeController != "" && opts.Identifier != nil {
-		var w []string
+		var w, failed []string
 		var err error
-		id, w, err = identify(ctx, opts.Identifier, disk)
-		warnings = append(warnings, w...)
+		id, w, failed, err = identify(ctx, opts.Identifier, disk)
+		warnings, problems = append(warnings, w...), append(problems, failed...)
 		noCharDevice = errors.Is(err, nvme.ErrNoCharDevice)
 		d.Serial = firstOf(d.Serial, id.serial)
 		d.Firmware = firstOf(d.Firmware, id.firmware)
@@ -310,17 +310,24 @@ type identified struct {
 // identify reads NVMe Identify data: the model strings as the drive reports them, the PCI
 // vendor IDs, and the namespace's granularities (NPWG reveals a QLC drive's indirection unit).
 // A controller without a character device is no warning: its error is returned for Take to
-// say once.
-func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice) (identified, []string, error) {
-	var out identified
-	var warnings []string
+// say once. A page the drive fills oddly, or a device that refuses the ioctl (ErrNotNVMe), is
+// a warning, the same at every inventory. A read that fails is a problem (every controller
+// must answer both Identify commands): without the pages the drive's model and evidence are
+// missing, so its tier could change from one inventory to the next, and the record must not
+// count as a new fact about the drive (the Readable filter makes it partial). The endurance
+// group log is optional, and a drive that refuses it does so every time: its failure stays a
+// warning.
+func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice) (out identified, warnings, problems []string, err error) {
 	raw, err := id.Controller(ctx, disk.NVMeController)
 	if errors.Is(err, nvme.ErrNoCharDevice) {
-		return out, nil, err
+		return out, nil, nil, err
+	}
+	if errors.Is(err, nvme.ErrNotNVMe) { // the device refuses the ioctl itself, every time
+		return out, []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil, nil
 	}
 	if err != nil {
-		// One warning per device: without the controller page the namespace page will not come either.
-		return out, []string{fmt.Sprintf("%s: identify controller %s: %v", disk.Name, disk.NVMeController, err)}, nil
+		// One problem per device: without the controller page the namespace page will not come either.
+		return out, nil, []string{fmt.Sprintf("%s: NVMe identify controller %s failed (model, PCI IDs and granularities unknown): %v", disk.Name, disk.NVMeController, err)}, nil
 	}
 	if ctrl, err := nvme.ParseIdentifyController(raw); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", disk.Name, err))
@@ -329,18 +336,21 @@ func identify(ctx context.Context, id nvme.Identifier, disk sysfs.BlockDevice) (
 		out.vid, out.ssvid, out.enduranceGroups = ctrl.VendorID, ctrl.SubsystemVendorID, ctrl.EnduranceGroups()
 	}
 	if disk.NSID == 0 {
-		return out, warnings, nil
+		return out, warnings, nil, nil
 	}
 	raw, err = id.Namespace(ctx, disk.NVMeController, disk.NSID)
+	if errors.Is(err, nvme.ErrNoCharDevice) { // a recording without the namespace's page
+		return out, warnings, nil, nil
+	}
 	if err != nil {
-		return out, append(warnings, fmt.Sprintf("%s: identify namespace %d: %v", disk.Name, disk.NSID, err)), nil
+		return out, warnings, []string{fmt.Sprintf("%s: NVMe identify namespace %d failed (granularities unknown): %v", disk.Name, disk.NSID, err)}, nil
 	}
 	ns, err := nvme.ParseIdentifyNamespace(raw)
 	if err != nil {
-		return out, append(warnings, fmt.Sprintf("%s: %v", disk.Name, err)), nil
+		return out, append(warnings, fmt.Sprintf("%s: %v", disk.Name, err)), nil, nil
 	}
 	out.ns = &ns
-	return out, warnings, nil
+	return out, warnings, nil, nil
 }
 
 // gatherEvidence fills what the hardware says: PCI IDs and medium markers, the namespace's

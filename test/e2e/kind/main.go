@@ -137,10 +137,14 @@ func run() error {
 		return fmt.Errorf("create the CephCluster: %w", err)
 	}
 
-	// 5. The suite.
+	// 5. The suite, with the kubectl plugin README's install section builds.
+	plugin := filepath.Join(os.TempDir(), "prism-e2e-kind", "kubectl-prism")
+	if err := sh("go", "build", "-o", plugin, "./cmd/kubectl-prism"); err != nil {
+		return fmt.Errorf("build kubectl-prism: %w", err)
+	}
 	test := exec.Command("go", "test", "-count=1", "-timeout=60m", "-v", "./test/e2e", "-args", "-e2e.kubeconfig="+kubeconfig, "-ginkgo.v")
 	test.Stdout, test.Stderr = os.Stdout, os.Stderr
-	test.Env = append(os.Environ(), "PRISM_E2E_HELM="+helm, "PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e")
+	test.Env = append(os.Environ(), "PRISM_E2E_HELM="+helm, "PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e", "PRISM_E2E_KUBECTL_PRISM="+plugin)
 	if *fastModel != "" {
 		test.Env = append(test.Env, "PRISM_E2E_FAST_MODEL="+*fastModel)
 	}

@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// kubectlPlugin runs `kubectl prism ARGS... --kubeconfig K` as README's install section has a
+// user run it: kubectl finds kubectl-prism on PATH (its directory first here) and execs it.
+func kubectlPlugin(args ...string) (string, error) {
+	argv := append(append([]string{"prism"}, args...), "--kubeconfig", cfg.kubeconfig)
+	cmd := exec.Command(cfg.kubectl, argv...)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(cfg.kubectlPrism)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	GinkgoWriter.Printf("$ kubectl %s\n%s%s", strings.Join(argv, " "), out, stderr.String())
+	if err != nil {
+		return "", fmt.Errorf("kubectl prism %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+// row is the first line of a table whose whitespace-separated fields start with prefix's,
+// its fields joined by one space ("" when none does).
+func row(table string, prefix ...string) string {
+	want := strings.Join(prefix, " ") + " "
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Join(strings.Fields(l), " ") + " "; strings.HasPrefix(f, want) {
+			return strings.TrimSpace(f)
+		}
+	}
+	return ""
+}
+
+// kubectlApplyDryRun has the API server validate a manifest (OpenAPI, CEL, defaults) and
+// store nothing.
+func kubectlApplyDryRun(file string) (string, error) {
+	cmd := exec.Command(cfg.kubectl, "--kubeconfig", cfg.kubeconfig, "apply", "--dry-run=server", "-f", file)
+	out, err := cmd.CombinedOutput()
+	GinkgoWriter.Printf("$ kubectl apply --dry-run=server -f %s\n%s", file, out)
+	return string(out), err
+}
