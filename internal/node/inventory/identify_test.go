@@ -14,13 +14,20 @@ import (
 	"github.com/prism-storage/prism/test/support/fixturehost"
 )
 
-// pagesIdentifier answers Identify with the given pages for every controller.
+// pagesIdentifier answers Identify with the given pages for every controller; a page it
+// lacks fails as an ioctl that returns EIO would.
 type pagesIdentifier struct{ ctrl, ns []byte }
 
-func (p pagesIdentifier) Controller(context.Context, string) ([]byte, error) { return p.ctrl, nil }
+func (p pagesIdentifier) Controller(context.Context, string) ([]byte, error) {
+	if p.ctrl == nil {
+		return nil, errors.New("nvme: identify controller: input/output error")
+	}
+	return p.ctrl, nil
+}
+
 func (p pagesIdentifier) Namespace(context.Context, string, uint32) ([]byte, error) {
 	if p.ns == nil {
-		return nil, errors.New("no namespace page")
+		return nil, errors.New("nvme: identify namespace: input/output error")
 	}
 	return p.ns, nil
 }
@@ -90,34 +97,17 @@ func TestInternalWriteUnitFallsBackToDatabase(t *testing.T) {
 	}
 }
 
-// failingIdentifier's reads fail as an ioctl that times out or returns EIO would.
-type failingIdentifier struct{ ctrl, ns []byte }
-
-func (f failingIdentifier) Controller(context.Context, string) ([]byte, error) {
-	if f.ctrl == nil {
-		return nil, errors.New("nvme: identify controller: input/output error")
-	}
-	return f.ctrl, nil
-}
-
-func (f failingIdentifier) Namespace(context.Context, string, uint32) ([]byte, error) {
-	if f.ns == nil {
-		return nil, errors.New("nvme: identify namespace: input/output error")
-	}
-	return f.ns, nil
-}
-
 // A failed Identify read leaves the record without the drive's model and evidence, which can
 // change its tier (inferredTiers: Accept, a model only Identify gives): the record is partial,
 // so a planned drive keeps its place and a new one is not taken on it.
 func TestIdentifyReadFailureMakesTheRecordPartial(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		id   failingIdentifier
+		id   pagesIdentifier
 		want string
 	}{
-		{"controller", failingIdentifier{}, "nvme0n1: NVMe identify controller nvme0 failed"},
-		{"namespace", failingIdentifier{ctrl: controllerPage("INTEL SSDPF2NV153TZ")}, "nvme0n1: NVMe identify namespace 1 failed"},
+		{"controller", pagesIdentifier{}, "nvme0n1: NVMe identify controller nvme0 failed"},
+		{"namespace", pagesIdentifier{ctrl: controllerPage("INTEL SSDPF2NV153TZ")}, "nvme0n1: NVMe identify namespace 1 failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := Take(context.Background(), Options{Host: sysfs.Host{Root: p5316Node(t)}, Identifier: tc.id})
