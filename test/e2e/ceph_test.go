@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -23,11 +24,25 @@ func ceph(args ...string) ([]byte, error) {
 	argv := append([]string{"--kubeconfig", cfg.kubeconfig, "-n", cfg.cephNS, "exec", "deploy/rook-ceph-operator", "--",
 		"ceph", "--connect-timeout", "30", "-c", dir + "/" + cfg.cephNS + ".config",
 		"-k", dir + "/client.admin.keyring"}, args...)
+	out, err := kubectl(nil, argv...)
+	if err != nil {
+		return nil, fmt.Errorf("ceph %s: %w", strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// kubectl runs the kubectl binary with argv (each caller places --kubeconfig: a plugin takes
+// it after its own name) and extra environment; it returns the standard output, and an error
+// that carries the standard error.
+func kubectl(env []string, argv ...string) ([]byte, error) {
 	cmd := exec.Command(cfg.kubectl, argv...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("ceph %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return stdout.Bytes(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -14,14 +13,10 @@ import (
 // user run it: kubectl finds kubectl-prism on PATH (its directory first here) and execs it.
 func kubectlPlugin(args ...string) (string, error) {
 	argv := append(append([]string{"prism"}, args...), "--kubeconfig", cfg.kubeconfig)
-	cmd := exec.Command(cfg.kubectl, argv...)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(cfg.kubectlPrism)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	GinkgoWriter.Printf("$ kubectl %s\n%s%s", strings.Join(argv, " "), out, stderr.String())
+	out, err := kubectl([]string{"PATH=" + filepath.Dir(cfg.kubectlPrism) + string(os.PathListSeparator) + os.Getenv("PATH")}, argv...)
+	GinkgoWriter.Printf("$ kubectl %s\n%s", strings.Join(argv, " "), out)
 	if err != nil {
-		return "", fmt.Errorf("kubectl prism %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("kubectl prism %s: %w", strings.Join(args, " "), err)
 	}
 	return string(out), nil
 }
@@ -41,8 +36,7 @@ func row(table string, prefix ...string) string {
 // kubectlApplyDryRun has the API server validate a manifest (OpenAPI, CEL, defaults) and
 // store nothing.
 func kubectlApplyDryRun(file string) (string, error) {
-	cmd := exec.Command(cfg.kubectl, "--kubeconfig", cfg.kubeconfig, "apply", "--dry-run=server", "-f", file)
-	out, err := cmd.CombinedOutput()
+	out, err := kubectl(nil, "--kubeconfig", cfg.kubeconfig, "apply", "--dry-run=server", "-f", file)
 	GinkgoWriter.Printf("$ kubectl apply --dry-run=server -f %s\n%s", file, out)
 	return string(out), err
 }
