@@ -118,7 +118,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	var fast, qlc prismv1.Device
 	var hostname string
 	qlcOSD := -1 // the OSD Rook made on the QLC drive
-	lostDB := "" // the cluster's Ceph version when it loses partition DBs (decision 0035)
+	lostDB := "" // why Prism withholds partition DB entries from this cluster (decision 0035)
 
 	It("installs the chart and the agent is Ready on the node", func() {
 		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace"}
@@ -273,10 +273,11 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			}
 		}
 		wantMeta, _, onVolume := dbDevice(sn, fast.StablePath, slot)
-		if v := cephVersion(cephCluster()); !onVolume && rookdecide.LosesPartitionDB(v) {
+		if why := rookdecide.PartitionDBWithheld(cephCluster()); !onVolume && why != "" {
 			// Decision 0035: this Ceph's ceph-volume would prepare an OSD that cannot start
-			// from a partition DB slot; Prism writes no entry and says why.
-			lostDB = v
+			// from a partition DB slot (or its version is not known yet); Prism writes no
+			// entry and says why.
+			lostDB = why
 			Eventually(func(g Gomega) {
 				p := &prismv1.HybridStoragePolicy{}
 				g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
@@ -322,7 +323,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			Skip("no Rook operator in this cluster (PRISM_E2E_ROOK_OPERATOR=1 says there is)")
 		}
 		if lostDB != "" {
-			Skip("Ceph " + lostDB + " loses partition DBs, so Prism wrote no entry (decision 0035)")
+			Skip("Prism wrote no entry (decision 0035): " + lostDB)
 		}
 		slot := slotOf(storageNode(), qlc.StablePath)
 		Expect(slot).NotTo(BeNil(), "no DB slot for %s", qlc.StablePath)
@@ -399,7 +400,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(), "%+v", sn.Status.Conditions)
 		}).Should(Succeed())
 		if lostDB != "" {
-			Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname), "Ceph %s: no entry (decision 0035)", lostDB)
+			Expect(rookNodes(cephCluster())).NotTo(HaveKey(hostname), "no entry (decision 0035): %s", lostDB)
 			return
 		}
 		spareMeta, spareBytes, _ := dbDevice(storageNode(), fast.StablePath, *spare)
@@ -470,12 +471,6 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		saveArtifacts("policy-deleted", storageNode(), cephCluster())
 	})
 })
-
-// cephVersion is the Ceph version Rook reports in the CephCluster's status ("" before it has).
-func cephVersion(c *unstructured.Unstructured) string {
-	v, _, _ := unstructured.NestedString(c.Object, "status", "version", "version")
-	return v
-}
 
 // partitionStatus is the status of partition number of the fast device; nil when absent.
 func partitionStatus(sn *prismv1.StorageNode, fastPath string, number int32) *prismv1.PartitionStatus {

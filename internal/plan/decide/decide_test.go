@@ -44,7 +44,8 @@ func policyOf(mode prismv1.PolicyMode, selector map[string]string) *prismv1.Hybr
 }
 
 func cephCluster() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{}}}}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{},
+		"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}}}}
 	u.SetGroupVersionKind(rookdecide.CephClusterGVK)
 	u.SetNamespace("rook-ceph")
 	u.SetName("ceph")

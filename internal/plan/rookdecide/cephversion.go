@@ -21,26 +21,66 @@ const partitionDBBrokenFromMajor = 20
 
 // LosesPartitionDB says whether a Ceph version as Rook reports it (status.version.version,
 // "20.2.4-0") loses a partition given as block.db, so that an OSD prepared from a partition DB
-// slot cannot start. false for a version that cannot be read (not reported yet). The rule the
-// e2e suite asserts against.
+// slot cannot start. false for a version that cannot be read.
 func LosesPartitionDB(version string) bool {
 	major, ok := cephMajor(version)
 	return ok && major >= partitionDBBrokenFromMajor
 }
 
-// lostPartitionDB says, from the Ceph version Rook reports in the CephCluster's status, why a
-// partition DB slot handed to Rook for a new OSD would leave an OSD that cannot start; "" when
-// the version is not affected or not reported yet. A DB slot on a logical volume is not
-// affected (decision 0036).
+// PartitionDBWithheld says why Prism writes no entry that would have Rook prepare a new OSD
+// from a partition DB slot in this CephCluster; "" when it may. The rule the e2e suite
+// asserts against.
+func PartitionDBWithheld(cluster *unstructured.Unstructured) string {
+	return lostPartitionDB(cluster)
+}
+
+// lostPartitionDB says why a partition DB slot handed to Rook for a new OSD could leave an OSD
+// that cannot start; "" when no Ceph the cluster runs or is about to run is affected. The Ceph
+// is read from both places the CephCluster names it: the version Rook detected
+// (status.version.version) and the tag of the image it is to run (spec.cephVersion.image),
+// which Rook detects and then orchestrates OSDs from, right away, from the entries it finds
+// then. So an affected version in either withholds, and so does neither being readable: an
+// entry written before Rook reports an affected version would be prepared before Prism could
+// take it back (decision 0035). A DB slot on a logical volume is never affected (decision
+// 0036).
 func lostPartitionDB(cluster *unstructured.Unstructured) string {
-	version, _, _ := unstructured.NestedString(cluster.Object, "status", "version", "version")
-	if !LosesPartitionDB(version) {
-		return ""
+	const consequence = "no entry that would prepare a new OSD from a partition is written (DB slots on logical volumes are), " +
+		"existing entries are kept"
+	reported, _, _ := unstructured.NestedString(cluster.Object, "status", "version", "version")
+	image, _, _ := unstructured.NestedString(cluster.Object, "spec", "cephVersion", "image")
+	tagged, tagOK := imageCephVersion(image)
+	switch {
+	case LosesPartitionDB(reported):
+		return fmt.Sprintf("Rook reports Ceph %s, whose ceph-volume loses a partition given as block.db "+
+			"(no ceph.db_uuid tag: the OSD starts without its DB and aborts; ceph/ceph#69506, rook/rook#17901): %s", reported, consequence)
+	case tagOK && LosesPartitionDB(tagged):
+		return fmt.Sprintf("spec.cephVersion.image %q is Ceph %s, whose ceph-volume loses a partition given as block.db "+
+			"(no ceph.db_uuid tag: the OSD starts without its DB and aborts; ceph/ceph#69506, rook/rook#17901): %s", image, tagged, consequence)
+	case !tagOK && !readable(reported):
+		return fmt.Sprintf("the Ceph version is not known yet (Rook reports none in status.version.version, and spec.cephVersion.image %q "+
+			"has no version tag), and Ceph 20 and later lose a partition given as block.db (ceph/ceph#69506): %s", image, consequence)
 	}
-	return fmt.Sprintf("Rook reports Ceph %s, whose ceph-volume loses a partition given as block.db "+
-		"(no ceph.db_uuid tag: the OSD starts without its DB and aborts; ceph/ceph#69506, rook/rook#17901): "+
-		"no entry that would prepare a new OSD from a partition is written (DB slots on logical volumes are), "+
-		"existing entries are kept", version)
+	return ""
+}
+
+// imageCephVersion is the version in a Ceph image reference's tag ("quay.io/ceph/ceph:v19.2.3"
+// gives "19.2.3", "ceph:v20" gives "20"); false when the tag names no version ("latest",
+// a digest only, no tag).
+func imageCephVersion(image string) (string, bool) {
+	ref, _, _ := strings.Cut(strings.TrimSpace(image), "@")
+	name := ref[strings.LastIndex(ref, "/")+1:]
+	_, tag, ok := strings.Cut(name, ":")
+	if !ok {
+		return "", false
+	}
+	version := strings.TrimPrefix(tag, "v")
+	return version, readable(version)
+}
+
+// readable says whether version begins with a Ceph major number.
+func readable(version string) bool {
+	_, ok := cephMajor(version)
+	return ok
 }
 
 // cephMajor is the major number of a Ceph version as Rook reports it ("20.2.4-0", "19.2.3").

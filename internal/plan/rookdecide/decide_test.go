@@ -44,7 +44,8 @@ func entry(node, fast string, data ...string) map[string]any {
 
 // cluster is a CephCluster with spec.storage.nodes, annotations and Ceph's health.
 func cluster(nodes []any, annotations map[string]string, health string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes}}}}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes},
+		"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}}}}
 	u.SetGroupVersionKind(CephClusterGVK)
 	u.SetNamespace("rook-ceph")
 	u.SetName("ceph")
@@ -472,8 +473,39 @@ func TestLostPartitionDB(t *testing.T) {
 			t.Errorf("LosesPartitionDB(%q) = %v, want %v", tc.version, got, tc.lost)
 		}
 	}
-	if lostPartitionDB(cluster(nil, nil, "")) != "" {
-		t.Error("no status.version: the version is not known, so nothing is withheld")
+}
+
+// The image's tag is the Ceph Rook is about to run: it withholds before Rook reports a version,
+// and while Rook still reports the old one during an upgrade. Neither readable withholds too.
+func TestLostPartitionDBFromTheImage(t *testing.T) {
+	for _, tc := range []struct {
+		image, reported string
+		lost            string // a part of the message; "" for none
+	}{
+		{"quay.io/ceph/ceph:v19.2.3", "", ""},
+		{"quay.io/ceph/ceph:v20.2.4", "", `spec.cephVersion.image "quay.io/ceph/ceph:v20.2.4" is Ceph 20.2.4`},
+		{"quay.io/ceph/ceph:v20.2.4", "19.2.3-0", `is Ceph 20.2.4`},
+		{"quay.io/ceph/ceph:v19.2.3", "20.2.4-0", "Rook reports Ceph 20.2.4-0"},
+		{"registry.local:5000/ceph/ceph:v20", "", "is Ceph 20"},
+		{"quay.io/ceph/ceph:v19.2.3-20250717", "", ""},
+		{"quay.io/ceph/ceph:v20.2.4@sha256:0123", "", "is Ceph 20.2.4"},
+		{"quay.io/ceph/ceph@sha256:0123", "19.2.3-0", ""},
+		{"quay.io/ceph/ceph:latest-squid", "19.2.3-0", ""},
+		{"quay.io/ceph/ceph:latest-squid", "", "the Ceph version is not known yet"},
+		{"registry.local:5000/ceph", "", "the Ceph version is not known yet"},
+		{"", "", "the Ceph version is not known yet"},
+		{"", "v20.2.4", "the Ceph version is not known yet"},
+		{"", "18.2.7", ""},
+	} {
+		c := withCeph(cluster(nil, nil, ""), tc.reported)
+		_ = unstructured.SetNestedField(c.Object, tc.image, "spec", "cephVersion", "image")
+		got := lostPartitionDB(c)
+		if (got == "") != (tc.lost == "") || !strings.Contains(got, tc.lost) {
+			t.Errorf("image %q, reported %q: %q, want %q", tc.image, tc.reported, got, tc.lost)
+		}
+		if got != PartitionDBWithheld(c) {
+			t.Errorf("image %q, reported %q: PartitionDBWithheld disagrees with the decision", tc.image, tc.reported)
+		}
 	}
 }
 
