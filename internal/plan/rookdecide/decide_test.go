@@ -650,3 +650,23 @@ func TestDecideMinAllocSizeIgnoresPartialRecords(t *testing.T) {
 		})
 	}
 }
+
+// imageCephVersion reads admins' image references: it never panics, and a version it reads
+// is read back the same from a plain reference with that tag.
+func FuzzImageCephVersion(f *testing.F) {
+	for _, s := range []string{"quay.io/ceph/ceph:v19.2.3", "ceph:v20", "registry:5000/ceph@sha256:00", "", ":", "/:v", "a:b:c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, image string) {
+		v, ok := imageCephVersion(image)
+		if !ok {
+			return
+		}
+		if !readable(v) {
+			t.Fatalf("%q: version %q is not readable", image, v)
+		}
+		if again, ok := imageCephVersion("quay.io/ceph/ceph:v" + v); !ok || again != v {
+			t.Fatalf("%q: version %q reads back as %q, %v", image, v, again, ok)
+		}
+	})
+}
