@@ -12,7 +12,9 @@
 # The .debs and the root layer are cached outside the clone, in ~/.cache/prism/images
 # (PRISM_IMAGES_CACHE): the root layer's key hashes the lock and the code that lays it out, so
 # a warm build only compiles the binaries and writes the archive. Needs apt-get (for cold
-# caches: apt-get download), dpkg-deb and Go; not root.
+# caches: apt-get download), dpkg-deb and Go; not root. As root it installs libblkid-dev
+# (hack/packages.txt's build group) first, so the agent links libblkid as the Dockerfile's does
+# whatever ran on the machine before.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -85,7 +87,11 @@ flock -u 9
 bins="$out_dir/.bin"
 mkdir -p "$bins"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bins/prism-manager" ./cmd/manager
-# The agent links libblkid statically when libblkid-dev is installed (hack/build-agent.sh).
+# The agent links libblkid statically when libblkid-dev is installed (hack/build-agent.sh); a
+# fresh machine's image would otherwise hold the wipefs-probing agent.
+if [[ ${PRISM_LIBBLKID:-1} != 0 ]]; then
+  hack/install-deps.sh build
+fi
 LDFLAGS="-s -w -X main.version=$version" hack/build-agent.sh "$bins/prism-agent" -trimpath
 log "binaries built ($(secs))"
 

@@ -63,9 +63,14 @@ func lostPartitionDB(cluster *unstructured.Unstructured) string {
 	return ""
 }
 
+// firstTaggedCephMajor is the smallest major an image tag may give for a Ceph version: Ceph's
+// numbering reached 10 (Jewel) long before BlueStore; a smaller one is another project's
+// version, such as Rook's own image tag (v1.20.2), which some clusters use as their Ceph image.
+const firstTaggedCephMajor = 10
+
 // imageCephVersion is the version in a Ceph image reference's tag ("quay.io/ceph/ceph:v19.2.3"
-// gives "19.2.3", "ceph:v20" gives "20"); false when the tag names no version ("latest",
-// a digest only, no tag).
+// gives "19.2.3", "ceph:v20" gives "20"); false when the tag names no Ceph version ("latest",
+// a digest only, no tag, "v1.20.2-ceph-20.2.4").
 func imageCephVersion(image string) (string, bool) {
 	ref, _, _ := strings.Cut(strings.TrimSpace(image), "@")
 	name := ref[strings.LastIndex(ref, "/")+1:]
@@ -74,7 +79,8 @@ func imageCephVersion(image string) (string, bool) {
 		return "", false
 	}
 	version := strings.TrimPrefix(tag, "v")
-	return version, readable(version)
+	major, ok := cephMajor(version)
+	return version, ok && major >= firstTaggedCephMajor
 }
 
 // readable says whether version begins with a Ceph major number.

@@ -494,6 +494,9 @@ func TestLostPartitionDBFromTheImage(t *testing.T) {
 		{"quay.io/ceph/ceph:latest-squid", "", "the Ceph version is not known yet"},
 		{"registry.local:5000/ceph", "", "the Ceph version is not known yet"},
 		{"", "", "the Ceph version is not known yet"},
+		{"prism.local/e2e/rook-ceph:v1.20.2-ceph-20.2.4", "", "the Ceph version is not known yet"},
+		{"prism.local/e2e/rook-ceph:v1.20.2-ceph-20.2.4", "20.2.4-0", "Rook reports Ceph 20.2.4-0"},
+		{"quay.io/ceph/ceph:v9.2.1", "", "the Ceph version is not known yet"},
 		{"", "v20.2.4", "the Ceph version is not known yet"},
 		{"", "18.2.7", ""},
 	} {
