@@ -3,6 +3,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"debug/buildinfo"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -304,6 +305,18 @@ func TestBuiltImageHoldsEveryAgentTool(t *testing.T) {
 			}
 		}
 	}
+	if f := a.Files["/prism-agent"]; f != nil {
+		tags, err := agentBuildTags(f.Data)
+		switch {
+		case err != nil:
+			t.Errorf("/prism-agent: %v", err)
+		case os.Geteuid() == 0 && !strings.Contains(tags, "libblkid"):
+			// As root, make images installs libblkid-dev first (hack/images/build.sh).
+			t.Errorf("/prism-agent was built with tags %q: as root make images links libblkid in (decision 0034)", tags)
+		default:
+			t.Logf("/prism-agent build tags: %q", tags)
+		}
+	}
 	if got := strings.Join(a.Config.Config.Entrypoint, " "); got != "/prism-manager" {
 		t.Errorf("entrypoint %q, want /prism-manager (the chart's agent sets its command)", got)
 	}
@@ -382,4 +395,19 @@ func TestCheckELFFindsAMissingLibrary(t *testing.T) {
 			t.Errorf("checkELF did not report %q; it said:\n%s", want, problems)
 		}
 	}
+}
+
+// agentBuildTags are the build tags Go recorded in a binary ("libblkid,netgo,osusergo" for the
+// agent that links libblkid; "" for the wipefs one).
+func agentBuildTags(binary []byte) (string, error) {
+	info, err := buildinfo.Read(bytes.NewReader(binary))
+	if err != nil {
+		return "", err
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" {
+			return s.Value, nil
+		}
+	}
+	return "", nil
 }
