@@ -529,7 +529,31 @@ type PartitionStatus struct {
 	// not Ready or the agent makes no volumes.
 	// +optional
 	Volume *DBVolumeStatus `json:"volume,omitempty"`
+	// dbContent is what a DB slot holds, as the agent read it at its last pass: its volume
+	// when the volume is Ready, else the partition's range. Empty: libblkid and Prism's
+	// detector find no signature (no OSD's DB). InUse: they find one (dbFound names it; a
+	// BlueStore label is an OSD's DB). Absent on cache partitions and when the agent could not
+	// read it. The operator gives a slot to another data device only when it is Empty: an
+	// OSD's DB is never handed to a new OSD (docs/runbooks/replace-data-disk.md).
+	// +optional
+	DBContent DBSlotContent `json:"dbContent,omitempty"`
+	// dbFound lists the signatures found on an InUse DB slot (libblkid's names:
+	// ceph_bluestore, LVM2_member, ...).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	DBFound string `json:"dbFound,omitempty"`
 }
+
+// DBSlotContent says whether a DB slot holds anything (PartitionStatus.DBContent).
+// +kubebuilder:validation:Enum=Empty;InUse
+type DBSlotContent string
+
+const (
+	// DBSlotEmpty: no signature on the slot; a new OSD may take it.
+	DBSlotEmpty DBSlotContent = "Empty"
+	// DBSlotInUse: a signature on the slot (an OSD's BlueStore label, or anything else).
+	DBSlotInUse DBSlotContent = "InUse"
+)
 
 // DBVolumeState says where a DB slot's logical volume stands.
 // +kubebuilder:validation:Enum=Ready;Pending;Refused;Failed;PartitionInUse

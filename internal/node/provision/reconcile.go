@@ -137,6 +137,7 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 	if len(d.Steps) == 0 {
 		out := slices.Clone(d.Partitions)
 		changed := r.Volumes && r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
+		r.dbContents(ctx, fd, first.obs, out)
 		return out, &d, changed
 	}
 	if mode != prismv1.ModeApply {
@@ -153,6 +154,7 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 		if r.Volumes {
 			r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
 		}
+		r.dbContents(ctx, fd, first.obs, out)
 		return out, &d, false
 	}
 
@@ -187,6 +189,7 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 		// table), and each volume then says it stopped rather than being left out.
 		changed = r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, last, out) || changed
 	}
+	r.dbContents(ctx, fd, last.obs, out)
 	return out, &d, changed
 }
 
