@@ -17,6 +17,9 @@ type NodeInventory struct {
 	Devices []prismv1.Device
 	// Previous is the plan already in force on the node, if any.
 	Previous *prismv1.NodePlan
+	// Partitions are what the node's agent reports of its plan's partitions (nil when unknown,
+	// offline): a slot is given to another data device only once reported Empty.
+	Partitions []prismv1.PartitionStatus
 	// NoInventory: the node has no StorageNode yet (its agent has not reported).
 	NoInventory bool
 	// ClaimedBy names another policy that manages the node ("" when none).
@@ -175,7 +178,7 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResul
 	if !Complete(r.Selection) {
 		return r, nil
 	}
-	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous})
+	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous, Partitions: n.Partitions})
 	// The selection's own warnings (planned devices kept although their record is partial) first.
 	r.Selection.Warnings = append(r.Selection.Warnings, l.Warnings...)
 	r.Warnings = r.Selection.Warnings

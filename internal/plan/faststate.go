@@ -21,6 +21,8 @@ type fastState struct {
 	fixed bool
 	// prevCache is the cache partition of the existing plan, which new slots must not overlap.
 	prevCache *prismv1.PlannedPartition
+	// prevSlots are the existing plan's slots, by index.
+	prevSlots map[int]prismv1.DBSlot
 	// sizeUnknown: the device has slots in the existing plan and its size could not be read
 	// (its inventory record is partial, size 0). It keeps what the plan has and gets nothing
 	// more: no new slot, no new cache partition.
@@ -58,15 +60,19 @@ func (f *fastState) init(path string, size, wantedSlot int64, slots []string, pr
 		f.slots = make([]string, n)
 	}
 	f.slots = f.slots[:n]
+	f.prevSlots = make(map[int]prismv1.DBSlot, len(prev.Slots))
 	for _, s := range prev.Slots {
 		f.slots[s.Index] = s.DataDevice
+		f.prevSlots[int(s.Index)] = s
 	}
 }
 
-// keepAssignments keeps every previous slot whose data device is still selected, and frees
-// the others (the device was removed or replaced).
+// keepAssignments keeps every previous slot whose data device is still selected. The others
+// are freed (the device was removed or replaced) only when the slot holds nothing: held says
+// why a slot may not be given to another data device ("" when it may), and such a slot keeps
+// its data device, with a warning, until it is zapped.
 // assigned is indexed like capacity (sorted), a path listed twice at its first index.
-func (f *fastState) keepAssignments(capacity []string, assigned []bool) {
+func (f *fastState) keepAssignments(capacity []string, assigned []bool, held func(fast string, slot prismv1.DBSlot) string, out *Layout) {
 	for i, dev := range f.slots {
 		if dev == "" {
 			continue
@@ -74,6 +80,12 @@ func (f *fastState) keepAssignments(capacity []string, assigned []bool) {
 		if j, ok := slices.BinarySearch(capacity, dev); ok && !assigned[j] {
 			assigned[j] = true
 			f.used++
+			continue
+		}
+		if why := held(f.path, f.prevSlots[i]); why != "" {
+			f.used++
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: DB slot %d keeps %s, which is no longer selected, because %s; "+
+				"to free it, remove that OSD and zap the slot (docs/runbooks/replace-data-disk.md)", f.path, i, dev, why))
 			continue
 		}
 		f.slots[i] = ""

@@ -40,6 +40,10 @@ type LayoutInput struct {
 	Spec    *prismv1.HybridStoragePolicySpec
 	// Previous is the plan already written for the node; existing slots never move.
 	Previous *prismv1.NodePlan
+	// Partitions are what the node's agent reports of the previous plan's partitions (nil
+	// when unknown): a slot whose data device is gone is freed only when its agent reported
+	// it Empty (SlotHeld).
+	Partitions []prismv1.PartitionStatus
 }
 
 // Layout is one node's plan with every decision the planner could not carry out.
@@ -56,7 +60,7 @@ type Layout struct {
 // PlanLayout pairs each selected capacity device with a DB slot on a selected fast device.
 // Existing slots keep their fast device, index, offset and size; new capacity devices take
 // the lowest free slot on the least-loaded fast device; a removed device's slot becomes free
-// (and is where its replacement goes). Pure and deterministic.
+// (and is where its replacement goes) once its agent reports it Empty. Pure and deterministic.
 func PlanLayout(in LayoutInput) Layout {
 	var out Layout
 	capacity := stablePaths(in.Selection.Capacity)
@@ -83,7 +87,7 @@ func PlanLayout(in LayoutInput) Layout {
 	// assigned[i]: capacity[i] has a slot (a path listed twice counts at its first index).
 	assigned := make([]bool, len(capacity))
 	for i := range devs {
-		devs[i].keepAssignments(capacity, assigned)
+		devs[i].keepAssignments(capacity, assigned, func(fast string, slot prismv1.DBSlot) string { return SlotHeld(in.Partitions, fast, slot) }, &out)
 	}
 	for i, c := range capacity {
 		first := i
@@ -275,4 +279,25 @@ func formatSlotLabel(i int) string {
 		return slotLabelPrefix + "0" + strconv.Itoa(i)
 	}
 	return slotLabelPrefix + strconv.Itoa(i)
+}
+
+// SlotHeld says why a DB slot of the fast device may not be given to another data device, from
+// what the node's agent reports of it (partitions); "" when the agent read it Empty. A slot
+// the agent did not report, or could not read, is held: an OSD's DB may be on it, and a new
+// OSD would be prepared over it.
+func SlotHeld(partitions []prismv1.PartitionStatus, fast string, slot prismv1.DBSlot) string {
+	i := slices.IndexFunc(partitions, func(p prismv1.PartitionStatus) bool {
+		return p.Device == fast && p.Number == slot.Partition.Number
+	})
+	switch {
+	case slot.Partition.Number == 0:
+		return "the plan gives the slot no partition"
+	case i < 0:
+		return fmt.Sprintf("its agent has not reported partition %d", slot.Partition.Number)
+	case partitions[i].DBContent == prismv1.DBSlotEmpty:
+		return ""
+	case partitions[i].DBContent == prismv1.DBSlotInUse:
+		return fmt.Sprintf("partition %d holds %s (an OSD's DB, or data Prism did not write)", slot.Partition.Number, cmp.Or(partitions[i].DBFound, "a signature"))
+	}
+	return fmt.Sprintf("its agent could not read what partition %d holds", slot.Partition.Number)
 }

@@ -103,7 +103,7 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 	t.Run("removing a disk frees only its slot", func(t *testing.T) {
 		sel2 := sel
 		sel2.Capacity = append(append([]prismv1.SelectedDevice(nil), sel.Capacity[:2]...), sel.Capacity[3]) // QLC_02 removed
-		l := PlanLayout(LayoutInput{Selection: sel2, Devices: devs, Spec: spec, Previous: &first.Plan})
+		l := PlanLayout(LayoutInput{Selection: sel2, Devices: devs, Spec: spec, Previous: &first.Plan, Partitions: emptySlots(&first.Plan)})
 		if got := assignment(l.Plan); got != "FAST_00:QLC_00,-,- FAST_01:QLC_01,QLC_03,-" {
 			t.Fatalf("after removal %s", got)
 		}
@@ -112,9 +112,38 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
 		sel3 := sel
 		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
-		l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan})
+		l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan, Partitions: emptySlots(&first.Plan)})
 		if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_99,- FAST_01:QLC_01,QLC_03,-" {
 			t.Fatalf("after replacement %s", got)
+		}
+	})
+	t.Run("a slot not read Empty keeps its removed disk; its replacement takes a spare", func(t *testing.T) {
+		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
+		sel3 := sel
+		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+		bluestore := emptySlots(&first.Plan)
+		bluestore[1].DBContent, bluestore[1].DBFound = prismv1.DBSlotInUse, "ceph_bluestore"
+		unread := emptySlots(&first.Plan)
+		unread[1].DBContent = ""
+		for _, tc := range []struct {
+			name       string
+			partitions []prismv1.PartitionStatus
+			why        string
+		}{
+			{"an OSD's DB on it", bluestore, "partition 2 holds ceph_bluestore"},
+			{"not read", unread, "could not read what partition 2 holds"},
+			{"not reported", emptySlots(&first.Plan)[2:], "has not reported partition 2"},
+			{"no agent report", nil, "has not reported partition 2"},
+		} {
+			l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan, Partitions: tc.partitions})
+			if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_02,QLC_99 FAST_01:QLC_01,QLC_03,-" {
+				t.Errorf("%s: %s, want QLC_02 kept in its slot and QLC_99 in the spare", tc.name, got)
+			}
+			if !slices.ContainsFunc(l.Warnings, func(w string) bool {
+				return strings.Contains(w, "DB slot 1 keeps /dev/disk/by-id/nvme-QLC_02") && strings.Contains(w, tc.why)
+			}) {
+				t.Errorf("%s: warnings %q, want slot 1 kept because %s", tc.name, l.Warnings, tc.why)
+			}
 		}
 	})
 	t.Run("an added disk takes a spare slot and moves nothing", func(t *testing.T) {

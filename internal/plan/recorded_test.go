@@ -109,6 +109,8 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 			}
 		}
 		nodes[i].Caches = randomCaches(rng, nodes[i].Previous)
+		// Every slot read Empty, as when the file was recorded (before slots were held).
+		nodes[i].Partitions = emptySlots(nodes[i].Previous)
 	}
 	if rng.IntN(2) == 0 {
 		spec.DB = randomDB(rng)
@@ -278,6 +280,20 @@ func randomCaches(rng *rand.Rand, p *prismv1.NodePlan) []prismv1.CacheStatus {
 			c.Cores = append(c.Cores, cs)
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// emptySlots is what an agent reports of a plan whose DB slots it read Empty.
+func emptySlots(p *prismv1.NodePlan) []prismv1.PartitionStatus {
+	if p == nil {
+		return nil
+	}
+	var out []prismv1.PartitionStatus
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			out = append(out, prismv1.PartitionStatus{Device: f.StablePath, Number: s.Partition.Number, DBContent: prismv1.DBSlotEmpty})
+		}
 	}
 	return out
 }

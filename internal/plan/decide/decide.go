@@ -273,6 +273,7 @@ func inventoryOf(node string, sn *prismv1.StorageNode, policy string) plan.NodeI
 	n := plan.NodeInventory{Node: node, Devices: sn.Status.Devices, Caches: sn.Status.Caches}
 	if sn.Spec.PolicyName == policy {
 		n.Previous = sn.Spec.Plan // devices it uses stay selected, and slots never move
+		n.Partitions = sn.Status.Partitions
 	}
 	return n
 }
