@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
@@ -77,7 +78,10 @@ func PlanLayout(in LayoutInput) Layout {
 		// slots keep the size the plan already has, if it has any.
 		slotSize = cmp.Or(previousSlotSize(in.Previous), slotSize)
 	}
-	perFast := slotsPerFast(len(capacity), len(fast), in.Spec)
+	// A slot kept for a data device that is gone still takes a slot: the others are laid out as
+	// if it were there.
+	held := heldSlots(in.Previous, capacity, in.Partitions)
+	perFast := slotsPerFast(len(capacity)+len(held), len(fast), in.Spec)
 
 	devs := make([]fastState, len(fast))
 	slots := make([]string, len(fast)*perFast) // every fast device's slots, unless a previous plan has more
@@ -99,7 +103,11 @@ func PlanLayout(in LayoutInput) Layout {
 		}
 		f := leastLoaded(devs, in.Spec.DB.MaxDataDevicesPerFastDevice)
 		if f == nil {
-			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(nameOf(in.Devices, c), c), Reason: noSlotReason(len(fast), perFast, in.Spec)})
+			reason := noSlotReason(len(fast), perFast, in.Spec)
+			if len(held) > 0 {
+				reason += fmt.Sprintf(" (%d kept for data devices that are gone until zapped: %s)", len(held), strings.Join(held, ", "))
+			}
+			out.Unplaced = append(out.Unplaced, prismv1.RejectedDevice{Name: cmp.Or(nameOf(in.Devices, c), c), Reason: reason})
 			continue
 		}
 		f.assign(c)
@@ -300,4 +308,27 @@ func SlotHeld(partitions []prismv1.PartitionStatus, fast string, slot prismv1.DB
 		return fmt.Sprintf("partition %d holds %s (an OSD's DB, or data Prism did not write)", slot.Partition.Number, cmp.Or(partitions[i].DBFound, "a signature"))
 	}
 	return fmt.Sprintf("its agent could not read what partition %d holds", slot.Partition.Number)
+}
+
+// heldSlots names the previous plan's slots whose data device is no longer among capacity
+// and which SlotHeld keeps for it ("<fast> slot <i>").
+func heldSlots(prev *prismv1.NodePlan, capacity []string, partitions []prismv1.PartitionStatus) []string {
+	if prev == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range prev.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice == "" {
+				continue
+			}
+			if _, ok := slices.BinarySearch(capacity, s.DataDevice); ok {
+				continue
+			}
+			if SlotHeld(partitions, f.StablePath, s) != "" {
+				out = append(out, fmt.Sprintf("%s slot %d", f.StablePath, s.Index))
+			}
+		}
+	}
+	return out
 }

@@ -92,6 +92,32 @@ func TestPlanLayoutPercentSizingAndCache(t *testing.T) {
 	}
 }
 
+// With no room to grow (maxDataDevicesPerFastDevice), a replacement waits for the kept slot,
+// and its reason says which slot and what frees it.
+func TestPlanLayoutReplacementWaitsForAKeptSlot(t *testing.T) {
+	devs, sel := node(2, 800166076416, 4, p5316)
+	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), MaxDataDevicesPerFastDevice: 2}}
+	first := PlanLayout(LayoutInput{Selection: sel, Devices: devs, Spec: spec})
+	if got := assignment(first.Plan); got != "FAST_00:QLC_00,QLC_02 FAST_01:QLC_01,QLC_03" {
+		t.Fatalf("first plan %s", got)
+	}
+	devs2 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
+	sel2 := sel
+	sel2.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+	inUse := emptySlots(&first.Plan)
+	inUse[1].DBContent, inUse[1].DBFound = prismv1.DBSlotInUse, "ceph_bluestore"
+	l := PlanLayout(LayoutInput{Selection: sel2, Devices: devs2, Spec: spec, Previous: &first.Plan, Partitions: inUse})
+	if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_02 FAST_01:QLC_01,QLC_03" || len(l.Unplaced) != 1 ||
+		!strings.Contains(l.Unplaced[0].Reason, "1 kept for data devices that are gone until zapped: /dev/disk/by-id/nvme-FAST_00 slot 1") {
+		t.Fatalf("kept slot: %s, unplaced %+v", got, l.Unplaced)
+	}
+	// Zapped: the agent reads the slot Empty, and the replacement takes it.
+	l = PlanLayout(LayoutInput{Selection: sel2, Devices: devs2, Spec: spec, Previous: &first.Plan, Partitions: emptySlots(&first.Plan)})
+	if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_99 FAST_01:QLC_01,QLC_03" || len(l.Unplaced) != 0 {
+		t.Fatalf("zapped slot: %s, unplaced %+v", got, l.Unplaced)
+	}
+}
+
 func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 	devs, sel := node(2, 800166076416, 4, p5316)
 	spec := &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
@@ -117,7 +143,9 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 			t.Fatalf("after replacement %s", got)
 		}
 	})
-	t.Run("a slot not read Empty keeps its removed disk; its replacement takes a spare", func(t *testing.T) {
+	// The kept slot counts as a data device: the replacement is placed as a fifth disk would
+	// be (both fast devices grow by a slot and keep their spare).
+	t.Run("a slot not read Empty keeps its removed disk; its replacement is placed as an added disk", func(t *testing.T) {
 		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
 		sel3 := sel
 		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
@@ -136,8 +164,8 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 			{"no agent report", nil, "has not reported partition 2"},
 		} {
 			l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan, Partitions: tc.partitions})
-			if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_02,QLC_99 FAST_01:QLC_01,QLC_03,-" {
-				t.Errorf("%s: %s, want QLC_02 kept in its slot and QLC_99 in the spare", tc.name, got)
+			if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_02,QLC_99,- FAST_01:QLC_01,QLC_03,-,-" {
+				t.Errorf("%s: %s, want QLC_02 kept in its slot and QLC_99 in the next", tc.name, got)
 			}
 			if !slices.ContainsFunc(l.Warnings, func(w string) bool {
 				return strings.Contains(w, "DB slot 1 keeps /dev/disk/by-id/nvme-QLC_02") && strings.Contains(w, tc.why)

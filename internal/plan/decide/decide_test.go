@@ -423,3 +423,49 @@ func TestPolicyKeepsThePlanOfADeviceWithAPartialRecord(t *testing.T) {
 		})
 	}
 }
+
+// A planned QLC drive gone from the inventory (pulled, or its NVMe-oF path down) while its DB
+// slot holds an OSD's DB: the node's plan keeps the drive in its slot and its Rook entry stays,
+// so no new drive is prepared over that DB. Once the agent reads the slot Empty (zapped), the
+// slot is freed. The slot's content comes from the StorageNode's status.
+func TestPolicyKeepsTheSlotOfAGoneDriveUntilItsAgentReadsItEmpty(t *testing.T) {
+	obs, nodes := appliedTwoNodes(t)
+	before := jsonOf(t, nodes)
+	sn := obs.StorageNodes[0]
+	fast := sn.Spec.Plan.FastDevices[0]
+	gone := sn.Status.Devices[2].StablePath
+	for _, s := range fast.Slots {
+		content, found := prismv1.DBSlotEmpty, ""
+		if s.DataDevice == gone {
+			content, found = prismv1.DBSlotInUse, "ceph_bluestore"
+		}
+		sn.Status.Partitions = append(sn.Status.Partitions, prismv1.PartitionStatus{Device: fast.StablePath, Number: s.Partition.Number,
+			State: prismv1.PartitionReady, DBContent: content, DBFound: found})
+	}
+	sn.Status.Devices = sn.Status.Devices[:2]
+
+	d := Policy(obs)
+	if len(d.Claims) != 0 {
+		t.Fatalf("a re-claimed with %+v: the gone drive's slot was freed", d.Claims[0].Want.Plan)
+	}
+	if got := jsonOf(t, d.Rook.Nodes); got != before {
+		t.Errorf("storage.nodes changed:\n%s\nwas\n%s", got, before)
+	}
+	if w := strings.Join(d.Plan.Nodes[0].Selection.Warnings, " | "); !strings.Contains(w, "keeps "+gone) || !strings.Contains(w, "ceph_bluestore") {
+		t.Errorf("a's warnings %q do not say the slot is kept for %s", w, gone)
+	}
+
+	// Zapped: the slot is read Empty, and the plan lets the drive go.
+	for i := range sn.Status.Partitions {
+		sn.Status.Partitions[i].DBContent, sn.Status.Partitions[i].DBFound = prismv1.DBSlotEmpty, ""
+	}
+	d = Policy(obs)
+	if len(d.Claims) != 1 {
+		t.Fatalf("claims %v, want a re-claimed without the gone drive", claimNames(d.Claims))
+	}
+	for _, s := range d.Claims[0].Want.Plan.FastDevices[0].Slots {
+		if s.DataDevice == gone {
+			t.Errorf("slot %d still names %s after it was read Empty", s.Index, gone)
+		}
+	}
+}
