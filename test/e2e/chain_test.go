@@ -258,6 +258,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 				g.Expect(*st.Volume).To(And(HaveField("State", prismv1.DBVolumeReady),
 					HaveField("Path", prismv1.DBVolumePath(fast.StablePath, slot.Index))), "%+v", st.Volume)
 				g.Expect(st.Volume.SizeBytes).To(BeNumerically(">", slot.Partition.SizeBytes-8<<20), "the LV fills the partition")
+				// No OSD yet: the agent reads each new volume Empty (decision 0037).
+				g.Expect(st.DBContent).To(Equal(prismv1.DBSlotEmpty), "partition %d: %+v", slot.Partition.Number, st)
 			}
 		}).Should(Succeed())
 		sn := storageNode()
@@ -339,6 +341,21 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectDBOnPrismSlot(meta[qlcOSD], qlc.Name, fast.Name, dbBytes)
 		Expect(deviceClasses(Default)).To(HaveKeyWithValue(qlcOSD, "qlc"), "the policy's osd.deviceClass")
 		Eventually(func(g Gomega) { g.Expect(osdPods(g)).To(HaveKey(strconv.Itoa(qlcOSD))) }).Should(Succeed())
+		// The agent reads the OSD's BlueStore label on the slot's volume, so the slot is never
+		// given to another drive (decision 0037), and the spare slot still Empty. It reads at
+		// its next pass: a udev event of Rook's LVs, or its 5 min period.
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			st := partitionStatus(sn, fast.StablePath, slot.Partition.Number)
+			g.Expect(st).NotTo(BeNil())
+			g.Expect(st.DBContent).To(Equal(prismv1.DBSlotInUse), "%+v", st)
+			g.Expect(st.DBFound).To(ContainSubstring("ceph_bluestore"), "%+v", st)
+			if spare := spareSlot(sn); spare != nil {
+				g.Expect(partitionStatus(sn, fast.StablePath, spare.Partition.Number)).To(HaveField("DBContent", prismv1.DBSlotEmpty))
+			}
+		}).WithTimeout(8 * time.Minute).WithPolling(15 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("partitions with the OSD: %+v\n", storageNode().Status.Partitions)
 	})
 
 	It("serves the agent's metrics, naming both drives with their tiers", func() {
