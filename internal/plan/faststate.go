@@ -21,8 +21,8 @@ type fastState struct {
 	fixed bool
 	// prevCache is the cache partition of the existing plan, which new slots must not overlap.
 	prevCache *prismv1.PlannedPartition
-	// prevSlots are the existing plan's slots, by index.
-	prevSlots map[int]prismv1.DBSlot
+	// prev is the existing plan of the device (nil when none).
+	prev *prismv1.FastDevicePlan
 	// sizeUnknown: the device has slots in the existing plan and its size could not be read
 	// (its inventory record is partial, size 0). It keeps what the plan has and gets nothing
 	// more: no new slot, no new cache partition.
@@ -60,10 +60,9 @@ func (f *fastState) init(path string, size, wantedSlot int64, slots []string, pr
 		f.slots = make([]string, n)
 	}
 	f.slots = f.slots[:n]
-	f.prevSlots = make(map[int]prismv1.DBSlot, len(prev.Slots))
+	f.prev = prev
 	for _, s := range prev.Slots {
 		f.slots[s.Index] = s.DataDevice
-		f.prevSlots[int(s.Index)] = s
 	}
 }
 
@@ -82,7 +81,7 @@ func (f *fastState) keepAssignments(capacity []string, assigned []bool, held fun
 			f.used++
 			continue
 		}
-		if why := held(f.path, f.prevSlots[i]); why != "" {
+		if why := held(f.path, f.prevSlot(i)); why != "" {
 			f.used++
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: DB slot %d keeps %s, which is no longer selected, because %s; "+
 				"to free it, remove that OSD and zap the slot (docs/runbooks/replace-data-disk.md)", f.path, i, dev, why))
@@ -90,6 +89,16 @@ func (f *fastState) keepAssignments(capacity []string, assigned []bool, held fun
 		}
 		f.slots[i] = ""
 	}
+}
+
+// prevSlot is slot i of the existing plan (its data device came from there).
+func (f *fastState) prevSlot(i int) prismv1.DBSlot {
+	for _, s := range f.prev.Slots {
+		if int(s.Index) == i {
+			return s
+		}
+	}
+	return prismv1.DBSlot{Index: int32(i)}
 }
 
 func (f *fastState) load() int { return f.used }
