@@ -91,3 +91,10 @@ func CheckTag(tag string) error {
 	}
 	return nil
 }
+
+// DMName is the device-mapper name LVM gives an active LV: the VG's and the LV's names with
+// each '-' doubled, joined by '-' (prism-db-0a-00/prism-db-00 is prism--db--0a--00-prism--db--00).
+// The kernel lists it in /sys/block/dm-N/dm/name whether or not udev made /dev/<vg>/<lv>.
+func DMName(vg, lv string) string {
+	return strings.ReplaceAll(vg, "-", "--") + "-" + strings.ReplaceAll(lv, "-", "--")
+}

@@ -114,3 +114,15 @@ func TestCheckTag(t *testing.T) {
 		}
 	}
 }
+
+func TestDMName(t *testing.T) {
+	for _, tc := range []struct{ vg, lv, want string }{
+		{"prism-db-ce47c0db9445-00", "prism-db-00", "prism--db--ce47c0db9445--00-prism--db--00"},
+		{"vg", "lv", "vg-lv"},
+		{"ceph-1a2b", "osd-block-3c4d", "ceph--1a2b-osd--block--3c4d"},
+	} {
+		if got := DMName(tc.vg, tc.lv); got != tc.want {
+			t.Errorf("DMName(%q, %q) = %q, want %q", tc.vg, tc.lv, got, tc.want)
+		}
+	}
+}

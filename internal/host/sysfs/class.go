@@ -91,3 +91,29 @@ func readInt(path string) (int64, error) {
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
+
+// DeviceMapper finds the device-mapper device named name (/sys/class/block/dm-N/dm/name) and
+// returns its kernel name ("dm-2"); an error wrapping os.ErrNotExist when none has that name.
+func (h Host) DeviceMapper(name string) (string, error) {
+	dir := h.path("sys", "class", "block")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "dm-") {
+			continue
+		}
+		data, err := readAttr(h.path("sys", "class", "block", e.Name(), "dm", "name"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return "", err
+		}
+		if strings.TrimSpace(string(data)) == name {
+			return e.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("no device-mapper device named %q under %s: %w", name, dir, os.ErrNotExist)
+}

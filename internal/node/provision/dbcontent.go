@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
 // maxDBFound is the API's limit on PartitionStatus.DBFound.
@@ -31,7 +32,7 @@ func (r Runner) dbContents(ctx context.Context, fd prismv1.FastDevicePlan, obs O
 		}
 		var found []string
 		if v := parts[i].Volume; v != nil && v.State == prismv1.DBVolumeReady {
-			c, err := r.volumeContent(ctx, v.Path)
+			c, err := r.volumeContent(ctx, fd.StablePath, s.Index)
 			if err != nil {
 				logf.FromContext(ctx).Info("Could not read a DB slot's volume; the slot counts as in use", "device", fd.StablePath, "partition", s.Partition.Number, "error", err.Error())
 				continue
@@ -49,11 +50,22 @@ func (r Runner) dbContents(ctx context.Context, fd prismv1.FastDevicePlan, obs O
 	}
 }
 
-// volumeContent probes a DB slot's logical volume (/dev/<vg>/<lv>, under HostRoot) whole:
-// libblkid and Prism's detector. Its bytes are not asked to be zeros: an OSD's DB removed
-// with ceph-volume's zap leaves RocksDB's old blocks behind its wiped head.
-func (r Runner) volumeContent(ctx context.Context, lvPath string) (Content, error) {
-	path := filepath.Join(cmp.Or(r.HostRoot, "/"), lvPath)
+// volumeContent probes a DB slot's logical volume whole: libblkid and Prism's detector. The
+// volume is opened as the kernel names it (/dev/dm-N, found by its device-mapper name under
+// /sys/class/block), not by /dev/<vg>/<lv>: that link is udev's or LVM's, and was seen gone
+// once ceph-volume had run in Rook's prepare pod (the e2e chain, 2026-11-26). Its bytes are
+// not asked to be zeros: an OSD's DB removed with ceph-volume's zap leaves RocksDB's old blocks
+// behind its wiped head.
+func (r Runner) volumeContent(ctx context.Context, fast string, index int32) (Content, error) {
+	vg, lv, err := prismv1.DBVolumeNames(fast, index)
+	if err != nil {
+		return Content{}, err
+	}
+	dm, err := r.sysfs().DeviceMapper(lvm.DMName(vg, lv))
+	if err != nil {
+		return Content{}, err
+	}
+	path := filepath.Join(cmp.Or(r.HostRoot, "/"), "dev", dm)
 	f, err := os.Open(path)
 	if err != nil {
 		return Content{}, err

@@ -1,12 +1,14 @@
 package provision
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
 // dbContents lists each partition's DBContent and DBFound ("-" for none).
@@ -38,12 +40,24 @@ func TestDBContentIsReadFromTheVolume(t *testing.T) {
 	if got := dbContents(res.Partitions); got != ",," {
 		t.Fatalf("volumes without a device node: %q, want no content", got)
 	}
+	// An active LV as the kernel lists it: /sys/class/block/dm-N/dm/name, /dev/dm-N. No
+	// /dev/<vg>/<lv> link: the agent does not need udev's.
+	fd := planFor(t, prismv1.CacheNone)
 	write := func(i int, data []byte) {
 		t.Helper()
-		path := filepath.Join(h.root, res.Partitions[i].Volume.Path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		vg, lv, err := prismv1.DBVolumeNames(fd.StablePath, fd.Slots[i].Index)
+		if err != nil {
 			t.Fatal(err)
 		}
+		dm := fmt.Sprintf("dm-%d", i+3)
+		sys := filepath.Join(h.root, "sys", "class", "block", dm, "dm")
+		if err := os.MkdirAll(sys, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sys, "name"), []byte(lvm.DMName(vg, lv)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(h.root, "dev", dm)
 		f, err := os.Create(path)
 		if err != nil {
 			t.Fatal(err)

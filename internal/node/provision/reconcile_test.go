@@ -84,8 +84,8 @@ func (h *fakeHost) Run(ctx context.Context, argv []string, stdin []byte) ([]byte
 	if h.lvm != nil && slices.Contains([]string{"pvs", "vgs", "lvs", "pvcreate", "vgcreate", "lvcreate", "lvchange"}, argv[0]) {
 		return h.lvm.run(argv)
 	}
-	// The device, or a DB slot's logical volume (/dev/<vg>/<lv>, its VG named prism-db-...).
-	lv := strings.HasPrefix(last(argv), filepath.Join(h.root, "dev", "prism-db-"))
+	// The device, or a DB slot's logical volume (as the kernel names it: /dev/dm-N).
+	lv := strings.HasPrefix(last(argv), filepath.Join(h.root, "dev", "dm-"))
 	if argv[0] != "udevadm" && last(argv) != h.devPath() && !lv {
 		h.t.Errorf("%q: runs on %s, want the device under the host root %s", argv, last(argv), h.devPath())
 	}
