@@ -92,6 +92,13 @@ func TestPlanLayoutPercentSizingAndCache(t *testing.T) {
 	}
 }
 
+// qlc02ReplacedBy99 is node's inventory and selection with QLC_02 pulled and QLC_99 added.
+func qlc02ReplacedBy99(devs []prismv1.Device, sel prismv1.NodeSelection) ([]prismv1.Device, prismv1.NodeSelection) {
+	devs = append(slices.Clone(devs), prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
+	sel.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+	return devs, sel
+}
+
 // With no room to grow (maxDataDevicesPerFastDevice), a replacement waits for the kept slot,
 // and its reason says which slot and what frees it.
 func TestPlanLayoutReplacementWaitsForAKeptSlot(t *testing.T) {
@@ -101,9 +108,7 @@ func TestPlanLayoutReplacementWaitsForAKeptSlot(t *testing.T) {
 	if got := assignment(first.Plan); got != "FAST_00:QLC_00,QLC_02 FAST_01:QLC_01,QLC_03" {
 		t.Fatalf("first plan %s", got)
 	}
-	devs2 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
-	sel2 := sel
-	sel2.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+	devs2, sel2 := qlc02ReplacedBy99(devs, sel)
 	inUse := emptySlots(&first.Plan)
 	inUse[1].DBContent, inUse[1].DBFound = prismv1.DBSlotInUse, "ceph_bluestore"
 	l := PlanLayout(LayoutInput{Selection: sel2, Devices: devs2, Spec: spec, Previous: &first.Plan, Partitions: inUse})
@@ -135,9 +140,7 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 		}
 	})
 	t.Run("a replacement takes the freed slot", func(t *testing.T) {
-		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
-		sel3 := sel
-		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+		devs3, sel3 := qlc02ReplacedBy99(devs, sel)
 		l := PlanLayout(LayoutInput{Selection: sel3, Devices: devs3, Spec: spec, Previous: &first.Plan, Partitions: emptySlots(&first.Plan)})
 		if got := assignment(l.Plan); got != "FAST_00:QLC_00,QLC_99,- FAST_01:QLC_01,QLC_03,-" {
 			t.Fatalf("after replacement %s", got)
@@ -146,9 +149,7 @@ func TestPlanLayoutKeepsSlotsStable(t *testing.T) {
 	// The kept slot counts as a data device: the replacement is placed as a fifth disk would
 	// be (both fast devices grow by a slot and keep their spare).
 	t.Run("a slot not read Empty keeps its removed disk; its replacement is placed as an added disk", func(t *testing.T) {
-		devs3 := append(devs, prismv1.Device{StablePath: "/dev/disk/by-id/nvme-QLC_99", SizeBytes: p5316})
-		sel3 := sel
-		sel3.Capacity = []prismv1.SelectedDevice{sel.Capacity[0], sel.Capacity[1], sel.Capacity[3], {StablePath: "/dev/disk/by-id/nvme-QLC_99"}}
+		devs3, sel3 := qlc02ReplacedBy99(devs, sel)
 		bluestore := emptySlots(&first.Plan)
 		bluestore[1].DBContent, bluestore[1].DBFound = prismv1.DBSlotInUse, "ceph_bluestore"
 		unread := emptySlots(&first.Plan)
