@@ -328,7 +328,7 @@ func FuzzClassify(f *testing.F) {
 func FuzzParseIO(f *testing.F) {
 	for _, seed := range []string{"size=4096,dir=write,comm=bstore_kv_sync,lba=123,core=1,pid=42,direct",
 		"size=64KiB,dir=r,metadata=false", "file=a.b,ext=", "ext=x,file=a.b", "directory=/a/../b/,filesize=1M,fileoffset=0",
-		"size=1,size=2", "bogus=1", "core=99999", ",,", "direct=maybe", "size=18446744073709551615G"} {
+		"size=1,size=2", "bogus=1", "core=99999", ",,", "direct=maybe", "size=18446744073709551615G", "directory=/\t/"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

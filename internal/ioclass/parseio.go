@@ -78,10 +78,14 @@ func (io *IO) set(key, v string, hasValue bool) error {
 	case "metadata":
 		io.Metadata, err = parseFlag(v, hasValue)
 	case "directory":
-		if !strings.HasPrefix(v, "/") {
-			err = fmt.Errorf("invalid directory %q: want an absolute path", v)
-		}
 		io.Dir, io.HasFile = path.Clean(v), true
+		switch {
+		case !strings.HasPrefix(v, "/"):
+			err = fmt.Errorf("invalid directory %q: want an absolute path", v)
+		case strings.TrimSpace(io.Dir) != io.Dir:
+			// "/a /" cleans to "/a ", whose space the list's trimming would drop when read back.
+			err = fmt.Errorf("invalid directory %q: its last element ends in white space, which --io cannot carry", v)
+		}
 	case "file":
 		if v == "" || strings.Contains(v, "/") {
 			err = fmt.Errorf("invalid file name %q: want a name without /", v)
