@@ -27,15 +27,9 @@ func LosesPartitionDB(version string) bool {
 	return ok && major >= partitionDBBrokenFromMajor
 }
 
-// PartitionDBWithheld says why Prism writes no entry that would have Rook prepare a new OSD
-// from a partition DB slot in this CephCluster; "" when it may. The rule the e2e suite
-// asserts against.
-func PartitionDBWithheld(cluster *unstructured.Unstructured) string {
-	return lostPartitionDB(cluster)
-}
-
-// lostPartitionDB says why a partition DB slot handed to Rook for a new OSD could leave an OSD
-// that cannot start; "" when no Ceph the cluster runs or is about to run is affected. The Ceph
+// PartitionDBWithheld says why a partition DB slot handed to Rook for a new OSD could leave an
+// OSD that cannot start, so that Prism writes no such entry (the rule the e2e suite asserts
+// against); "" when no Ceph the cluster runs or is about to run is affected. The Ceph
 // is read from both places the CephCluster names it: the version Rook detected
 // (status.version.version) and the tag of the image it is to run (spec.cephVersion.image),
 // which Rook detects and then orchestrates OSDs from, right away, from the entries it finds
@@ -43,7 +37,7 @@ func PartitionDBWithheld(cluster *unstructured.Unstructured) string {
 // entry written before Rook reports an affected version would be prepared before Prism could
 // take it back (decision 0035). A DB slot on a logical volume is never affected (decision
 // 0036).
-func lostPartitionDB(cluster *unstructured.Unstructured) string {
+func PartitionDBWithheld(cluster *unstructured.Unstructured) string {
 	const consequence = "no entry that would prepare a new OSD from a partition is written (DB slots on logical volumes are), " +
 		"existing entries are kept"
 	reported, _, _ := unstructured.NestedString(cluster.Object, "status", "version", "version")

@@ -39,7 +39,7 @@ const (
 	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
 	ReasonWaitingForCacheCores = "WaitingForCacheCores"
 	// ReasonCephLosesPartitionDB: the cluster's Ceph would prepare OSDs that cannot start from
-	// entries with a partition DB slot (lostPartitionDB), so the nodes with such an entry for a
+	// entries with a partition DB slot (PartitionDBWithheld), so the nodes with such an entry for a
 	// new OSD are not written.
 	ReasonCephLosesPartitionDB = "CephLosesPartitionDB"
 )
@@ -193,7 +193,7 @@ func Decide(in Input) (Decision, error) {
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	d.Gate = plan.GateReplacements(plan.RookNodesOnVolumes(ready, volumes, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
 	d.Entries = d.Gate.Entries
-	lost := lostPartitionDB(cluster)
+	lost := PartitionDBWithheld(cluster)
 	var withheld []string
 	if lost != "" {
 		d.Entries, d.Withheld, withheld = withholdPartitionDBs(d.Entries, existing, volumes)
