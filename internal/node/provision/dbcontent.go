@@ -1,12 +1,10 @@
 package provision
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -61,11 +59,12 @@ func (r Runner) volumeContent(ctx context.Context, fast string, index int32) (Co
 	if err != nil {
 		return Content{}, err
 	}
-	dm, err := r.sysfs().DeviceMapper(lvm.DMName(vg, lv))
+	host := r.sysfs()
+	dm, err := host.DeviceMapper(lvm.DMName(vg, lv))
 	if err != nil {
 		return Content{}, err
 	}
-	path := filepath.Join(cmp.Or(r.HostRoot, "/"), "dev", dm)
+	path := host.DevicePath(dm)
 	f, err := os.Open(path)
 	if err != nil {
 		return Content{}, err
