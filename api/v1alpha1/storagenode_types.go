@@ -57,6 +57,11 @@ type FastDevicePlan struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^/dev/disk/by-(id|path)/[A-Za-z0-9_#+:=@\\-][A-Za-z0-9_#+:=@.\\-]*$`
 	StablePath string `json:"stablePath"`
+	// identity is the fast device's identity (without diskSeq) when it was first planned: the
+	// agent writes only a device that reports the same, whatever its by-id name.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.diskSeq)",message="a plan's identity carries no diskSeq, which changes at every boot"
+	Identity *DeviceIdentity `json:"identity,omitempty"`
 	// slotSizeBytes is the size of every DB slot on this device; fixed once slots exist.
 	// +required
 	// +kubebuilder:validation:Minimum=2147483648
@@ -212,6 +217,12 @@ type Device struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	StablePath string `json:"stablePath,omitempty"`
+	// identity is what the kernel reports of the device itself (WWID, serial, a loop device's
+	// file, diskseq), read at this inventory: the agent compares it with the device it holds
+	// just before every write, so that a kernel name or a by-id link that now leads to another
+	// device is never written.
+	// +optional
+	Identity *DeviceIdentity `json:"identity,omitempty"`
 	// model is the model string the device reports.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
@@ -307,6 +318,30 @@ type Device struct {
 	// know; tier stays Other. Policies use it only when a selector sets inferredTiers: Accept.
 	// +optional
 	InferredTier *InferredTier `json:"inferredTier,omitempty"`
+}
+
+// DeviceIdentity is what the kernel reports of a block device itself, not the name it gave it.
+// +kubebuilder:validation:XValidation:rule="has(self.wwid) || has(self.serial) || has(self.backingFile) || has(self.diskSeq)",message="an identity names at least one of wwid, serial, backingFile, diskSeq"
+type DeviceIdentity struct {
+	// wwid is the device's world-wide identifier: an NVMe namespace's EUI-64, NGUID or UUID
+	// ("eui.…", "nvme.…"), a SCSI disk's VPD page 83 name ("naa.…").
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	WWID string `json:"wwid,omitempty"`
+	// serial is the serial number the device reports to the kernel.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Serial string `json:"serial,omitempty"`
+	// backingFile is a loop device's backing file.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	BackingFile string `json:"backingFile,omitempty"`
+	// diskSeq is the kernel's sequence number of the disk (Linux 5.15 on), new for every device
+	// the kernel creates: a kernel name reused by another device comes with another number. It
+	// changes at every boot, so plans never carry it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	DiskSeq int64 `json:"diskSeq,omitempty"`
 }
 
 // DeviceEvidence is what a drive reports about itself, independent of the drive database.

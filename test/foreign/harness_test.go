@@ -355,7 +355,12 @@ func (r *recorder) writes() []string {
 // pass is one run of the agent's partitioner in Apply mode with a fresh inventory.
 func (e *env) pass(t *testing.T, p *prismv1.NodePlan, loops ...*loop) (provision.Result, *recorder) {
 	t.Helper()
-	devs := e.devices(t, loops...)
+	return e.passWith(t, p, e.devices(t, loops...))
+}
+
+// passWith is pass on a given inventory (one read before the host changed).
+func (e *env) passWith(t *testing.T, p *prismv1.NodePlan, devs []prismv1.Device) (provision.Result, *recorder) {
+	t.Helper()
 	rec := &recorder{}
 	res := provision.Runner{Exec: rec, HostRoot: "/"}.Reconcile(e.ctx, p, devs, prismv1.ModeApply)
 	return res, rec

@@ -31,6 +31,10 @@ type BlockDevice struct {
 
 	Model, Vendor, Serial, Firmware string
 
+	// Identity is what the kernel reports of the device itself (IdentityOf reads the same
+	// attributes by device number).
+	Identity Identity
+
 	// NVMeController is the controller (nvme0) behind an NVMe namespace, for Identify.
 	NVMeController string
 	// NVMeTransport is the controller's transport (pcie, tcp, rdma, fc, loop).
@@ -124,6 +128,15 @@ func (h Host) readBlockDevice(name string) (BlockDevice, bool) {
 	d.Vendor = r.optional("device/vendor")
 	d.Serial = r.optional("device/serial")
 	d.Firmware = firstNonEmpty(r.optional("device/firmware_rev"), r.optional("device/rev"))
+	d.Identity = Identity{WWID: firstNonEmpty(r.optional("wwid"), r.optional("device/wwid")),
+		Serial: firstNonEmpty(d.Serial, r.optional("serial")), BackingFile: r.optional("loop/backing_file")}
+	if seq := r.optional("diskseq"); seq != "" {
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil {
+			d.Identity.DiskSeq = n
+		} else {
+			r.problem("diskseq", fmt.Errorf("%q is not a number", seq))
+		}
+	}
 	if strings.HasPrefix(name, "nvme") {
 		h.readNVMe(&d, &r)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -233,6 +234,7 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		Holders:                disk.Holders,
 	}
 	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
+	d.Identity = apiIdentity(disk.Identity)
 
 	var id identified
 	if disk.NVMeController != "" && opts.Identifier != nil {
@@ -450,4 +452,12 @@ func firstOf(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// apiIdentity is the API form of what the kernel reports of a device (nil for nothing).
+func apiIdentity(id sysfs.Identity) *prismv1.DeviceIdentity {
+	if id.Empty() {
+		return nil
+	}
+	return &prismv1.DeviceIdentity{WWID: id.WWID, Serial: id.Serial, BackingFile: id.BackingFile, DiskSeq: int64(min(id.DiskSeq, math.MaxInt64))}
 }

@@ -36,6 +36,9 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		return obs, nil, err
 	}
 	defer f.Close()
+	if err := r.checkIdentity(f, path, dev, fd.Identity); err != nil {
+		return obs, nil, err
+	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)

@@ -118,6 +118,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 	if i < 0 {
 		return all(prismv1.PartitionPending, fmt.Sprintf("%s is not in this node's inventory (absent, or udev has not published the link yet)", fd.StablePath)), nil, false
 	}
+	if why := ambiguous(devices, fd.StablePath); why != "" {
+		return all(prismv1.PartitionRefused, why), nil, false
+	}
 	dev := *devices[i].DeepCopy()
 	path, err := r.hostPath(dev.Path)
 	if err != nil {
@@ -127,6 +130,9 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 		return all(state, msg), nil, false
 	}
 	first, err := r.decide(ctx, path, dev, fd, wipeAllowed)
+	if ierr := (*IdentityError)(nil); errors.As(err, &ierr) {
+		return all(prismv1.PartitionRefused, err.Error()), nil, false
+	}
 	if err != nil {
 		return all(prismv1.PartitionFailed, err.Error()), nil, false
 	}
@@ -208,6 +214,13 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 			return false, false, err
 		}
 		defer hold.Close()
+		// The device held now is the one every write goes to: it must be the one the
+		// inventory read and the plan names (the name may have moved on since the look).
+		if s, ok := hold.(statter); ok {
+			if err := r.checkIdentity(s, path, dev, fd.Identity); err != nil {
+				return false, false, err
+			}
+		}
 		var lastKind StepKind
 		for range 8 { // forget, wipe, zero, zero, write: five at most; more means the device keeps changing
 			now, err := r.decide(ctx, path, dev, fd, wipeAllowed)
@@ -412,8 +425,10 @@ func (r Runner) staleRefusal(f fresh, path string) *string {
 }
 
 // checkNode makes sure path is the block device the plan names: a block device (not a file a
-// fixture or a missing /dev mount left), and, when the stable link exists under HostRoot, the
-// device it points to (the kernel may rename devices between the inventory and now).
+// fixture or a missing /dev mount left), and the device the stable link points to under
+// HostRoot (the kernel may rename devices between the inventory and now). A link gone where
+// udev keeps its links means the device left; without udev's links the identity check
+// (checkIdentity, on every observation and under the hold) tells devices apart.
 func (r Runner) checkNode(path, stablePath, name string) (prismv1.PartitionState, string) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -423,6 +438,13 @@ func (r Runner) checkNode(path, stablePath, name string) (prismv1.PartitionState
 		return prismv1.PartitionRefused, fmt.Sprintf("%s is not a block device (%s); is --host-root the host's root?", path, fi.Mode().Type())
 	}
 	link := filepath.Join(cmp.Or(r.HostRoot, "/"), stablePath)
+	gone, err := r.linkGone(stablePath)
+	if err != nil {
+		return prismv1.PartitionFailed, fmt.Sprintf("reading the link %s: %v", stablePath, err)
+	}
+	if gone {
+		return prismv1.PartitionPending, fmt.Sprintf("%s is gone: the device the inventory found under it (%s) has left, and that kernel name may belong to another device now; waiting for the next inventory", stablePath, name)
+	}
 	if target, err := os.Readlink(link); err == nil && filepath.Base(target) != name {
 		return prismv1.PartitionPending, fmt.Sprintf("%s now points to %s, not %s as in the inventory; waiting for the next inventory", stablePath, target, name)
 	}

@@ -40,6 +40,9 @@ type fakeHost struct {
 	tearAt, writes int
 	// lvm, when set, plays the host's LVM (volumes_test.go).
 	lvm *fakeLVM
+	// attrs are kernel attributes of the device kept under /sys/class/block/<name>
+	// (identity_test.go: wwid, serial, diskseq).
+	attrs map[string]string
 }
 
 func newFakeHost(t *testing.T) *fakeHost {
@@ -157,6 +160,11 @@ func (h *fakeHost) syncSysfs() {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		h.t.Fatal(err)
+	}
+	for f, v := range h.attrs {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v+"\n"), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
 	}
 	for n, p := range h.kernel {
 		pd := filepath.Join(dir, partitionName(h.name, n))

@@ -1,0 +1,134 @@
+package sysfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Identity is what the kernel reports of a block device itself, as opposed to the name it
+// gave it: a kernel name (/dev/loop3, /dev/nvme1n1) is handed to the next device that
+// appears once the last one is gone, and a /dev/disk/by-id name is only as unique as the
+// serials behind it.
+type Identity struct {
+	// WWID is the device's world-wide identifier: an NVMe namespace's EUI-64, NGUID or
+	// UUID (its wwid attribute: "eui.…", "nvme.…"), a SCSI disk's VPD page 83 name ("naa.…").
+	WWID string
+	// Serial is the serial number the device reports to the kernel (an NVMe controller's,
+	// a SCSI disk's VPD page 80, a virtio disk's).
+	Serial string
+	// BackingFile is a loop device's backing file, as the kernel has it.
+	BackingFile string
+	// DiskSeq is the kernel's sequence number for this disk (Linux 5.15 on), new for every
+	// device the kernel creates and every medium a loop device is bound to, so a reused name
+	// never carries the same number; 0 when the kernel has none.
+	DiskSeq uint64
+}
+
+// Stable is the identity without DiskSeq: what stays the same across reboots.
+func (id Identity) Stable() Identity { id.DiskSeq = 0; return id }
+
+// Empty says whether the kernel reported nothing that identifies the device.
+func (id Identity) Empty() bool { return id == Identity{} }
+
+// String names the identity in messages: "wwid eui.0025…, serial S4…, diskseq 9".
+func (id Identity) String() string {
+	var parts []string
+	for _, p := range []struct{ k, v string }{{"wwid", id.WWID}, {"serial", id.Serial}, {"loop file", id.BackingFile}} {
+		if p.v != "" {
+			parts = append(parts, p.k+" "+strconv.Quote(p.v))
+		}
+	}
+	if id.DiskSeq != 0 {
+		parts = append(parts, fmt.Sprintf("diskseq %d", id.DiskSeq))
+	}
+	if len(parts) == 0 {
+		return "no identity reported"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Differs says how got differs from want, "" when it does not: a field want has that got
+// lacks or has otherwise. Fields want lacks are not compared (an older record, or a kernel
+// without diskseq).
+func (want Identity) Differs(got Identity) string {
+	var diffs []string
+	for _, f := range []struct{ k, w, g string }{{"wwid", want.WWID, got.WWID}, {"serial", want.Serial, got.Serial}, {"loop file", want.BackingFile, got.BackingFile}} {
+		if f.w != "" && f.w != f.g {
+			diffs = append(diffs, fmt.Sprintf("%s %q, not %q", f.k, f.g, f.w))
+		}
+	}
+	if want.DiskSeq != 0 && want.DiskSeq != got.DiskSeq {
+		diffs = append(diffs, fmt.Sprintf("diskseq %d, not %d (the kernel made it a new disk since)", got.DiskSeq, want.DiskSeq))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// Key is a string that two devices share only when the kernel reports the same identity
+// for both: the WWID when there is one, else the serial, else a loop device's file; ""
+// when the device reports none of them.
+func (id Identity) Key() string {
+	switch {
+	case id.WWID != "":
+		return "wwid:" + id.WWID
+	case id.Serial != "":
+		return "serial:" + id.Serial
+	case id.BackingFile != "":
+		return "loop:" + id.BackingFile
+	}
+	return ""
+}
+
+// IdentityOf reads the identity of the block device major:minor through
+// /sys/dev/block/M:m, the device that number names now. Attributes a device lacks are left
+// empty; one that exists but cannot be read is an error (the device cannot be told apart).
+func (h Host) IdentityOf(major, minor uint32) (Identity, error) {
+	dir := h.path("sys", "dev", "block", fmt.Sprintf("%d:%d", major, minor))
+	return readIdentity(dir)
+}
+
+// IdentityByName reads the identity of the whole disk name under /sys/class/block.
+func (h Host) IdentityByName(name string) (Identity, error) {
+	if name == "" || strings.Contains(name, "/") {
+		return Identity{}, fmt.Errorf("bad device name %q", name)
+	}
+	return readIdentity(h.path("sys", "class", "block", name))
+}
+
+func readIdentity(dir string) (Identity, error) {
+	var id Identity
+	var err error
+	read := func(attrs ...string) string {
+		for _, a := range attrs {
+			b, e := readAttr(filepath.Join(dir, a))
+			if errors.Is(e, fs.ErrNotExist) {
+				continue
+			}
+			if e != nil {
+				err = errors.Join(err, fmt.Errorf("%s: %w", a, unwrapPathError(e)))
+				return ""
+			}
+			if v := strings.TrimSpace(string(b)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	if _, e := readAttr(filepath.Join(dir, "dev")); e != nil {
+		return id, fmt.Errorf("%s: %w", dir, unwrapPathError(e))
+	}
+	id.WWID = read("wwid", "device/wwid")
+	id.Serial = read("device/serial", "serial")
+	id.BackingFile = read("loop/backing_file")
+	if s := read("diskseq"); s != "" {
+		n, e := strconv.ParseUint(s, 10, 64)
+		if e != nil {
+			err = errors.Join(err, fmt.Errorf("diskseq: %q is not a number", s))
+		}
+		id.DiskSeq = n
+	}
+	return id, err
+}

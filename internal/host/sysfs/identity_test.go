@@ -1,0 +1,97 @@
+package sysfs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The attribute layouts are the kernel's (Linux 6.x): an NVMe namespace has wwid beside its
+// dev and its controller's serial under device/; a SCSI disk has both under device/; a
+// virtio disk has serial at the top; a loop device has loop/backing_file; every disk has
+// diskseq since 5.15.
+func TestIdentityOf(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  Identity
+		err   string
+	}{
+		{"nvme namespace", map[string]string{"dev": "259:0\n", "wwid": "eui.0025385b71b07e2f\n", "device/serial": "S4EWNX0R123456  \n", "diskseq": "9\n"},
+			Identity{WWID: "eui.0025385b71b07e2f", Serial: "S4EWNX0R123456", DiskSeq: 9}, ""},
+		{"scsi disk", map[string]string{"dev": "8:0\n", "device/wwid": "naa.5000c500a1b2c3d4   \n", "device/serial": "ZA1ABC23\n", "diskseq": "1\n"},
+			Identity{WWID: "naa.5000c500a1b2c3d4", Serial: "ZA1ABC23", DiskSeq: 1}, ""},
+		{"virtio disk", map[string]string{"dev": "254:0\n", "serial": "PRISM-E2E-QLC\n", "diskseq": "3\n"},
+			Identity{Serial: "PRISM-E2E-QLC", DiskSeq: 3}, ""},
+		{"loop device", map[string]string{"dev": "7:3\n", "loop/backing_file": "/var/tmp/a.img\n", "diskseq": "41\n"},
+			Identity{BackingFile: "/var/tmp/a.img", DiskSeq: 41}, ""},
+		{"an old kernel without diskseq", map[string]string{"dev": "7:3\n", "loop/backing_file": "/var/tmp/a.img\n"},
+			Identity{BackingFile: "/var/tmp/a.img"}, ""},
+		{"diskseq that is not a number", map[string]string{"dev": "7:3\n", "diskseq": "x\n"}, Identity{}, `diskseq: "x" is not a number`},
+		{"no device under the number", map[string]string{}, Identity{}, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "sys/dev/block/7:3")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for rel, content := range tc.files {
+				p := filepath.Join(dir, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Host{Root: root}.IdentityOf(7, 3)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("IdentityOf = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestIdentityDiffers(t *testing.T) {
+	a := Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 9}
+	for _, tc := range []struct {
+		name      string
+		want, got Identity
+		diff      string
+	}{
+		{"same", a, a, ""},
+		{"a new disk under the same name", a, Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 12}, "diskseq 12, not 9"},
+		{"another drive", a, Identity{WWID: "eui.2", Serial: "S2", DiskSeq: 9}, `wwid "eui.2", not "eui.1"; serial "S2", not "S1"`},
+		{"the record has no diskseq (older agent)", a.Stable(), Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 40}, ""},
+		{"the device lost its wwid", a, Identity{Serial: "S1", DiskSeq: 9}, `wwid "", not "eui.1"`},
+		{"another loop file", Identity{BackingFile: "/a", DiskSeq: 1}, Identity{BackingFile: "/b", DiskSeq: 2}, `loop file "/b", not "/a"`},
+	} {
+		if got := tc.want.Differs(tc.got); !strings.Contains(got, tc.diff) || (tc.diff == "") != (got == "") {
+			t.Errorf("%s: Differs = %q, want %q", tc.name, got, tc.diff)
+		}
+	}
+}
+
+func TestIdentityKey(t *testing.T) {
+	for _, tc := range []struct {
+		id   Identity
+		want string
+	}{
+		{Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 3}, "wwid:eui.1"},
+		{Identity{Serial: "S1", DiskSeq: 3}, "serial:S1"},
+		{Identity{BackingFile: "/a.img", DiskSeq: 3}, "loop:/a.img"},
+		{Identity{DiskSeq: 3}, ""},
+	} {
+		if got := tc.id.Key(); got != tc.want {
+			t.Errorf("%+v.Key() = %q, want %q", tc.id, got, tc.want)
+		}
+	}
+}
