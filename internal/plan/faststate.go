@@ -27,6 +27,8 @@ type fastState struct {
 	// (its inventory record is partial, size 0). It keeps what the plan has and gets nothing
 	// more: no new slot, no new cache partition.
 	sizeUnknown bool
+	// identity is what the plan names as the device (plannedIdentity).
+	identity *prismv1.DeviceIdentity
 }
 
 // init starts a fast device with slots (perFast free ones), or with its previous plan's.
@@ -146,7 +148,7 @@ func (f *fastState) finish(spec *prismv1.HybridStoragePolicySpec, capacity []str
 			f.path, len(f.slots)))
 		return prismv1.FastDevicePlan{}, false
 	}
-	p := prismv1.FastDevicePlan{StablePath: f.path, SlotSizeBytes: f.slotSize, Slots: make([]prismv1.DBSlot, 0, len(f.slots))}
+	p := prismv1.FastDevicePlan{StablePath: f.path, Identity: f.identity, SlotSizeBytes: f.slotSize, Slots: make([]prismv1.DBSlot, 0, len(f.slots))}
 	small, smallest := 0, 100.0
 	for i, dev := range f.slots {
 		p.Slots = append(p.Slots, prismv1.DBSlot{

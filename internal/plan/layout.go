@@ -86,7 +86,9 @@ func PlanLayout(in LayoutInput) Layout {
 	devs := make([]fastState, len(fast))
 	slots := make([]string, len(fast)*perFast) // every fast device's slots, unless a previous plan has more
 	for i, path := range fast {
-		devs[i].init(path, sizes.fast[i], slotSize, slots[i*perFast:(i+1)*perFast:(i+1)*perFast], previousDevice(in.Previous, path), &out)
+		prev := previousDevice(in.Previous, path)
+		devs[i].init(path, sizes.fast[i], slotSize, slots[i*perFast:(i+1)*perFast:(i+1)*perFast], prev, &out)
+		devs[i].identity = plannedIdentity(path, prev, in.Devices, &out)
 	}
 	// assigned[i]: capacity[i] has a slot (a path listed twice counts at its first index).
 	assigned := make([]bool, len(capacity))

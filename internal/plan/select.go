@@ -21,6 +21,11 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	sel := prismv1.NodeSelection{Node: node}
 	wipe := overrides{wipe: wipeGrants(node, spec.AllowWipe), planned: plannedDevices(current)}
 	ordered := byStablePath(devices)
+	why := ambiguities(ordered)
+	var held []prismv1.RejectedDevice
+	if len(why) > 0 {
+		ordered, held = holdAmbiguousNode(ordered, wipe.planned, why)
+	}
 
 	taken := newTakenSet(ordered)
 	var overLimit map[string]string
@@ -47,7 +52,11 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 		}
 		sel.Rejected = append(sel.Rejected, prismv1.RejectedDevice{Name: d.Name, Reason: rejection(d, fast, capacity, spec)})
 	}
+	sel.Rejected = append(sel.Rejected, held...)
 	sel.Warnings = partialWarnings(ordered, taken, spec, wipe)
+	if len(why) > 0 {
+		sel.Warnings = append([]string{truncateReason("the node's inventory is ambiguous, so Prism takes no new device on it and its agent writes none of these: " + strings.Join(why, "; "))}, sel.Warnings...)
+	}
 	switch {
 	case len(devices) == 0:
 		sel.Message = "the node agent reported no devices"
