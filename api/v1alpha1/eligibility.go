@@ -11,6 +11,9 @@ const (
 	FilterNoHolders     = "NoHolders"
 	FilterNoSignatures  = "NoSignatures"
 	FilterHasStablePath = "HasStablePath"
+	// FilterZeroHeadAndTail: the device's first and last MiB read zero, or a signature
+	// explains what is there (NoSignatures then judges it).
+	FilterZeroHeadAndTail = "ZeroHeadAndTail"
 )
 
 // PartialRecord says whether the device's inventory record is partial, and why: some read of

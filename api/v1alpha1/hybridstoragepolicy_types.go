@@ -266,6 +266,12 @@ type SelectedDevice struct {
 	// sizeBytes is the device capacity.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// allowWipe is true when the device was chosen only because the policy's allowWipe grants
+	// it: it is not proven empty (a fast device Prism wipes before partitioning it; a capacity
+	// device whose first or last MiB holds bytes no known format explains, which Rook's
+	// prepare overwrites). False for a device proven empty or carrying the node's own plan.
+	// +optional
+	AllowWipe bool `json:"allowWipe,omitempty"`
 	// dbSlot is, for a capacity device, the partition planned for its BlueStore DB.
 	// +optional
 	// +kubebuilder:validation:MaxLength=520

@@ -284,6 +284,12 @@ type Device struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	Signatures []DeviceSignature `json:"signatures,omitempty"`
+	// nonZeroAtBytes is the offset of the first non-zero byte in the device's first and last
+	// MiB when no signature explains it (plain dm-crypt, raw application data, a file system
+	// under a wiped table); absent when both read zero or a signature was found.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NonZeroAtBytes *int64 `json:"nonZeroAtBytes,omitempty"`
 	// partitions lists the kernel names of the device's partitions.
 	// +optional
 	// +listType=atomic

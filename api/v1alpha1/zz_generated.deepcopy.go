@@ -462,6 +462,11 @@ func (in *Device) DeepCopyInto(out *Device) {
 		*out = make([]DeviceSignature, len(*in))
 		copy(*out, *in)
 	}
+	if in.NonZeroAtBytes != nil {
+		in, out := &in.NonZeroAtBytes, &out.NonZeroAtBytes
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Partitions != nil {
 		in, out := &in.Partitions, &out.Partitions
 		*out = make([]string, len(*in))

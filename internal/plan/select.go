@@ -31,7 +31,9 @@ func SelectNode(node string, devices []prismv1.Device, spec *prismv1.HybridStora
 	var overLimit map[string]string
 	// A wipe grant covers fast devices only: the agent wipes a fast device before it writes
 	// its table, but hands capacity devices to Rook as they are (decision 0020).
-	asCapacity := overrides{planned: wipe.planned}
+	// Except for bytes no format explains (ZeroHeadAndTail): Rook's prepare overwrites those
+	// as it would a blank drive, which is what the grant allows (decision 0045).
+	asCapacity := overrides{planned: wipe.planned, unexplained: wipe.wipe}
 	// Both tiers' choices share one array: a device is chosen at most once.
 	chosen := make([]prismv1.SelectedDevice, 0, len(devices))
 	sel.Fast = pick(chosen, ordered, &spec.FastDevices, prismv1.TierFast, wipe, taken, &overLimit)
@@ -248,7 +250,8 @@ func pick(chosen []prismv1.SelectedDevice, devs []*prismv1.Device, s *prismv1.De
 			continue
 		}
 		taken.take(i)
-		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes})
+		chosen = append(chosen, prismv1.SelectedDevice{Name: d.Name, StablePath: d.StablePath, Model: d.Model, SizeBytes: d.SizeBytes,
+			AllowWipe: !d.Eligibility.Eligible && wipe.planned[d.StablePath] == "" && (wipe.wipe[d.StablePath] || wipe.unexplained[d.StablePath])})
 	}
 	if len(chosen) == 0 {
 		return nil
@@ -375,7 +378,7 @@ func unusable(d *prismv1.Device, wipe overrides) string {
 
 // wipeOverrides are the filters that fail only because a device holds data: an explicit wipe
 // grant overrides exactly these, never read-only, in-use (holders) or unreadable devices.
-var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true}
+var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterZeroHeadAndTail: true}
 
 // plannedOverrides are the filters a device fails once the node's plan is carried out: its
 // fast device gets Prism's partitions, its capacity devices an OSD (BlueStore or LVM, with
@@ -386,7 +389,7 @@ var wipeOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.Fi
 // removable, too small, no stable path. It is safe because the agent re-reads a device before
 // every write and only adds partitions to a device that is empty or holds exactly Prism's
 // partitions, and adds as a new core only a device its inventory read completely.
-var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterNoHolders: true, prismv1.FilterReadable: true}
+var plannedOverrides = map[string]bool{prismv1.FilterNoPartitions: true, prismv1.FilterNoSignatures: true, prismv1.FilterZeroHeadAndTail: true, prismv1.FilterNoHolders: true, prismv1.FilterReadable: true}
 
 // partialOverrides are the filters a planned device whose record is partial is not refused
 // for either: a size that could not be read is reported as 0, which MinimumSize refuses.
@@ -399,10 +402,15 @@ type overrides struct {
 	wipe map[string]bool // by stable path
 	// planned are the tiers the current plan gives its devices, by stable path.
 	planned map[string]prismv1.Tier
+	// unexplained are the grants that override ZeroHeadAndTail alone (capacity devices).
+	unexplained map[string]bool
 }
 
 func (o overrides) overridden(d *prismv1.Device, filter string) bool {
 	if wipeOverrides[filter] && o.wipe[d.StablePath] {
+		return true
+	}
+	if filter == prismv1.FilterZeroHeadAndTail && o.unexplained[d.StablePath] {
 		return true
 	}
 	if o.planned[d.StablePath] == "" {

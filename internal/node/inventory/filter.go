@@ -64,6 +64,14 @@ var Filters = []Filter{
 		}
 		return "holds data: " + strings.Join(s, ", ")
 	}},
+	{prismv1.FilterZeroHeadAndTail, func(d *prismv1.Device, _ []string) string {
+		if d.NonZeroAtBytes == nil {
+			return ""
+		}
+		return fmt.Sprintf("non-zero bytes at offset %d, in the first or last MiB, that no known format explains: the device may hold data "+
+			"(plain dm-crypt, raw application data, a file system under a wiped table); clear it (blkdiscard, or ceph-volume lvm zap --destroy) "+
+			"or list it in the policy's allowWipe", *d.NonZeroAtBytes)
+	}},
 	{prismv1.FilterHasStablePath, func(d *prismv1.Device, _ []string) string {
 		if d.StablePath == "" {
 			return "udev published no /dev/disk/by-id link, so the device cannot be named across reboots"

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,6 +143,10 @@ const maxSignatureReaders = 8
 type signatures struct {
 	found       []signature.Signature
 	err         error
+	// nonZeroAt is the first non-zero byte of the head and tail (-1: both zero), zeroErr
+	// the error reading them; not read for a device whose content is irrelevant.
+	nonZeroAt int64
+	zeroErr   error
 	libblkid    []blkid.Signature
 	libblkidErr error
 }
@@ -177,6 +182,15 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File
 		}
 		path := host.DevicePath(disks[i].Name)
 		out[i].found, out[i].err = signature.DetectFile(files[i], path)
+		out[i].nonZeroAt = -1
+		if !contentIrrelevant(disks[i]) {
+			// The size the open file has, as DetectFile reads it (a fixture's file is small).
+			if size, err := files[i].Seek(0, io.SeekEnd); err != nil {
+				out[i].zeroErr = err
+			} else {
+				out[i].nonZeroAt, out[i].zeroErr = signature.FirstNonZero(files[i], size, signature.ZeroSpan)
+			}
+		}
 		if libblkid && !contentIrrelevant(disks[i]) {
 			out[i].libblkid, out[i].libblkidErr = blkid.ProbeFile(files[i], path)
 		}
@@ -268,6 +282,13 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
 	}
 	mergeLibblkid(&d, sigs.libblkid)
+	if sigs.zeroErr != nil {
+		problems = append(problems, fmt.Sprintf("reading the first and last MiB of %s (it cannot be proven empty): %v", d.Path, sigs.zeroErr))
+	} else if sigs.nonZeroAt >= 0 && len(d.Signatures) == 0 {
+		// A signature explains the bytes it found; without one, the bytes themselves say
+		// the device holds something no probe knows.
+		d.NonZeroAtBytes = &sigs.nonZeroAt
+	}
 
 	var entry drivedb.Entry
 	known := false
