@@ -141,12 +141,12 @@ const maxSignatureReaders = 8
 
 // signatures is what signature.DetectPath and libblkid returned for one device.
 type signatures struct {
-	found       []signature.Signature
-	err         error
+	found []signature.Signature
+	err   error
 	// nonZeroAt is the first non-zero byte of the head and tail (-1: both zero), zeroErr
 	// the error reading them; not read for a device whose content is irrelevant.
-	nonZeroAt int64
-	zeroErr   error
+	nonZeroAt   int64
+	zeroErr     error
 	libblkid    []blkid.Signature
 	libblkidErr error
 }
