@@ -496,10 +496,14 @@ type StorageNodeStatus struct {
 	// eligibleDevices counts devices every eligibility filter accepted.
 	// +optional
 	EligibleDevices int32 `json:"eligibleDevices,omitempty"`
-	// partitions reports each planned partition as the agent found or made it.
+	// partitions reports each planned partition as the agent found or made it, sorted by
+	// device then number, each once: the operator gives a DB slot to another data device on
+	// this report alone (decision 0037), so a second entry for one partition cannot hide the
+	// first.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
+	// +kubebuilder:validation:XValidation:rule="self.all(i, p, i == 0 || self[i-1].device < p.device || (self[i-1].device == p.device && self[i-1].number < p.number))",messageExpression="'partitions[%d]: partitions must be sorted by device then number, each once'.format([self.transformList(i, p, i > 0 && !(self[i-1].device < p.device || (self[i-1].device == p.device && self[i-1].number < p.number)), i)[0]])"
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
 	// observedPlanGeneration is the StorageNode generation whose plan the partitions reflect.
 	// +optional
@@ -542,6 +546,7 @@ const (
 )
 
 // PartitionStatus is one planned partition as observed on the node.
+// +kubebuilder:validation:XValidation:rule="!has(self.dbContent) || self.dbContent != 'Empty' || !has(self.dbFound) || self.dbFound == ''",message="a DB slot reported Empty lists no signature in dbFound",fieldPath=".dbContent"
 type PartitionStatus struct {
 	// device is the fast device's stable path.
 	// +required
