@@ -32,6 +32,9 @@ const (
 // is given must not be empty: an empty list would read as "no filter" to the planner.
 // +kubebuilder:validation:XValidation:rule="!has(self.paths) || !has(self.inferredTiers)",message="inferredTiers changes how tiers match and cannot be combined with paths"
 // +kubebuilder:validation:XValidation:rule="!has(self.paths) || (!has(self.tiers) && !has(self.models) && !has(self.vendors) && !has(self.size) && !has(self.rotational))",message="paths selects devices explicitly and cannot be combined with tiers, models, vendors, size or rotational"
+// Atomic for server-side apply, as Kubernetes marks its own LabelSelector: an apply replaces
+// the whole struct, so {} (no filter, the default) replaces what an earlier apply set.
+// +structType=atomic
 type DeviceSelector struct {
 	// tiers limits selection to devices the agent put in these tiers.
 	// Defaults to [Fast] for fastDevices and [Capacity] for capacityDevices when no other filter is set.
@@ -92,6 +95,9 @@ type DeviceSelector struct {
 
 // DBSizing sizes the BlueStore DB/WAL slot that each capacity device gets on a fast device.
 // +kubebuilder:validation:XValidation:rule="!(has(self.size) && has(self.percentOfData))",message="set either size or percentOfData, not both"
+// Atomic for server-side apply, as Kubernetes marks its own LabelSelector: an apply replaces
+// the whole struct, so {} (no filter, the default) replaces what an earlier apply set.
+// +structType=atomic
 type DBSizing struct {
 	// size is an absolute slot size (e.g. 60Gi).
 	// +optional

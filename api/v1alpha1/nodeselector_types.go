@@ -7,6 +7,9 @@ import (
 // NodeSelector is a label selector over Kubernetes nodes: metav1.LabelSelector's fields and
 // meaning, with every key, operator and value validated by the API server (a selector the
 // API server accepts is one metav1.LabelSelectorAsSelector accepts).
+// Atomic for server-side apply, as Kubernetes marks its own LabelSelector: an apply replaces
+// the whole struct, so {} (no filter, the default) replaces what an earlier apply set.
+// +structType=atomic
 type NodeSelector struct {
 	// matchLabels selects nodes that carry every one of these labels (key: value).
 	// +optional
