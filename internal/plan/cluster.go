@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,19 +69,40 @@ func Plan(in Input) ClusterPlan {
 // the selection: "" for a device without a slot, or when p is nil; where a device had two
 // slots, the last in plan order counts.
 func annotateSlots(sel *prismv1.NodeSelection, p *prismv1.NodePlan) {
-	var partition map[string]string
-	if p != nil {
-		partition = make(map[string]string, len(sel.Capacity))
-		for _, f := range p.FastDevices {
-			for _, s := range f.Slots {
-				if s.DataDevice != "" {
-					partition[s.DataDevice] = prismv1.PartitionPath(f.StablePath, s.Partition.Number)
-				}
+	for i := range sel.Capacity {
+		sel.Capacity[i].DBSlot = ""
+	}
+	if p == nil {
+		return
+	}
+	// The paths are cut from one string, so that planning 1000 nodes makes no string per slot.
+	var num [12]byte
+	size := 0
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice != "" {
+				size += len(f.StablePath) + len(prismv1.PartitionSuffix) + len(strconv.AppendInt(num[:0], int64(s.Partition.Number), 10))
 			}
 		}
 	}
-	for i := range sel.Capacity {
-		sel.Capacity[i].DBSlot = partition[sel.Capacity[i].StablePath]
+	var b strings.Builder
+	b.Grow(size)
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice == "" {
+				continue
+			}
+			start := b.Len()
+			b.WriteString(f.StablePath)
+			b.WriteString(prismv1.PartitionSuffix)
+			b.Write(strconv.AppendInt(num[:0], int64(s.Partition.Number), 10))
+			path := b.String()[start:]
+			for i := range sel.Capacity {
+				if sel.Capacity[i].StablePath == s.DataDevice {
+					sel.Capacity[i].DBSlot = path
+				}
+			}
+		}
 	}
 }
 
