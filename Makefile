@@ -93,7 +93,7 @@ fuzz: ## Fuzz every parser for FUZZTIME each (default 20s).
 .PHONY: bench
 bench: build ## Run the benchmarks in bench/ and print results (see docs/benchmarks*.md).
 	bench/run.sh
-	$(GO) test ./internal/plan/ ./internal/ioclass/ -run '^$$' -bench . -benchmem -count 5
+	$(GO) test ./internal/plan/ ./internal/plan/rook/ ./internal/ioclass/ -run '^$$' -bench . -benchmem -count 5
 	KUBEBUILDER_ASSETS=$$(hack/envtest-bins.sh) $(GO) run ./bench/convergence --nodes 1000
 	@if [ -x bench/footprint/run.sh ]; then bench/footprint/run.sh; fi
 

@@ -19,7 +19,9 @@ import (
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/cephadm"
 	"github.com/prism-storage/prism/internal/plan/decide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // stringList collects a repeatable flag.
@@ -81,7 +83,7 @@ func runPlan(args []string, out io.Writer) error {
 	if d.RookErr != nil {
 		return d.RookErr
 	}
-	result := offlinePlan{ClusterPlan: d.Plan, Rook: previewOf(d, assumes)}
+	result := offlinePlanOf(d, obs, decide.DeviceClass(policy), assumes)
 	switch *output {
 	case "json":
 		enc := json.NewEncoder(out)
@@ -92,7 +94,7 @@ func runPlan(args []string, out io.Writer) error {
 	case "rook":
 		return writeYAML(out, result.Rook)
 	case "cephadm":
-		for _, s := range plan.CephadmSpecs(result.Plans(), decide.DeviceClass(policy)) {
+		for _, s := range cephadm.Specs(d.Plan.Plans(), decide.DeviceClass(policy)) {
 			fmt.Fprintln(out, "---")
 			if err := writeYAML(out, s); err != nil {
 				return err
@@ -103,11 +105,46 @@ func runPlan(args []string, out io.Writer) error {
 	return fmt.Errorf("-o %q: want yaml, json, cephadm or rook", *output)
 }
 
-// offlinePlan is what the plugin prints: the planner's result and the operator's Rook decision
-// (what -o rook prints alone), device sets and local volumes of OSDs on caches included.
+// offlinePlan is what the plugin prints: the planner's result (plan.ClusterPlan, each node with
+// its claim OSDs), the storage.nodes entries internal/plan/rook makes of its plans, and the
+// operator's Rook decision (what -o rook prints alone), device sets and local volumes of OSDs
+// on caches included.
 type offlinePlan struct {
-	plan.ClusterPlan
-	Rook rookPreview `json:"rook"`
+	Nodes []offlineNode `json:"nodes"`
+	// RookStorageNodes are the plans' entries for CephCluster spec.storage.nodes, every DB slot
+	// named by its partition (rook.RookNodes); Rook.Apply has them as the operator writes them.
+	RookStorageNodes []rook.RookNode `json:"rookStorageNodes"`
+	Problems         []string        `json:"problems,omitempty"`
+	CacheRefused     string          `json:"cacheRefused,omitempty"`
+	Rook             rookPreview     `json:"rook"`
+}
+
+// offlineNode is a node of the plan as the plugin prints it.
+type offlineNode struct {
+	plan.NodeResult
+	// ClaimOSDs are, for a node with a cache (OnClaims), its OSDs that Rook creates from
+	// claims (rook.ClaimOSDsOf): those that can be created now, and those that wait (for their
+	// cache core).
+	ClaimOSDs *rook.ClaimOSDs `json:"claimOSDs,omitempty"`
+}
+
+// offlinePlanOf is what the plugin prints of a decision on obs.
+func offlinePlanOf(d decide.Decision, obs decide.Observation, deviceClass string, assumes []string) offlinePlan {
+	out := offlinePlan{Nodes: make([]offlineNode, len(d.Plan.Nodes)), RookStorageNodes: rook.RookNodes(d.Plan.Plans(), deviceClass),
+		Problems: d.Plan.Problems, CacheRefused: d.Plan.CacheRefused, Rook: previewOf(d, assumes)}
+	for i, n := range d.Plan.Nodes {
+		out.Nodes[i].NodeResult = n
+		if n.Plan == nil || !n.Plan.OnClaims() {
+			continue
+		}
+		for _, sn := range obs.StorageNodes {
+			if sn.Name == n.Node {
+				osds := rook.ClaimOSDsOf(n.Node, *n.Plan, sn.Status)
+				out.Nodes[i].ClaimOSDs = &osds
+			}
+		}
+	}
+	return out
 }
 
 func writeYAML(out io.Writer, v any) error {

@@ -74,7 +74,7 @@ func TestPlanOfflineJSON(t *testing.T) {
 	if err := runPlan(planArgs(inventoryFiles(t), "json"), &out); err != nil {
 		t.Fatal(err)
 	}
-	var result plan.ClusterPlan
+	var result offlinePlan
 	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestPlanOfflineHonoursTheNodeSelector(t *testing.T) {
 		if err := runPlan(append(planArgs(files, "json"), extra...), &out); err != nil {
 			t.Fatal(err)
 		}
-		var result plan.ClusterPlan
+		var result offlinePlan
 		if err := json.Unmarshal(out.Bytes(), &result); err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func TestPlanOfflineHonoursTheNodeSelector(t *testing.T) {
 	}
 }
 
-// TestPlanOfflineRook checks that -o rook prints the operator's decision (rookdecide.Decide):
+// TestPlanOfflineRook checks that -o rook prints the operator's decision (rook.Decide):
 // the storage.nodes entries are the plan's Rook entries, beside the entries of a given
 // CephCluster, which stay verbatim.
 func TestPlanOfflineRook(t *testing.T) {
@@ -350,7 +350,7 @@ func TestPlanOfflineRook(t *testing.T) {
 	if err := runPlan(planArgs(files, "json"), &planned); err != nil {
 		t.Fatal(err)
 	}
-	var result plan.ClusterPlan
+	var result offlinePlan
 	if err := json.Unmarshal(planned.Bytes(), &result); err != nil {
 		t.Fatal(err)
 	}

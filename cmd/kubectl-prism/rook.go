@@ -11,7 +11,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan/decide"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // rookPreview is what `kubectl prism plan -o rook` prints: the Rook part of the operator's
@@ -68,11 +68,11 @@ func offlineObservation(policy *prismv1.HybridStoragePolicy, inventories []strin
 		if err := yaml.Unmarshal(data, &cluster.Object); err != nil {
 			return obs, nil, fmt.Errorf("%s: %w", clusterFile, err)
 		}
-		if cluster.GetKind() != rookdecide.CephClusterGVK.Kind {
+		if cluster.GetKind() != rook.CephClusterGVK.Kind {
 			return obs, nil, fmt.Errorf("%s: kind is %q, want CephCluster", clusterFile, cluster.GetKind())
 		}
 	} else {
-		cluster.SetGroupVersionKind(rookdecide.CephClusterGVK)
+		cluster.SetGroupVersionKind(rook.CephClusterGVK)
 		cluster.SetNamespace(ref.Namespace)
 		cluster.SetName(ref.Name)
 		assumes = append(assumes, "the CephCluster has no storage.nodes entries yet (give it with --cephcluster FILE)")

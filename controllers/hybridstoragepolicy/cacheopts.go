@@ -7,14 +7,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // CacheOptions keeps the manager's informer on PersistentVolumes to Prism's own local volumes
 // (those labelled with a policy): a cluster can hold thousands of other volumes, which the
 // operator never reads. Reads of any other volume go to the API server (Reconciler.APIReader).
 func CacheOptions() cache.Options {
-	ours, err := labels.NewRequirement(plan.LabelPolicy, selection.Exists, nil)
+	ours, err := labels.NewRequirement(rook.LabelPolicy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant label key
 	}

@@ -12,24 +12,24 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan/decide"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // CephClusterGVK is Rook's CephCluster.
-var CephClusterGVK = rookdecide.CephClusterGVK
+var CephClusterGVK = rook.CephClusterGVK
 
-// Reasons of the RookConfigured condition (decided by rookdecide.Decide).
+// Reasons of the RookConfigured condition (decided by rook.Decide).
 const (
-	ReasonRookApplied            = rookdecide.ReasonApplied
-	ReasonRookDryRun             = rookdecide.ReasonDryRun
-	ReasonRookPlanRefused        = rookdecide.ReasonPlanRefused
-	ReasonCephClusterNotFound    = rookdecide.ReasonCephClusterNotFound
-	ReasonCephClusterAllNodes    = rookdecide.ReasonCephClusterAllNodes
-	ReasonWaitingForPartitions   = rookdecide.ReasonWaitingForPartitions
-	ReasonRookNothingToConfigure = rookdecide.ReasonNothingToConfigure
-	ReasonReplacingOSDs          = rookdecide.ReasonReplacingOSDs
-	ReasonWaitingForCacheCores   = rookdecide.ReasonWaitingForCacheCores
-	ReasonCephLosesPartitionDB   = rookdecide.ReasonCephLosesPartitionDB
+	ReasonRookApplied            = rook.ReasonApplied
+	ReasonRookDryRun             = rook.ReasonDryRun
+	ReasonRookPlanRefused        = rook.ReasonPlanRefused
+	ReasonCephClusterNotFound    = rook.ReasonCephClusterNotFound
+	ReasonCephClusterAllNodes    = rook.ReasonCephClusterAllNodes
+	ReasonWaitingForPartitions   = rook.ReasonWaitingForPartitions
+	ReasonRookNothingToConfigure = rook.ReasonNothingToConfigure
+	ReasonReplacingOSDs          = rook.ReasonReplacingOSDs
+	ReasonWaitingForCacheCores   = rook.ReasonWaitingForCacheCores
+	ReasonCephLosesPartitionDB   = rook.ReasonCephLosesPartitionDB
 )
 
 // rookOutcome is what applyRook did, for the status.
@@ -64,7 +64,7 @@ func (r *Reconciler) applyRook(ctx context.Context, s *scope) (ctrl.Result, erro
 
 // applyDecision carries out a decision: volumes first (so that Rook's claims find them), the
 // CephCluster when it changes, then the volumes no set wants any more.
-func (r *Reconciler) applyDecision(ctx context.Context, policy *prismv1.HybridStoragePolicy, d rookdecide.Decision) error {
+func (r *Reconciler) applyDecision(ctx context.Context, policy *prismv1.HybridStoragePolicy, d rook.Decision) error {
 	if err := r.applyVolumes(ctx, d.ApplyVolumes); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (r *Reconciler) applyCephCluster(ctx context.Context, policy *prismv1.Hybri
 }
 
 // removeRookEntries drops this policy's entries and annotation from the CephCluster, and its
-// device sets and volumes that no claim holds (rookdecide.DecideRemoval).
+// device sets and volumes that no claim holds (rook.DecideRemoval).
 func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.HybridStoragePolicy) error {
 	ledger, err := r.ledger(ctx, policy.Name)
 	if err != nil {
@@ -100,7 +100,7 @@ func (r *Reconciler) removeRookEntries(ctx context.Context, policy *prismv1.Hybr
 	if err != nil {
 		return err
 	}
-	d, err := rookdecide.DecideRemoval(policy.Name, cephClusterManager(policy.Name), cluster, ledger)
+	d, err := rook.DecideRemoval(policy.Name, cephClusterManager(policy.Name), cluster, ledger)
 	if err != nil {
 		return err
 	}

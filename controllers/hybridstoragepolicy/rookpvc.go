@@ -7,23 +7,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
-// OSDs on a cache become local volumes and storageClassDeviceSets (rookdecide decides which,
+// OSDs on a cache become local volumes and storageClassDeviceSets (rook.Decide decides which,
 // docs/decisions/0010-rook-osds-on-cas.md); this file observes what that decision reads.
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch;create
 
 // ledger lists the policy's volumes (its label) by device set.
-func (r *Reconciler) ledger(ctx context.Context, policy string) (map[string]rookdecide.LedgerSet, error) {
+func (r *Reconciler) ledger(ctx context.Context, policy string) (map[string]rook.LedgerSet, error) {
 	list := &corev1.PersistentVolumeList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{plan.LabelPolicy: plan.LabelValue(policy)}); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingLabels{rook.LabelPolicy: rook.LabelValue(policy)}); err != nil {
 		return nil, fmt.Errorf("listing the policy's local volumes: %w", err)
 	}
-	return rookdecide.Ledger(list.Items), nil
+	return rook.Ledger(list.Items), nil
 }
 
 // lookupVolumes reads volumes by name into found (nil: absent): volumes outside the ledger,

@@ -12,7 +12,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prism-storage/prism/internal/plan/rookvolumes"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // applyVolumes creates or fixes the local volumes (server-side apply under Prism's field
@@ -62,7 +62,7 @@ func (r *Reconciler) deleteVolumes(ctx context.Context, volumes []corev1.Persist
 // ensureStorageClass creates Prism's local StorageClass when it is missing and refuses one of
 // that name that would not bind local volumes the way Rook's claims need.
 func (r *Reconciler) ensureStorageClass(ctx context.Context) error {
-	want := rookvolumes.LocalStorageClassObject()
+	want := rook.LocalStorageClassObject()
 	have := &storagev1.StorageClass{}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: want.Name}, have)
 	if apierrors.IsNotFound(err) {

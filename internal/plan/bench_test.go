@@ -35,8 +35,7 @@ func benchSpec() *prismv1.HybridStoragePolicySpec {
 	return &prismv1.HybridStoragePolicySpec{DB: prismv1.DBSizing{Size: resource.NewQuantity(60*GiB, resource.BinarySI), SpareSlots: 1}}
 }
 
-// BenchmarkPlanCluster1000x24 plans 1000 nodes of 24 devices: selection, DB slots, Rook
-// entries. cpu-ns/op is the process's CPU time (every thread, the garbage collector's
+// BenchmarkPlanCluster1000x24 plans 1000 nodes of 24 devices: selection and DB slots. cpu-ns/op is the process's CPU time (every thread, the garbage collector's
 // included) per plan, which a busy machine changes less than ns/op.
 func BenchmarkPlanCluster1000x24(b *testing.B) {
 	benchPlan(b, clusterOf(1000))
@@ -46,7 +45,7 @@ func BenchmarkPlanCluster1000x24(b *testing.B) {
 // the operator does on every reconcile once the nodes are planned.
 func BenchmarkReplanCluster1000x24(b *testing.B) {
 	nodes := clusterOf(1000)
-	first := Plan(Input{Nodes: nodes, Spec: benchSpec(), DeviceClass: "qlc"})
+	first := Plan(Input{Nodes: nodes, Spec: benchSpec()})
 	for i := range nodes {
 		nodes[i].Previous = first.Nodes[i].Plan
 	}
@@ -61,55 +60,12 @@ func benchPlan(b *testing.B, nodes []NodeInventory) {
 		if cpu0 == 0 {
 			cpu0 = processCPUNanos()
 		}
-		p := Plan(Input{Nodes: nodes, Spec: spec, DeviceClass: "qlc"})
-		if len(p.Problems) != 0 || len(p.RookStorageNodes) != 1000 {
-			b.Fatalf("problems %v, %d rook nodes", p.Problems, len(p.RookStorageNodes))
+		p := Plan(Input{Nodes: nodes, Spec: spec})
+		if len(p.Problems) != 0 || len(p.Plans()) != 1000 {
+			b.Fatalf("problems %v, %d plans", p.Problems, len(p.Plans()))
 		}
 	}
 	if cpu := processCPUNanos(); cpu > 0 && cpu0 > 0 {
 		b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
 	}
-}
-
-// BenchmarkRookNodes1000x24 makes the Rook entries of 1000 planned nodes: what rookdecide
-// does on every reconcile.
-func BenchmarkRookNodes1000x24(b *testing.B) {
-	plans := Plan(Input{Nodes: clusterOf(1000), Spec: benchSpec(), DeviceClass: "qlc"}).Plans()
-	b.ReportAllocs()
-	for b.Loop() {
-		if n := RookNodes(plans, "qlc"); len(n) != 1000 {
-			b.Fatalf("%d rook nodes", len(n))
-		}
-	}
-}
-
-// BenchmarkRookNodesOnVolumes1000x24 is the same with every DB slot on a logical volume.
-func BenchmarkRookNodesOnVolumes1000x24(b *testing.B) {
-	plans := Plan(Input{Nodes: clusterOf(1000), Spec: benchSpec(), DeviceClass: "qlc"}).Plans()
-	volumes := map[string]map[string]string{}
-	for name, p := range plans {
-		lv, err := SlotVolumes(p, readyVolumes(p))
-		if err != nil || len(lv) != 22 {
-			b.Fatalf("%s: %d volumes, %v", name, len(lv), err)
-		}
-		volumes[name] = lv
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if n := RookNodesOnVolumes(plans, volumes, "qlc"); len(n) != 1000 || n[0].Config[configDatabaseSizeMB] != "" {
-			b.Fatalf("%d rook nodes", len(n))
-		}
-	}
-}
-
-// readyVolumes is the status of an agent that has made every slot's volume of p.
-func readyVolumes(p prismv1.NodePlan) prismv1.StorageNodeStatus {
-	var st prismv1.StorageNodeStatus
-	for _, f := range p.FastDevices {
-		for _, s := range f.Slots {
-			st.Partitions = append(st.Partitions, prismv1.PartitionStatus{Device: f.StablePath, Number: s.Partition.Number, State: prismv1.PartitionReady,
-				Volume: &prismv1.DBVolumeStatus{Path: prismv1.DBVolumePath(f.StablePath, s.Index), State: prismv1.DBVolumeReady}})
-		}
-	}
-	return st
 }

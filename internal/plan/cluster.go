@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,22 +30,20 @@ type NodeInventory struct {
 	Caches []prismv1.CacheStatus
 }
 
-// Input is everything the planner needs: the policy, every node its selector matches, the
-// ClassificationPolicy its cache names (nil when none, or when it does not exist), and the
-// Rook device class of its OSDs.
+// Input is everything the planner needs: the policy, every node its selector matches, and the
+// ClassificationPolicy its cache names (nil when none, or when it does not exist).
 type Input struct {
-	Spec        *prismv1.HybridStoragePolicySpec
-	Nodes       []NodeInventory
-	Classes     *prismv1.ClassificationPolicy
-	DeviceClass string
+	Spec    *prismv1.HybridStoragePolicySpec
+	Nodes   []NodeInventory
+	Classes *prismv1.ClassificationPolicy
 }
 
-// Plan selects and lays out every node, adds the cache plan, and makes the Rook entries of
-// the nodes whose OSDs go into spec.storage.nodes. It is the one planner: the operator calls
-// it on what it observed and applies the result; `kubectl prism plan` prints it. Pure.
+// Plan selects and lays out every node and adds the cache plan: node plans only. It is the one
+// planner: the operator calls it on what it observed and applies the result; `kubectl prism
+// plan` prints it. What Rook gets of the plans is internal/plan/rook's to decide. Pure.
 func Plan(in Input) ClusterPlan {
 	cache, cacheErr := CachePlan(in.Spec, in.Classes)
-	out := planCluster(in.Nodes, in.Spec, in.DeviceClass)
+	out := planCluster(in.Nodes, in.Spec)
 	if cacheErr != nil {
 		// No node gets a plan: caches without the classes the user asked for are worse
 		// than none, and a plan without its cache would be rewritten once it compiles.
@@ -54,7 +53,6 @@ func Plan(in Input) ClusterPlan {
 			out.Nodes[i].Plan = nil
 			annotateSlots(&out.Nodes[i].Selection, nil)
 		}
-		out.RookStorageNodes = []RookNode{}
 		return out
 	}
 	if cache != nil {
@@ -63,45 +61,47 @@ func Plan(in Input) ClusterPlan {
 				p.Cache = cache.DeepCopy()
 			}
 		}
-		out.RookStorageNodes = RookNodes(out.Plans(), in.DeviceClass)
-	}
-	var byName map[string]*NodeInventory
-	for i, n := range out.Nodes {
-		if n.Plan == nil || !n.Plan.OnClaims() {
-			continue
-		}
-		if byName == nil {
-			byName = make(map[string]*NodeInventory, len(in.Nodes))
-			for j := range in.Nodes {
-				byName[in.Nodes[j].Node] = &in.Nodes[j]
-			}
-		}
-		src := byName[n.Node]
-		osds := ClaimOSDsOf(n.Node, *n.Plan, prismv1.StorageNodeStatus{Devices: src.Devices, Caches: src.Caches})
-		out.Nodes[i].ClaimOSDs = &osds
 	}
 	return out
 }
 
-// annotateSlots records each capacity device's planned DB partition in the selection; slots
-// are its plan's slotEntries, sorted by data device. Where a device had two slots, the last
-// counts.
-func annotateSlots(sel *prismv1.NodeSelection, slots []RookDevice) {
-	// SelectNode lists the capacity devices by stable path too, so the two lists are walked
-	// together; a device out of that order starts the walk over.
-	j, prev := 0, ""
+// annotateSlots records each capacity device's planned DB partition (prismv1.PartitionPath) in
+// the selection: "" for a device without a slot, or when p is nil; where a device had two
+// slots, the last in plan order counts.
+func annotateSlots(sel *prismv1.NodeSelection, p *prismv1.NodePlan) {
 	for i := range sel.Capacity {
-		c := &sel.Capacity[i]
-		if c.StablePath < prev {
-			j = 0
+		sel.Capacity[i].DBSlot = ""
+	}
+	if p == nil {
+		return
+	}
+	// The paths are cut from one string, so that planning 1000 nodes makes no string per slot.
+	var num [12]byte
+	size := 0
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice != "" {
+				size += len(f.StablePath) + len(prismv1.PartitionSuffix) + len(strconv.AppendInt(num[:0], int64(s.Partition.Number), 10))
+			}
 		}
-		prev = c.StablePath
-		for j < len(slots) && slots[j].Name < c.StablePath {
-			j++
-		}
-		c.DBSlot = ""
-		for k := j; k < len(slots) && slots[k].Name == c.StablePath; k++ {
-			c.DBSlot = slots[k].Config.MetadataDevice
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, f := range p.FastDevices {
+		for _, s := range f.Slots {
+			if s.DataDevice == "" {
+				continue
+			}
+			start := b.Len()
+			b.WriteString(f.StablePath)
+			b.WriteString(prismv1.PartitionSuffix)
+			b.Write(strconv.AppendInt(num[:0], int64(s.Partition.Number), 10))
+			path := b.String()[start:]
+			for i := range sel.Capacity {
+				if sel.Capacity[i].StablePath == s.DataDevice {
+					sel.Capacity[i].DBSlot = path
+				}
+			}
 		}
 	}
 }
@@ -113,16 +113,11 @@ type NodeResult struct {
 	Plan      *prismv1.NodePlan     `json:"plan,omitempty"`
 	Warnings  []string              `json:"warnings,omitempty"`
 	Problems  []string              `json:"problems,omitempty"`
-	// ClaimOSDs are, for a node with a cache (OnClaims), its OSDs that Rook creates from
-	// claims: those that can be created now, and those that wait (for their cache core).
-	ClaimOSDs *ClaimOSDs `json:"claimOSDs,omitempty"`
 }
 
-// ClusterPlan is the whole plan for a policy: per node, and what Rook and cephadm get.
+// ClusterPlan is the whole plan for a policy, per node.
 type ClusterPlan struct {
 	Nodes []NodeResult `json:"nodes"`
-	// RookStorageNodes are the entries for CephCluster spec.storage.nodes.
-	RookStorageNodes []RookNode `json:"rookStorageNodes"`
 	// Problems block applying anything.
 	Problems []string `json:"problems,omitempty"`
 	// CacheRefused is why no cache plan could be made (a missing or broken
@@ -130,53 +125,39 @@ type ClusterPlan struct {
 	CacheRefused string `json:"cacheRefused,omitempty"`
 }
 
-// planCluster selects and lays out every node, and makes the Rook entries of their plans.
-func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, deviceClass string) ClusterPlan {
+// planCluster selects and lays out every node.
+func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec) ClusterPlan {
 	sorted := append([]NodeInventory(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Node < sorted[j].Node })
 	results := make([]NodeResult, len(sorted))
-	rook := make([]RookNode, len(sorted)) // a node without an entry keeps the zero RookNode
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
 	eachIndex(len(sorted), func(i int) {
-		var slots []RookDevice
-		results[i], slots = planNode(sorted[i], spec)
-		if p := results[i].Plan; p != nil {
-			rook[i], _ = rookNode(sorted[i].Node, *p, deviceClass, slots)
-		}
+		results[i] = planNode(sorted[i], spec)
 	})
-	entries := 0
-	for i := range rook {
-		if rook[i].Devices != nil {
-			entries++
-		}
-	}
-	out := ClusterPlan{Nodes: results, RookStorageNodes: make([]RookNode, 0, entries)}
-	for i, r := range results {
+	out := ClusterPlan{Nodes: results}
+	for _, r := range results {
 		for _, p := range r.Problems {
 			out.Problems = append(out.Problems, r.Node+": "+p)
-		}
-		if rook[i].Devices != nil {
-			out.RookStorageNodes = append(out.RookStorageNodes, rook[i])
 		}
 	}
 	return out
 }
 
-// planNode selects and lays out one node; the slots are its plan's slotEntries.
-func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResult, []RookDevice) {
+// planNode selects and lays out one node.
+func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult {
 	r := NodeResult{Node: n.Node}
 	switch {
 	case n.NoInventory:
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: "no StorageNode yet: is the prism agent running on this node?"}
-		return r, nil
+		return r
 	case n.ClaimedBy != "":
 		r.Selection = prismv1.NodeSelection{Node: n.Node, Message: fmt.Sprintf("managed by policy %s; a node belongs to one policy", n.ClaimedBy)}
-		return r, nil
+		return r
 	}
 	r.Selection = SelectNode(n.Node, n.Devices, spec, n.Previous)
 	if !Complete(r.Selection) {
-		return r, nil
+		return r
 	}
 	l := PlanLayout(LayoutInput{Selection: r.Selection, Devices: n.Devices, Spec: spec, Previous: n.Previous, Partitions: n.Partitions})
 	// The selection's own warnings (planned devices kept although their record is partial) first.
@@ -188,13 +169,12 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResul
 	}
 	if len(r.Problems) > 0 {
 		r.Selection.Message = "plan refused: " + strings.Join(r.Problems, "; ")
-		return r, nil
+		return r
 	}
-	slots := slotEntries(l.Plan)
-	annotateSlots(&r.Selection, slots)
 	p := l.Plan
+	annotateSlots(&r.Selection, &p)
 	r.Plan = &p
-	return r, slots
+	return r
 }
 
 // eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.

@@ -302,7 +302,7 @@ func TestPlanKeepsThePlanOfDevicesWithAPartialRecord(t *testing.T) {
 		dev("e", prismv1.TierCapacity, p5316),
 	}
 	spec := &prismv1.HybridStoragePolicySpec{Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteBack}, DB: prismv1.DBSizing{PercentOfData: pct(1), SpareSlots: 1}}
-	in := Input{Spec: spec, DeviceClass: "qlc", Nodes: []NodeInventory{{Node: "n", Devices: devs}}}
+	in := Input{Spec: spec, Nodes: []NodeInventory{{Node: "n", Devices: devs}}}
 	first := Plan(in)
 	if len(first.Problems) > 0 || first.Nodes[0].Plan == nil || first.Nodes[0].Plan.FastDevices[0].Cache == nil {
 		t.Fatalf("first plan: problems %v, plan %+v", first.Problems, first.Nodes[0].Plan)
@@ -326,7 +326,7 @@ func TestPlanKeepsThePlanOfDevicesWithAPartialRecord(t *testing.T) {
 				}
 				now[i] = d
 			}
-			in := Input{Spec: spec, DeviceClass: "qlc", Nodes: []NodeInventory{{Node: "n", Devices: now, Previous: previous}}}
+			in := Input{Spec: spec, Nodes: []NodeInventory{{Node: "n", Devices: now, Previous: previous}}}
 			got := Plan(in)
 			if len(got.Problems) > 0 || got.Nodes[0].Plan == nil {
 				t.Fatalf("problems %v, message %q: want the previous plan", got.Problems, got.Nodes[0].Selection.Message)

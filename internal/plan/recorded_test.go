@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 var updateRecorded = flag.Bool("update-recorded", false, "rewrite testdata/recorded-plans.sha256 from the planner as it is")
@@ -27,11 +29,19 @@ const recordedCases = 800
 // TestPlanMatchesRecordedOutputs plans random clusters (selectors, wipe grants, slot sizes,
 // spares, caps, caches, previous plans with other slot sizes, removed and added disks, nodes
 // without inventory or claimed by another policy) twice each, the second time on the first
-// plan, and runs the Rook entries through MergeRookNodes and GateReplacements. The JSON of
-// every result must hash to what the planner gave when the file was recorded (before the
-// allocation work of issue 16): optimisations change no output. -update-recorded rewrites
+// plan, and runs the Rook entries through rook.MergeRookNodes and rook.GateReplacements. The
+// JSON of every result must hash to what the planner gave when the file was recorded (before
+// the allocation work of issue 16, and when the planner still made the Rook entries and claim
+// OSDs that internal/plan/rook makes now: recordedPlan): optimisations and moves change no
+// output. -update-recorded rewrites
 // the file; a failure writes the JSON it got to the test's temporary folder.
 func TestPlanMatchesRecordedOutputs(t *testing.T) {
+	// A field added to ClusterPlan and not to recordedPlan would go unrecorded.
+	for f := range reflect.TypeFor[ClusterPlan]().Fields() {
+		if _, ok := reflect.TypeFor[recordedPlan]().FieldByName(f.Name); !ok {
+			t.Fatalf("recordedPlan has no field %s of ClusterPlan", f.Name)
+		}
+	}
 	file := filepath.Join("testdata", "recorded-plans.sha256")
 	got := make([]string, recordedCases)
 	bodies := make([][]byte, recordedCases)
@@ -81,7 +91,8 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 	spec := randomSpec(rng)
 	nodes := randomNodes(rng, spec)
 	class := []string{"", "qlc", "ssd"}[rng.IntN(3)]
-	first := Plan(Input{Spec: spec, Nodes: nodes, DeviceClass: class})
+	first := Plan(Input{Spec: spec, Nodes: nodes})
+	firstRecorded := recorded(first, nodes, class)
 
 	// The same cluster a while later: the plan in force, some disks gone, some new, and
 	// perhaps another slot size or cache mode asked for.
@@ -118,31 +129,66 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 	if rng.IntN(4) == 0 {
 		spec.Cache = randomCache(rng)
 	}
-	second := Plan(Input{Spec: spec, Nodes: nodes, DeviceClass: class})
+	second := Plan(Input{Spec: spec, Nodes: nodes})
+	secondRecorded := recorded(second, nodes, class)
 
-	existing, err := MergeRookNodes(nil, nil, first.RookStorageNodes)
+	existing, err := rook.MergeRookNodes(nil, nil, firstRecorded.RookStorageNodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	health := CephHealth{Health: []string{HealthOK, "HEALTH_WARN", ""}[rng.IntN(3)], LastChanged: now.Add(-time.Minute)}
-	var last *Release
+	health := rook.CephHealth{Health: []string{rook.HealthOK, "HEALTH_WARN", ""}[rng.IntN(3)], LastChanged: now.Add(-time.Minute)}
+	var last *rook.Release
 	if rng.IntN(2) == 0 {
-		last = &Release{Node: "n0", Device: "d", At: now.Add(-time.Duration(rng.IntN(20)) * time.Minute)}
+		last = &rook.Release{Node: "n0", Device: "d", At: now.Add(-time.Duration(rng.IntN(20)) * time.Minute)}
 	}
-	gate := GateReplacements(second.RookStorageNodes, existing, health, last, now)
-	merged, err := MergeRookNodes(existing, []string{"n1"}, gate.Entries)
+	gate := rook.GateReplacements(secondRecorded.RookStorageNodes, existing, health, last, now)
+	merged, err := rook.MergeRookNodes(existing, []string{"n1"}, gate.Entries)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, err := json.Marshal(map[string]any{
-		"first": first, "second": second, "rookNodes": RookNodes(second.Plans(), class),
+		"first": firstRecorded, "second": secondRecorded, "rookNodes": rook.RookNodes(second.Plans(), class),
 		"gate": gate, "merged": merged,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return body
+}
+
+// recordedPlan is a ClusterPlan in the JSON the planner gave when the file was recorded, with
+// what internal/plan/rook makes of it where the planner had it then: the Rook entries of its
+// plans after the nodes, and a cached node's claim OSDs after its problems.
+type recordedPlan struct {
+	Nodes            []recordedNode  `json:"nodes"`
+	RookStorageNodes []rook.RookNode `json:"rookStorageNodes"`
+	Problems         []string        `json:"problems,omitempty"`
+	CacheRefused     string          `json:"cacheRefused,omitempty"`
+}
+
+type recordedNode struct {
+	NodeResult
+	ClaimOSDs *rook.ClaimOSDs `json:"claimOSDs,omitempty"`
+}
+
+// recorded is p as recordedPlan, for the inventories p was planned from.
+func recorded(p ClusterPlan, nodes []NodeInventory, class string) recordedPlan {
+	out := recordedPlan{Nodes: make([]recordedNode, len(p.Nodes)), RookStorageNodes: rook.RookNodes(p.Plans(), class),
+		Problems: p.Problems, CacheRefused: p.CacheRefused}
+	for i, n := range p.Nodes {
+		out.Nodes[i].NodeResult = n
+		if n.Plan == nil || !n.Plan.OnClaims() {
+			continue
+		}
+		for _, in := range nodes {
+			if in.Node == n.Node {
+				osds := rook.ClaimOSDsOf(n.Node, *n.Plan, prismv1.StorageNodeStatus{Devices: in.Devices, Caches: in.Caches})
+				out.Nodes[i].ClaimOSDs = &osds
+			}
+		}
+	}
+	return out
 }
 
 func randomSpec(rng *rand.Rand) *prismv1.HybridStoragePolicySpec {

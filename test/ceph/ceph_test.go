@@ -16,6 +16,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 const (
@@ -27,7 +28,7 @@ const (
 	// dbSize is the policy's spec.db.size: three 3 GiB slots fit the 12 GiB fast device.
 	dbSize = "3Gi"
 	// qlcWriteUnit is the internal write unit the fake QLC drives report, which
-	// plan.MinAllocSize turns into bluestore_min_alloc_size.
+	// rook.MinAllocSize turns into bluestore_min_alloc_size.
 	qlcWriteUnit = 64 << 10
 	deviceClass  = "qlc"
 	nodeName     = "prismtest-node"
@@ -37,7 +38,7 @@ const (
 
 // TestRealCephLayout plans a node with internal/plan, partitions the fast device from the plan,
 // builds a real Ceph cluster whose OSDs use the planned slots exactly as Rook would be told to
-// (plan.RookNodes), and checks the result with Ceph's own tools and a real workload.
+// (rook.RookNodes), and checks the result with Ceph's own tools and a real workload.
 func TestRealCephLayout(t *testing.T) {
 	began := time.Now()
 	e := newEnv(t)
@@ -88,11 +89,11 @@ func TestRealCephLayout(t *testing.T) {
 	for _, s := range fp.Slots {
 		kernel[prismv1.PartitionPath(fp.StablePath, s.Partition.Number)] = fast.partitionDev(s.Partition.Number)
 	}
-	rook := plan.RookNodes(map[string]prismv1.NodePlan{nodeName: layout.Plan}, deviceClass)
-	if len(rook) != 1 || len(rook[0].Devices) != numSlow {
-		t.Fatalf("RookNodes: %+v", rook)
+	rookNodes := rook.RookNodes(map[string]prismv1.NodePlan{nodeName: layout.Plan}, deviceClass)
+	if len(rookNodes) != 1 || len(rookNodes[0].Devices) != numSlow {
+		t.Fatalf("RookNodes: %+v", rookNodes)
 	}
-	entries := effectiveEntries(rook[0])
+	entries := effectiveEntries(rookNodes[0])
 	for _, d := range entries {
 		t.Logf("Rook entry: %s %v", d.Name, d.Config)
 	}
@@ -102,11 +103,11 @@ func TestRealCephLayout(t *testing.T) {
 			capacity = append(capacity, d)
 		}
 	}
-	minAlloc, err := plan.MinAllocSize(capacity)
+	minAlloc, err := rook.MinAllocSize(capacity)
 	if err != nil || minAlloc != qlcWriteUnit {
 		t.Fatalf("MinAllocSize = %d, %v; want %d", minAlloc, err, qlcWriteUnit)
 	}
-	section := plan.CephConfigSection(deviceClass)
+	section := rook.CephConfigSection(deviceClass)
 
 	// 3. The cluster.
 	c := e.bootstrap()
@@ -143,13 +144,13 @@ func TestRealCephLayout(t *testing.T) {
 
 // effectiveEntries is each device of a Rook node entry with the config Rook applies to it:
 // the node's config, overridden by the device's own.
-func effectiveEntries(n plan.RookNode) []plan.RookDevice {
-	var out []plan.RookDevice
+func effectiveEntries(n rook.RookNode) []rook.RookDevice {
+	var out []rook.RookDevice
 	for _, d := range n.Devices {
 		cfg := map[string]string{}
 		maps.Copy(cfg, n.Config)
 		maps.Copy(cfg, d.Config.Map())
-		out = append(out, plan.RookDevice{Name: d.Name, Config: plan.DeviceConfigOf(cfg)})
+		out = append(out, rook.RookDevice{Name: d.Name, Config: rook.DeviceConfigOf(cfg)})
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // minAllocConfig is one place in the mon's config database where bluestore_min_alloc_size
@@ -18,7 +18,7 @@ type minAllocConfig struct{ who, option string }
 
 func (m minAllocConfig) String() string { return "ceph config set " + m.who + " " + m.option }
 
-// minAllocCandidates are tried in order: Prism's section first (plan.CephConfigSection, what
+// minAllocCandidates are tried in order: Prism's section first (rook.CephConfigSection, what
 // Rook's cephConfig gets), then the alternatives, until one takes effect at mkfs.
 func minAllocCandidates(section string) []minAllocConfig {
 	return []minAllocConfig{
@@ -50,7 +50,7 @@ type probeResult struct {
 // configuration that did not take effect is purged and its devices zapped. The winning
 // setting stays in the config database for the other OSDs. PRISM_CEPH_PROBE_ALL=1 tries
 // every candidate (about 20 s each) and then re-creates the OSD under the first that worked.
-func (c *cluster) createFirstOSDProbing(d plan.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan, section string, want int64) (*osd, minAllocConfig, []probeResult) {
+func (c *cluster) createFirstOSDProbing(d rook.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan, section string, want int64) (*osd, minAllocConfig, []probeResult) {
 	t := c.e.t
 	all := os.Getenv("PRISM_CEPH_PROBE_ALL") != ""
 	var results []probeResult
@@ -78,7 +78,7 @@ func (c *cluster) createFirstOSDProbing(d plan.RookDevice, kernel map[string]str
 }
 
 // probe sets one candidate, creates the OSD and reads back what it persisted.
-func (c *cluster) probe(d plan.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan, cand minAllocConfig, want int64) (*osd, probeResult) {
+func (c *cluster) probe(d rook.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan, cand minAllocConfig, want int64) (*osd, probeResult) {
 	t := c.e.t
 	c.mustCeph("config", "set", cand.who, cand.option, strconv.FormatInt(want, 10))
 	checkConfigDump(c, cand, want)
@@ -166,7 +166,7 @@ func checkMinAlloc(c *cluster, osds []*osd, section string, chosen minAllocConfi
 	prism := minAllocConfig{section, "bluestore_min_alloc_size"}
 	t.Logf("bluestore_min_alloc_size at mkfs: %s took effect.\n  %s", chosen, strings.Join(lines, "\n  "))
 	if chosen != prism {
-		msg := fmt.Sprintf("Prism's cephConfig (%s %d, plan.CephConfigSection) does NOT take effect at mkfs on this Ceph; %s does", prism, want, chosen)
+		msg := fmt.Sprintf("Prism's cephConfig (%s %d, rook.CephConfigSection) does NOT take effect at mkfs on this Ceph; %s does", prism, want, chosen)
 		if os.Getenv("PRISM_CEPH_REQUIRE_CLASS_MASK") != "" {
 			t.Error(msg)
 		} else {

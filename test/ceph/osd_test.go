@@ -12,6 +12,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // osd is one OSD the test created from a Rook entry.
@@ -42,7 +43,7 @@ type rawListEntry struct {
 // partition, in ceph-volume's raw mode (Rook's lvm mode needs device-mapper, which this kernel
 // lacks): prepare with the slot as block.db and the entry's device class, activate, and start
 // the daemon in the foreground.
-func (c *cluster) createOSD(d plan.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan) *osd {
+func (c *cluster) createOSD(d rook.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan) *osd {
 	t := c.e.t
 	o := &osd{dataByID: d.Name, dbByID: d.Config.MetadataDevice}
 	o.data, o.db = kernel[o.dataByID], kernel[o.dbByID]

@@ -15,6 +15,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 const (
@@ -55,7 +56,7 @@ func oneSmallSlotOSD(t *testing.T, e *env, dbSize int64, before func(c *cluster)
 	if before != nil {
 		before(c)
 	}
-	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: plan.DeviceConfigOf(map[string]string{
+	o := c.createOSD(rook.RookDevice{Name: slowDev.stablePath, Config: rook.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(dbSize/plan.MiB, 10), "deviceClass": deviceClass,
 	})}, kernel, fp)
 	c.waitOSDsUpIn([]*osd{o})

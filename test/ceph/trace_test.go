@@ -17,6 +17,7 @@ import (
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/ioclass/defaults"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 const (
@@ -66,7 +67,7 @@ func TestCephOSDTrace(t *testing.T) {
 	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
 	// trace shows the OSD as Prism deploys it on QLC.
 	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
-	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: plan.DeviceConfigOf(map[string]string{
+	o := c.createOSD(rook.RookDevice{Name: slowDev.stablePath, Config: rook.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
 	})}, kernel, fp)
 	c.waitOSDsUpIn([]*osd{o})

@@ -170,7 +170,7 @@ func (b *bench) inputs(dev string, grant bool) (invFile, planFile string) {
 		}
 	}
 	write(invFile, inventorydoc.Document{APIVersion: "prism.storage.io/v1alpha1", Kind: "Inventory", Node: "crash", HostRoot: "/", Devices: []prismv1.Device{*d}})
-	write(planFile, plan.ClusterPlan{Nodes: []plan.NodeResult{{Node: "crash", Plan: &l.Plan}}, RookStorageNodes: []plan.RookNode{}})
+	write(planFile, plan.ClusterPlan{Nodes: []plan.NodeResult{{Node: "crash", Plan: &l.Plan}}})
 	return invFile, planFile
 }
 

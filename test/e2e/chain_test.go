@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -275,7 +275,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			}
 		}
 		wantMeta, _, onVolume := dbDevice(sn, fast.StablePath, slot)
-		if why := rookdecide.PartitionDBWithheld(cephCluster()); !onVolume && why != "" {
+		if why := rook.PartitionDBWithheld(cephCluster()); !onVolume && why != "" {
 			// Decision 0035: this Ceph's ceph-volume would prepare an OSD that cannot start
 			// from a partition DB slot (or its version is not known yet); Prism writes no
 			// entry and says why.

@@ -18,7 +18,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // eventually polls cond until it holds or the timeout passes.
@@ -121,7 +121,7 @@ func TestOperatorCachesOnlyPrismVolumes(t *testing.T) {
 			},
 		}
 	}
-	ours := volume("prism-vol", map[string]string{plan.LabelPolicy: "p"})
+	ours := volume("prism-vol", map[string]string{rook.LabelPolicy: "p"})
 	foreign := volume("foreign-vol", map[string]string{"app": "db"})
 	for _, v := range []*corev1.PersistentVolume{ours, foreign} {
 		if err := env.Client.Create(ctx, v); err != nil {

@@ -23,7 +23,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 	"github.com/prism-storage/prism/test/support/testenv"
 )
 
@@ -175,7 +175,7 @@ func deviceSets(t *testing.T, c *unstructured.Unstructured) map[string]map[strin
 func policyVolumes(t *testing.T, policy string) map[string]corev1.PersistentVolume {
 	t.Helper()
 	list := &corev1.PersistentVolumeList{}
-	if err := env.Client.List(context.Background(), list, client.MatchingLabels{plan.LabelPolicy: policy}); err != nil {
+	if err := env.Client.List(context.Background(), list, client.MatchingLabels{rook.LabelPolicy: policy}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]corev1.PersistentVolume{}
@@ -244,11 +244,11 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 	if len(sets) != 3 || len(vols) != 4 {
 		t.Fatalf("sets %v, volumes %v: want the admin's set and 2 of Prism's, 4 volumes", sortedNames(sets), sortedNames(vols))
 	}
-	if sets[plan.DeviceSetName(a, devs[2])] != nil {
+	if sets[rook.DeviceSetName(a, devs[2])] != nil {
 		t.Error("the device whose core is Pending got a device set")
 	}
 	for i, dev := range devs[:2] {
-		name := plan.DeviceSetName(a, dev)
+		name := rook.DeviceSetName(a, dev)
 		checkSetBindsItsVolumes(t, sets[name], vols, fmt.Sprintf("/dev/cas1-%d", i+1), dev)
 	}
 	if cond := rookCondition(p); cond == nil || cond.Reason != hybridstoragepolicy.ReasonWaitingForCacheCores ||
@@ -268,9 +268,9 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 		t.Error("the admin's mon count was lost")
 	}
 	sc := &storagev1.StorageClass{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: plan.LocalStorageClass}, sc); err != nil ||
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: rook.LocalStorageClass}, sc); err != nil ||
 		sc.Provisioner != "kubernetes.io/no-provisioner" || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
-		t.Fatalf("StorageClass %s: %+v %v", plan.LocalStorageClass, sc, err)
+		t.Fatalf("StorageClass %s: %+v %v", rook.LocalStorageClass, sc, err)
 	}
 
 	// Every core Ready: three sets; nothing changes on the next reconcile (no write at all).
@@ -297,18 +297,18 @@ func TestOSDsOnCachesBecomeDeviceSetsOnLocalVolumes(t *testing.T) {
 
 	// Rook's claim binds the first device's volumes (an OSD exists); then both first cores
 	// drop out of Ready. The claimed set stays with its volumes; the unclaimed one goes.
-	claimed, unclaimed := plan.DeviceSetName(a, devs[0]), plan.DeviceSetName(a, devs[1])
-	bind(t, plan.VolumeName(claimed, plan.RoleData), cluster.GetNamespace())
+	claimed, unclaimed := rook.DeviceSetName(a, devs[0]), rook.DeviceSetName(a, devs[1])
+	bind(t, rook.VolumeName(claimed, rook.RoleData), cluster.GetNamespace())
 	reportCores(t, a, map[string]prismv1.CoreState{devs[0]: prismv1.CoreInactive, devs[1]: prismv1.CorePending})
 	p = reconcileAs(t, op, policy.Name)
 	sets, vols = deviceSets(t, getCephCluster(t, cluster)), policyVolumes(t, policy.Name)
 	if sets[claimed] == nil || sets[unclaimed] != nil {
 		t.Fatalf("sets %v: want %s kept (claimed) and %s gone", sortedNames(sets), claimed, unclaimed)
 	}
-	if _, ok := vols[plan.VolumeName(unclaimed, plan.RoleData)]; ok {
+	if _, ok := vols[rook.VolumeName(unclaimed, rook.RoleData)]; ok {
 		t.Errorf("the unclaimed volumes of a dropped set are still there: %v", sortedNames(vols))
 	}
-	if _, ok := vols[plan.VolumeName(claimed, plan.RoleMetadata)]; !ok {
+	if _, ok := vols[rook.VolumeName(claimed, rook.RoleMetadata)]; !ok {
 		t.Errorf("the claimed set lost its metadata volume: %v", sortedNames(vols))
 	}
 	if cond := rookCondition(p); cond == nil || !strings.Contains(cond.Message, "device set "+claimed+" of "+a+" kept: a claim holds its volumes") {
@@ -345,7 +345,7 @@ func checkSetBindsItsVolumes(t *testing.T, set map[string]any, vols map[string]c
 		t.Errorf("set %v", set)
 	}
 	templates := set["volumeClaimTemplates"].([]any)
-	want := map[string]string{plan.RoleData: exported, plan.RoleMetadata: ""}
+	want := map[string]string{rook.RoleData: exported, rook.RoleMetadata: ""}
 	for _, tmpl := range templates {
 		m := tmpl.(map[string]any)
 		role, _, _ := unstructured.NestedString(m, "metadata", "name")
@@ -362,13 +362,13 @@ func checkSetBindsItsVolumes(t *testing.T, set map[string]any, vols map[string]c
 			t.Fatalf("template %s of %s selects %d volumes", role, device, len(selected))
 		}
 		v := selected[0]
-		if v.Spec.StorageClassName != class || string(*v.Spec.VolumeMode) != mode || v.Annotations[plan.AnnotationDevice] == "" {
+		if v.Spec.StorageClassName != class || string(*v.Spec.VolumeMode) != mode || v.Annotations[rook.AnnotationDevice] == "" {
 			t.Errorf("template %s cannot bind %s: class %s mode %s", role, v.Name, class, mode)
 		}
-		if path, ok := want[role]; !ok || (path != "" && v.Spec.Local.Path != path) || (role == plan.RoleData && v.Annotations[plan.AnnotationDevice] != device) {
+		if path, ok := want[role]; !ok || (path != "" && v.Spec.Local.Path != path) || (role == rook.RoleData && v.Annotations[rook.AnnotationDevice] != device) {
 			t.Errorf("template %s of %s binds %s on %s", role, device, v.Name, v.Spec.Local.Path)
 		}
-		if role == plan.RoleMetadata && !strings.Contains(v.Spec.Local.Path, "-part") {
+		if role == rook.RoleMetadata && !strings.Contains(v.Spec.Local.Path, "-part") {
 			t.Errorf("metadata volume %s is on %s, want a DB slot partition", v.Name, v.Spec.Local.Path)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // cephBlockDBType is the GPT type GUID of a Ceph block.db partition, written out here rather
@@ -31,7 +32,7 @@ type results struct {
 	// fabric maps a QEMU serial to the NVMe-oF block device the guest saw (nvmeXnY).
 	fabric, backing map[string]string
 	inv             inventorydoc.Document
-	plan            plan.ClusterPlan
+	plan            pluginPlan
 	nodePlan        prismv1.NodePlan
 	metadata        map[string]map[string]any // osd id -> `ceph osd metadata`
 }
@@ -166,16 +167,23 @@ func (r *results) checkPlan(t *testing.T, policyYAML []byte) {
 		t.Errorf("plan: slot 0 serves %q, want %s", fp.Slots[0].DataDevice, qlcA.StablePath)
 	}
 	t.Logf("plan warnings: %v", r.plan.Nodes[0].Warnings)
-	rook := r.plan.RookStorageNodes
-	if len(rook) != 1 || len(rook[0].Devices) != 1 {
-		t.Fatalf("plan: Rook entries %+v", rook)
+	entries := r.plan.RookStorageNodes
+	if len(entries) != 1 || len(entries[0].Devices) != 1 {
+		t.Fatalf("plan: Rook entries %+v", entries)
 	}
-	dev := rook[0].Devices[0]
+	dev := entries[0].Devices[0]
 	slotPath := prismv1.PartitionPath(fp.StablePath, fp.Slots[0].Partition.Number)
 	if dev.Name != qlcA.StablePath || dev.Config.MetadataDevice != slotPath {
 		t.Errorf("Rook entry %+v, want %s with metadataDevice %s", dev, qlcA.StablePath, slotPath)
 	}
-	t.Logf("Rook entry: %s metadataDevice=%s node config %v", dev.Name, dev.Config.MetadataDevice, rook[0].Config)
+	t.Logf("Rook entry: %s metadataDevice=%s node config %v", dev.Name, dev.Config.MetadataDevice, entries[0].Config)
+}
+
+// pluginPlan is what `kubectl-prism plan -o json` prints: the planner's result and the Rook
+// entries of its plans (the rest, its Rook decision, is not read here).
+type pluginPlan struct {
+	plan.ClusterPlan
+	RookStorageNodes []rook.RookNode `json:"rookStorageNodes"`
 }
 
 // sfdiskDoc is `sfdisk --json` of a GPT disk.

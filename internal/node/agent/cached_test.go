@@ -13,7 +13,7 @@ import (
 	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/provision"
-	"github.com/prism-storage/prism/internal/plan"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 func TestCachedCondition(t *testing.T) {
@@ -109,7 +109,7 @@ func TestActKeepsTheCoresWhenTheCacheCannotBeObserved(t *testing.T) {
 		!strings.Contains(next.Caches[0].Message, "timeout while waiting for the cache manager") {
 		t.Fatalf("after a pass that could not observe the cache: %+v", next.Caches)
 	}
-	if osds := plan.ClaimOSDsOf(sn.Name, *sn.Spec.Plan, next); len(osds.Ready) != 1 || len(osds.Held) != 0 {
+	if osds := rook.ClaimOSDsOf(sn.Name, *sn.Spec.Plan, next); len(osds.Ready) != 1 || len(osds.Held) != 0 {
 		t.Errorf("the operator reads OSDs ready %+v, held %+v: want the Ready core's OSD kept", osds.Ready, osds.Held)
 	}
 }

@@ -1,6 +1,6 @@
 // Package decide is the one pure entry point from what is observed of a HybridStoragePolicy to
 // everything Prism applies for it: the selection and node plans (plan.Plan), the StorageNodes
-// to claim and to release, and the Rook decision (rookdecide.Decide). The operator observes
+// to claim and to release, and the Rook decision (rook.Decide). The operator observes
 // the cluster, calls Policy once and applies the result; `kubectl prism plan` calls Policy on
 // inventories read from files and prints it. Neither re-implements any step in between.
 package decide
@@ -22,7 +22,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // Why a node is released; each ends up in the status and in a NodeReleased Event.
@@ -45,8 +45,8 @@ type Observation struct {
 	// Cluster is the CephCluster spec.cephCluster names (nil: it does not exist).
 	Cluster *unstructured.Unstructured
 	// Ledger and Volumes are the policy's local volumes and volumes read by name
-	// (rookdecide.Input); a decision that needs more asks in Decision.Rook.Lookup.
-	Ledger  map[string]rookdecide.LedgerSet
+	// (rook.Input); a decision that needs more asks in Decision.Rook.Lookup.
+	Ledger  map[string]rook.LedgerSet
 	Volumes map[string]*corev1.PersistentVolume
 	// Now is the clock for replacement pacing.
 	Now time.Time
@@ -65,7 +65,7 @@ type Node struct {
 }
 
 // Decision is everything to apply for one policy, in this order: Claims, Releases, then Rook
-// (rookdecide.Decision's own order). A non-empty InvalidSelector stops everything: nothing is
+// (rook.Decision's own order). A non-empty InvalidSelector stops everything: nothing is
 // claimed, released or withdrawn.
 type Decision struct {
 	// InvalidSelector is why spec.nodeSelector cannot be used, naming the field.
@@ -80,7 +80,7 @@ type Decision struct {
 	Releases []Release
 	// Rook is what the policy applies to its CephCluster; RookErr a merge conflict that stops
 	// that step (claims and releases still go ahead).
-	Rook    rookdecide.Decision
+	Rook    rook.Decision
 	RookErr error
 }
 
@@ -123,7 +123,7 @@ func Policy(obs Observation) Decision {
 	sort.Strings(d.Selected)
 	sort.Strings(d.Unselected)
 
-	in := plan.Input{Spec: &policy.Spec, Classes: obs.Classes, DeviceClass: DeviceClass(policy)}
+	in := plan.Input{Spec: &policy.Spec, Classes: obs.Classes}
 	for _, name := range d.Selected {
 		in.Nodes = append(in.Nodes, inventoryOf(name, byName[name], policy.Name))
 	}
@@ -138,7 +138,7 @@ func Policy(obs Observation) Decision {
 	}
 	d.Releases = releasesOf(policy, refused, d.Selected, obs.StorageNodes)
 
-	rin := rookdecide.Input{
+	rin := rook.Input{
 		Policy: policy.Name, Manager: CephClusterManager(policy.Name), DryRun: dryRun, PlanRefused: refused,
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
@@ -164,13 +164,13 @@ func Policy(obs Observation) Decision {
 			continue
 		}
 		// A claim written now bumps the StorageNode's generation: its agent has not seen it.
-		n := rookdecide.Node{Name: name, Plan: p, Ready: !pending[name] && Provisioned(sn, p), Status: sn.Status, Hostname: hostnames[name]}
+		n := rook.Node{Name: name, Plan: p, Ready: !pending[name] && Provisioned(sn, p), Status: sn.Status, Hostname: hostnames[name]}
 		if obs.AssumeProvisioned {
 			n.Ready, n.Status = true, assumedStatus(sn.Status, p)
 		}
 		rin.Nodes = append(rin.Nodes, n)
 	}
-	d.Rook, d.RookErr = rookdecide.Decide(rin)
+	d.Rook, d.RookErr = rook.Decide(rin)
 	return d
 }
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 const gib = int64(1) << 30
@@ -46,7 +46,7 @@ func policyOf(mode prismv1.PolicyMode, selector map[string]string) *prismv1.Hybr
 func cephCluster() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storage": map[string]any{},
 		"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}}}}
-	u.SetGroupVersionKind(rookdecide.CephClusterGVK)
+	u.SetGroupVersionKind(rook.CephClusterGVK)
 	u.SetNamespace("rook-ceph")
 	u.SetName("ceph")
 	return u
@@ -95,7 +95,7 @@ func TestPolicyClaimsPlansAndWaitsForPartitions(t *testing.T) {
 		}
 	}
 	// A claim being written now: the agent has not seen it, so Rook waits for the partitions.
-	if d.RookErr != nil || d.Rook.Outcome.Reason != rookdecide.ReasonWaitingForPartitions || !reflect.DeepEqual(d.Rook.Waiting, []string{"a", "b"}) {
+	if d.RookErr != nil || d.Rook.Outcome.Reason != rook.ReasonWaitingForPartitions || !reflect.DeepEqual(d.Rook.Waiting, []string{"a", "b"}) {
 		t.Fatalf("rook: %v %+v", d.RookErr, d.Rook.Outcome)
 	}
 

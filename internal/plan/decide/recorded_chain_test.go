@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan/rookdecide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // recordedChain holds objects the e2e suite read from the real chain's API server
@@ -84,7 +84,7 @@ func replayStage(t *testing.T, r recorded) {
 			t.Errorf("claims %v, releases %v on a node already claimed", claimNames(d.Claims), d.Releases)
 		}
 		rd := d.Rook
-		if !rd.Outcome.OK || rd.Outcome.Reason != rookdecide.ReasonApplied || len(rd.Waiting) > 0 || rd.Changed {
+		if !rd.Outcome.OK || rd.Outcome.Reason != rook.ReasonApplied || len(rd.Waiting) > 0 || rd.Changed {
 			t.Errorf("outcome %+v, waiting %v, changed %t (%s)", rd.Outcome, rd.Waiting, rd.Changed, rd.Event)
 		}
 		if got := jsonOf(t, rd.Nodes); got != jsonOf(t, want) {

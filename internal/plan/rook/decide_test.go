@@ -1,4 +1,4 @@
-package rookdecide
+package rook
 
 import (
 	"encoding/json"
@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
 )
 
 var now = time.Date(2026, 11, 25, 22, 0, 0, 0, time.UTC)
@@ -64,7 +63,7 @@ func withCeph(c *unstructured.Unstructured, version string) *unstructured.Unstru
 
 // onVolumes is n with the status its agent reports for slotPlan's slots: partitions 1, 2, …
 // of its fast device Ready, with the volumes given (nil: none).
-func onVolumes(n Node, volumes ...*prismv1.DBVolumeStatus) Node {
+func withVolumes(n Node, volumes ...*prismv1.DBVolumeStatus) Node {
 	fast := n.Plan.FastDevices[0].StablePath
 	for i, v := range volumes {
 		num := int32(i + 1)
@@ -89,7 +88,7 @@ var inUse = volumeAt(prismv1.DBVolumePartitionInUse, "")
 
 // written lists the devices of entries as "node device metadataDevice databaseSizeMB", with
 // the size Rook applies (the device's, else its node's); device names lose /dev/disk/by-id/.
-func written(entries []plan.RookNode) []string {
+func written(entries []RookNode) []string {
 	var out []string
 	for _, e := range entries {
 		for _, d := range e.Devices {
@@ -108,7 +107,7 @@ func input(c *unstructured.Unstructured, nodes ...Node) Input {
 		Cluster: c, Nodes: nodes, Now: now}
 }
 
-func names(entries []plan.RookNode) []string {
+func names(entries []RookNode) []string {
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Name)
@@ -201,16 +200,16 @@ func TestDecide(t *testing.T) {
 			want{reason: ReasonReplacingOSDs, message: []string{"2 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue}},
 		{"a moved DB is released one OSD at a time when Ceph is healthy",
-			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), a),
+			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), a),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook", "1 OSDs to re-create"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue}},
 		{"Ceph 20: a moved DB on a new partition is not released",
-			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), "20.2.4-0"), a),
+			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), "20.2.4-0"), a),
 			want{reason: ReasonCephLosesPartitionDB, message: []string{"withheld: a (a new OSD on /dev/disk/by-id/q1 with its DB on partition /dev/disk/by-id/nvme-A-part1)"},
 				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
 		{"Ceph 20: a moved DB on a new volume is released",
-			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, plan.HealthOK), "20.2.4-0"),
-				onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), "20.2.4-0"),
+				withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue,
 				devices: []string{"a q1 " + lvA0, "a q2 " + prismv1.PartitionPath("/dev/disk/by-id/nvme-OLD", 2) + " 61440"}}},
@@ -234,33 +233,33 @@ func TestDecide(t *testing.T) {
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a"}},
 		// Decision 0036: DB slots reach Rook as the agent's logical volumes, which Ceph 20 keeps.
 		{"Ceph 20 with every volume Ready: the entries name the volumes, without databaseSizeMB",
-			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
 		{"Ceph 19 with every volume Ready: the same",
-			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
 		{"Ceph 20, a node on volumes and one on partitions: the first is written, the second withheld",
-			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1)),
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1)),
 				Node{Name: "c", Plan: slotPlan("nvme-C", "q1"), Ready: true}),
 			want{reason: ReasonCephLosesPartitionDB, changed: true, message: []string{"Rook reports Ceph 20.2.4-0",
 				"withheld: c (a new OSD on /dev/disk/by-id/q1 with its DB on partition /dev/disk/by-id/nvme-C-part1)", "1 nodes' OSD entries"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", devices: []string{"a q1 " + lvA0, "a q2 " + lvA1}}},
 		{"Ceph 20, one node: an OSD on its partition already in the CephCluster stays, a new one goes on its volume",
-			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1")}, map[string]string{key: "a"}, ""), "20.2.4-0"), onVolumes(a, inUse, readyVolume("nvme-A", 1))),
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1")}, map[string]string{key: "a"}, ""), "20.2.4-0"), withVolumes(a, inUse, readyVolume("nvme-A", 1))),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + lvA1}}},
 		{"Ceph 20: partitions in use, already in the CephCluster, are written unchanged",
-			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), onVolumes(a, inUse, inUse)),
+			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "20.2.4-0"), withVolumes(a, inUse, inUse)),
 			want{reason: ReasonApplied, ok: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
 		{"Ceph 20: a partition in use that the CephCluster does not name is a new entry from a partition: withheld",
-			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, readyVolume("nvme-A", 0), inUse)),
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), withVolumes(a, readyVolume("nvme-A", 0), inUse)),
 			want{reason: ReasonCephLosesPartitionDB, message: []string{"withheld: a (a new OSD on /dev/disk/by-id/q2 with its DB on partition /dev/disk/by-id/nvme-A-part2)"},
 				kept: []string{}}},
 		{"Ceph 19: a partition in use keeps naming the partition",
-			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), onVolumes(a, inUse, readyVolume("nvme-A", 1))),
+			input(withCeph(cluster(nil, nil, ""), "19.2.3-0"), withVolumes(a, inUse, readyVolume("nvme-A", 1))),
 			want{reason: ReasonApplied, ok: true, changed: true, entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a",
 				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + lvA1}}},
 		// The agent makes a volume only on a partition proven empty, so no OSD has its DB there;
@@ -268,24 +267,24 @@ func TestDecide(t *testing.T) {
 		// replacement pacing, as any DB move does.
 		{"an entry naming a slot's partition whose volume is now Ready: the change waits for Ceph's health",
 			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), "19.2.3-0"),
-				onVolumes(a, readyVolume("nvme-A", 0), inUse)),
+				withVolumes(a, readyVolume("nvme-A", 0), inUse)),
 			// Changed: the size moves from the node to each device, which Rook applies alike.
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"1 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1: DB moves from " + partA1 + " to " + lvA0},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue,
 				devices: []string{"a q1 " + partA1 + " 61440", "a q2 " + partA2 + " 61440"}}},
 		{"a Ready volume at another path: the node waits and keeps the entry it has",
 			input(withCeph(cluster([]any{entry("a", "nvme-A", "q1", "q2")}, map[string]string{key: "a"}, ""), "19.2.3-0"),
-				onVolumes(a, volumeAt(prismv1.DBVolumeReady, "/dev/vg/other"), readyVolume("nvme-A", 1))),
+				withVolumes(a, volumeAt(prismv1.DBVolumeReady, "/dev/vg/other"), readyVolume("nvme-A", 1))),
 			want{reason: ReasonWaitingForPartitions, message: []string{"not written until the agent reports each DB volume Ready where the plan puts it",
 				`a: DB volumes not verified: /dev/disk/by-id/nvme-A-part1: volume Ready at "/dev/vg/other", not at "` + lvA0 + `"`},
 				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
 		{"Pending and Refused volumes on a node reported ready: nothing written, on Ceph 20 nothing withheld either",
-			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), onVolumes(a, volumeAt(prismv1.DBVolumePending, lvA0), volumeAt(prismv1.DBVolumeRefused, lvA1)), b),
+			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), withVolumes(a, volumeAt(prismv1.DBVolumePending, lvA0), volumeAt(prismv1.DBVolumeRefused, lvA1)), b),
 			want{reason: ReasonWaitingForPartitions, message: []string{"waiting for the agents to create the DB partitions on b;",
 				"a: DB volumes not verified: /dev/disk/by-id/nvme-A-part1: volume Pending; /dev/disk/by-id/nvme-A-part2: volume Refused"},
 				kept: []string{}, managed: ""}},
 		{"a Failed volume",
-			input(cluster(nil, nil, ""), onVolumes(a, nil, volumeAt(prismv1.DBVolumeFailed, lvA1))),
+			input(cluster(nil, nil, ""), withVolumes(a, nil, volumeAt(prismv1.DBVolumeFailed, lvA1))),
 			want{reason: ReasonWaitingForPartitions, message: []string{"/dev/disk/by-id/nvme-A-part2: volume Failed"}, kept: []string{}, managed: ""}},
 		{"Ceph 20 with no node ready: waiting, nothing withheld",
 			input(withCeph(cluster(nil, nil, ""), "20.2.4-0"), b),
@@ -333,7 +332,7 @@ func TestDecide(t *testing.T) {
 			if tc.in.Cluster != nil && PartitionDBWithheld(tc.in.Cluster) != "" {
 				// What is written on such a Ceph never hands Rook a new OSD from a partition.
 				existing, _, _ := unstructured.NestedSlice(tc.in.Cluster.Object, "spec", "storage", "nodes")
-				had := plan.ExistingMetadataDevices(existing)
+				had := ExistingMetadataDevices(existing)
 				for _, e := range d.Entries {
 					for _, dev := range e.Devices {
 						if meta := dev.Config.MetadataDevice; !strings.HasPrefix(meta, "/dev/prism-db-") && had[e.Name][dev.Name] != meta {
@@ -422,7 +421,7 @@ func TestDecideDeviceSets(t *testing.T) {
 		t.Errorf("device sets %v, entries %v, message %q: want one set and no storage.nodes entry", sets, d.Entries, d.Outcome.Message)
 	}
 	for _, v := range d.ApplyVolumes {
-		if v.Labels[plan.LabelDeviceSet] == "" {
+		if v.Labels[LabelDeviceSet] == "" {
 			t.Errorf("volume %s has no device-set label", v.Name)
 		}
 	}

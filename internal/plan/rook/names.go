@@ -1,8 +1,6 @@
-package plan
+package rook
 
-// The names of Prism's local volumes for Rook PVC-based OSDs. The objects themselves are built
-// in internal/plan/rookvolumes, so that the node agent, which imports this package for its
-// partition and cache plans, does not link Kubernetes' core and storage API types.
+// The names of Prism's local volumes for Rook PVC-based OSDs; volumes.go builds the objects.
 
 // LocalStorageClass is the class of Prism's local volumes: no provisioner, and binding waits
 // for the OSD prepare pod, as Kubernetes requires for local volumes.

@@ -1,4 +1,4 @@
-package plan
+package rook
 
 import (
 	"reflect"
@@ -32,7 +32,7 @@ func partitionsOf(volumes ...*prismv1.DBVolumeStatus) prismv1.StorageNodeStatus 
 	return st
 }
 
-func volume(state prismv1.DBVolumeState, path string) *prismv1.DBVolumeStatus {
+func volumeStatus(state prismv1.DBVolumeState, path string) *prismv1.DBVolumeStatus {
 	return &prismv1.DBVolumeStatus{Path: path, State: state, Message: "lvm says so"}
 }
 
@@ -50,25 +50,25 @@ func TestSlotVolumes(t *testing.T) {
 	}{
 		{"no partitions reported: every slot keeps its partition", volumePlan(), prismv1.StorageNodeStatus{}, nil, nil},
 		{"an agent that makes no volumes", volumePlan(), partitionsOf(nil, nil, nil), nil, nil},
-		{"every volume Ready where planned", volumePlan(), partitionsOf(volume(prismv1.DBVolumeReady, lv0), volume(prismv1.DBVolumeReady, lv1), volume(prismv1.DBVolumePending, lv2)),
+		{"every volume Ready where planned", volumePlan(), partitionsOf(volumeStatus(prismv1.DBVolumeReady, lv0), volumeStatus(prismv1.DBVolumeReady, lv1), volumeStatus(prismv1.DBVolumePending, lv2)),
 			map[string]string{part1: lv0, part2: lv1}, nil},
-		{"a partition an OSD already uses keeps its partition", volumePlan(), partitionsOf(volume(prismv1.DBVolumePartitionInUse, ""), volume(prismv1.DBVolumeReady, lv1)),
+		{"a partition an OSD already uses keeps its partition", volumePlan(), partitionsOf(volumeStatus(prismv1.DBVolumePartitionInUse, ""), volumeStatus(prismv1.DBVolumeReady, lv1)),
 			map[string]string{part2: lv1}, nil},
-		{"a Ready volume at another path is not named", volumePlan(), partitionsOf(volume(prismv1.DBVolumeReady, lv0), volume(prismv1.DBVolumeReady, "/dev/other/lv")),
+		{"a Ready volume at another path is not named", volumePlan(), partitionsOf(volumeStatus(prismv1.DBVolumeReady, lv0), volumeStatus(prismv1.DBVolumeReady, "/dev/other/lv")),
 			nil, []string{part2 + `: volume Ready at "/dev/other/lv", not at "` + lv1 + `" as planned`}},
-		{"a Ready volume without a path is not named", volumePlan(), partitionsOf(volume(prismv1.DBVolumeReady, ""), nil),
+		{"a Ready volume without a path is not named", volumePlan(), partitionsOf(volumeStatus(prismv1.DBVolumeReady, ""), nil),
 			nil, []string{part1 + `: volume Ready at ""`}},
-		{"Pending, Refused and Failed volumes make the node wait, each named", volumePlan(), partitionsOf(volume(prismv1.DBVolumePending, lv0), volume(prismv1.DBVolumeRefused, lv1)),
+		{"Pending, Refused and Failed volumes make the node wait, each named", volumePlan(), partitionsOf(volumeStatus(prismv1.DBVolumePending, lv0), volumeStatus(prismv1.DBVolumeRefused, lv1)),
 			nil, []string{"DB volumes not verified", part1 + ": volume Pending: lvm says so", part2 + ": volume Refused: lvm says so"}},
-		{"a Failed volume", volumePlan(), partitionsOf(nil, volume(prismv1.DBVolumeFailed, lv1)),
+		{"a Failed volume", volumePlan(), partitionsOf(nil, volumeStatus(prismv1.DBVolumeFailed, lv1)),
 			nil, []string{part2 + ": volume Failed"}},
-		{"the free slot's volume is not looked at", volumePlan(), partitionsOf(nil, nil, volume(prismv1.DBVolumeFailed, lv2)), nil, nil},
+		{"the free slot's volume is not looked at", volumePlan(), partitionsOf(nil, nil, volumeStatus(prismv1.DBVolumeFailed, lv2)), nil, nil},
 		{"a volume reported for another device is not this slot's", volumePlan(), func() prismv1.StorageNodeStatus {
-			st := partitionsOf(volume(prismv1.DBVolumeFailed, lv0))
+			st := partitionsOf(volumeStatus(prismv1.DBVolumeFailed, lv0))
 			st.Partitions[0].Device = "/dev/disk/by-id/nvme-B"
 			return st
 		}(), nil, nil},
-		{"a node on a cache has no storage.nodes entry", cached, partitionsOf(volume(prismv1.DBVolumeFailed, lv0)), nil, nil},
+		{"a node on a cache has no storage.nodes entry", cached, partitionsOf(volumeStatus(prismv1.DBVolumeFailed, lv0)), nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestSlotVolumesSummarises(t *testing.T) {
 	var vols []*prismv1.DBVolumeStatus
 	for i := range 6 {
 		p.FastDevices[0].Slots = append(p.FastDevices[0].Slots, prismv1.DBSlot{Index: int32(i), Partition: prismv1.PlannedPartition{Number: int32(i + 1)}, DataDevice: "q"})
-		vols = append(vols, volume(prismv1.DBVolumePending, ""))
+		vols = append(vols, volumeStatus(prismv1.DBVolumePending, ""))
 	}
 	_, err := SlotVolumes(p, partitionsOf(vols...))
 	if err == nil || !strings.HasSuffix(err.Error(), "; and 3 more") || strings.Count(err.Error(), "Pending") != 3 {

@@ -1,4 +1,4 @@
-package rookdecide
+package rook
 
 import (
 	"fmt"
@@ -11,12 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
-	"github.com/prism-storage/prism/internal/plan/rookvolumes"
 )
 
 // OSDs on a cache: each capacity device behind a cache whose core is Ready becomes two local
-// volumes and one storageClassDeviceSet (internal/plan/rookpvc.go,
+// volumes and one storageClassDeviceSet (claims.go,
 // docs/decisions/0010-rook-osds-on-cas.md). The volumes carry the policy's label: they are
 // the record of which sets the policy manages (an annotation listing thousands of sets would
 // outgrow the annotation size limit).
@@ -40,12 +38,12 @@ func (l LedgerSet) claimed() bool {
 func Ledger(volumes []corev1.PersistentVolume) map[string]LedgerSet {
 	sets := map[string]LedgerSet{}
 	for _, v := range volumes {
-		name := v.Labels[plan.LabelDeviceSet]
+		name := v.Labels[LabelDeviceSet]
 		if name == "" {
 			continue
 		}
 		l := sets[name]
-		l.Node = v.Annotations[plan.AnnotationNode]
+		l.Node = v.Annotations[AnnotationNode]
 		l.Volumes = append(l.Volumes, v)
 		sets[name] = l
 	}
@@ -75,7 +73,7 @@ type DeviceSets struct {
 // volumes are cleaned up. lookup names volumes to observe first.
 func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw []string) (*DeviceSets, []string, error) {
 	out := &DeviceSets{}
-	var want []rookvolumes.RookDeviceSet
+	var want []RookDeviceSet
 	var lookup []string
 	wanted := map[string]bool{}
 	// unread are the sets of capacity devices whose size could not be read: they stay as
@@ -90,14 +88,14 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 			out.waiting = append(out.waiting, n.Name+": its OSDs stay in storage.nodes on the raw devices; to move them onto the cache, remove them and then the node's entry (docs/cache.md)")
 			continue
 		}
-		osds := plan.ClaimOSDsOf(n.Name, p, n.Status)
-		var held []plan.HeldDevice
+		osds := ClaimOSDsOf(n.Name, p, n.Status)
+		var held []HeldDevice
 		for _, h := range osds.Held {
 			if !h.Partial {
 				held = append(held, h)
 				continue
 			}
-			unread[plan.DeviceSetName(n.Name, h.DataDevice)] = true
+			unread[DeviceSetName(n.Name, h.DataDevice)] = true
 			out.notes = append(out.notes, fmt.Sprintf("%s: the device set and volumes of %s stay as they are: %s", n.Name, h.DataDevice, h.Reason))
 		}
 		if len(held) > 0 {
@@ -108,9 +106,9 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 			hostname = n.Name
 		}
 		for _, o := range osds.Ready {
-			set := rookvolumes.DeviceSet(o, in.DeviceClass)
+			set := DeviceSet(o, in.DeviceClass)
 			wanted[set.Name] = true
-			data, meta := rookvolumes.LocalVolumes(o, hostname, in.Policy)
+			data, meta := LocalVolumes(o, hostname, in.Policy)
 			usable, missing := decideVolumes(in, out, in.Ledger[set.Name], data, meta)
 			lookup = append(lookup, missing...)
 			if usable {
@@ -147,7 +145,7 @@ func decideDeviceSets(in Input, ready map[string]prismv1.NodePlan, waiting, raw 
 	}
 	var err error
 	out.existing, _, _ = unstructured.NestedSlice(in.Cluster.Object, "spec", "storage", "storageClassDeviceSets")
-	if out.merged, err = rookvolumes.MergeRookDeviceSets(out.existing, replace, want); err != nil {
+	if out.merged, err = MergeRookDeviceSets(out.existing, replace, want); err != nil {
 		return nil, nil, fmt.Errorf("CephCluster %s: %w", in.Cluster.GetName(), err)
 	}
 	out.include = len(want) > 0 || len(replace) > 0 || OwnsField(in.Cluster, in.Manager, "spec", "storage", "storageClassDeviceSets")
@@ -168,7 +166,7 @@ func decideVolumes(in Input, out *DeviceSets, recorded LedgerSet, want ...*corev
 			out.apply = append(out.apply, w)
 			continue
 		}
-		immutable, mutable := rookvolumes.VolumeDrift(have, w)
+		immutable, mutable := VolumeDrift(have, w)
 		switch {
 		case !have.DeletionTimestamp.IsZero():
 			out.waiting = append(out.waiting, fmt.Sprintf("volume %s is being deleted; it is re-created once gone", w.Name))
@@ -199,7 +197,7 @@ func volume(in Input, recorded LedgerSet, name string) (have *corev1.PersistentV
 	return v, ok
 }
 
-func heldMessage(node string, held []plan.HeldDevice) string {
+func heldMessage(node string, held []HeldDevice) string {
 	first := held[0]
 	msg := fmt.Sprintf("%s: %d capacity devices wait for their cache cores (%s: %s", node, len(held), first.DataDevice, first.Reason)
 	if len(held) > 1 {

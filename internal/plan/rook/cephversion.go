@@ -1,4 +1,4 @@
-package rookdecide
+package rook
 
 import (
 	"fmt"

@@ -1,12 +1,4 @@
-// Package rookdecide decides, from one observation, everything Prism applies to Rook for one
-// policy: the CephCluster's storage.nodes (which entries are dropped, kept, gated), its
-// cephConfig, its annotations, its storageClassDeviceSets and the local volumes behind them,
-// and the RookConfigured outcome. It is pure: the controller observes (the CephCluster, the
-// StorageNodes' readiness, the volumes), calls Decide, and applies what comes back.
-//
-// It sits beside internal/plan rather than in it because the device sets and volumes come from
-// internal/plan/rookvolumes, which imports plan.
-package rookdecide
+package rook
 
 import (
 	"fmt"
@@ -21,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
 )
 
 // Reasons of the RookConfigured condition.
@@ -114,7 +105,7 @@ type Decision struct {
 	// others.
 	Ready, Waiting []string
 	// Unverified are the waiting nodes whose agent reports them provisioned but whose DB
-	// volumes are not Ready where the plan puts them (plan.SlotVolumes), with why: their entries
+	// volumes are not Ready where the plan puts them (SlotVolumes), with why: their entries
 	// would name devices nobody has verified.
 	Unverified map[string]string
 	// Unobserved are the waiting nodes managed before whose entries are kept because there is
@@ -127,7 +118,7 @@ type Decision struct {
 	// Entries are the storage.nodes entries of the ready nodes, after gating. Of the nodes the
 	// policy managed before and writes no entry for now, Drop lose their entries and Kept
 	// keep theirs untouched (re-provisioning, or OSDs still on raw devices under a new cache).
-	Entries    []plan.RookNode
+	Entries    []RookNode
 	Drop, Kept []string
 	// Nodes is the CephCluster's storage.nodes after the apply.
 	Nodes []any
@@ -136,7 +127,7 @@ type Decision struct {
 	// Config is the cephConfig Prism sets (nil: none).
 	Config map[string]any
 	// Gate is what replacement pacing decided.
-	Gate plan.GateResult
+	Gate GateResult
 	// Sets are the device sets and volumes (nil when the decision stopped early: dry run, a
 	// refused plan, no CephCluster, useAllNodes; then there is nothing to apply).
 	Sets *DeviceSets
@@ -175,7 +166,7 @@ func Decide(in Input) (Decision, error) {
 			d.Waiting = append(d.Waiting, n.Name)
 			continue
 		}
-		lv, err := plan.SlotVolumes(n.Plan, n.Status)
+		lv, err := SlotVolumes(n.Plan, n.Status)
 		if err != nil {
 			if d.Unverified == nil {
 				d.Unverified = map[string]string{}
@@ -191,7 +182,7 @@ func Decide(in Input) (Decision, error) {
 	}
 	sort.Strings(d.Waiting)
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-	d.Gate = plan.GateReplacements(plan.RookNodesOnVolumes(ready, volumes, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
+	d.Gate = GateReplacements(RookNodesOnVolumes(ready, volumes, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
 	d.Entries = d.Gate.Entries
 	lost := PartitionDBWithheld(cluster)
 	var withheld []string
@@ -226,7 +217,7 @@ func Decide(in Input) (Decision, error) {
 	}
 	sort.Strings(d.Waiting)
 	var err error
-	if d.Nodes, err = plan.MergeRookNodes(existing, d.Drop, d.Entries); err != nil {
+	if d.Nodes, err = MergeRookNodes(existing, d.Drop, d.Entries); err != nil {
 		return Decision{}, fmt.Errorf("CephCluster %s: %w", cluster.GetName(), err)
 	}
 	config, configNote := cephConfig(in, ready)
@@ -273,8 +264,8 @@ func Decide(in Input) (Decision, error) {
 // metadataDevice is neither one of the node's logical volumes (volumes: partition → volume)
 // nor what the CephCluster's entry for that device already has (an OSD prepared from the
 // partition before keeps its entry). The others are withheld, with the first such device.
-func withholdPartitionDBs(entries []plan.RookNode, existing []any, volumes map[string]map[string]string) (written []plan.RookNode, withheld, why []string) {
-	current := plan.ExistingMetadataDevices(existing)
+func withholdPartitionDBs(entries []RookNode, existing []any, volumes map[string]map[string]string) (written []RookNode, withheld, why []string) {
+	current := ExistingMetadataDevices(existing)
 	for _, n := range entries {
 		onVolume := make(map[string]bool, len(volumes[n.Name]))
 		for _, v := range volumes[n.Name] {
@@ -423,7 +414,7 @@ func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, st
 			}
 		}
 	}
-	section := plan.CephConfigSection(in.DeviceClass)
+	section := CephConfigSection(in.DeviceClass)
 	var skipped string
 	if len(partial) > 0 {
 		skipped = fmt.Sprintf(" (%d devices whose inventory record is partial not counted, first %s)", len(partial), partial[0].Name)
@@ -434,7 +425,7 @@ func cephConfig(in Input, ready map[string]prismv1.NodePlan) (map[string]any, st
 				"bluestore_min_alloc_size " + v + " kept as the CephCluster has it" + skipped
 		}
 	}
-	iu, err := plan.MinAllocSize(devices)
+	iu, err := MinAllocSize(devices)
 	if err != nil {
 		return nil, "bluestore_min_alloc_size left at Ceph's default: " + err.Error() + skipped
 	}
@@ -470,7 +461,7 @@ func summarise(items []string) string {
 	return strings.Join(items[:5], "; ") + fmt.Sprintf("; and %d more", len(items)-5)
 }
 
-func nodeNamesOf(entries []plan.RookNode) []string {
+func nodeNamesOf(entries []RookNode) []string {
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name)

@@ -1,4 +1,4 @@
-package plan
+package rook
 
 import (
 	"encoding/json"
@@ -73,27 +73,5 @@ func TestSlotEntriesNamePartitionsAsPartitionPath(t *testing.T) {
 	n, ok := rookNode("n", p, "", got)
 	if !ok || n.Config["databaseSizeMB"] != "" || n.Devices[0].Config.DatabaseSizeMB != "61440" {
 		t.Errorf("slots of two sizes: node config %v, first device %+v", n.Config, n.Devices[0])
-	}
-}
-
-// Each capacity device gets its slot's partition whatever the order of the selection, a
-// device listed twice gets it twice, and a device with two slots the last one.
-func TestAnnotateSlotsInAnyOrder(t *testing.T) {
-	slots := []RookDevice{
-		{Name: "/dev/disk/by-id/a", Config: RookDeviceConfig{MetadataDevice: "F-part1"}},
-		{Name: "/dev/disk/by-id/b", Config: RookDeviceConfig{MetadataDevice: "F-part2"}},
-		{Name: "/dev/disk/by-id/b", Config: RookDeviceConfig{MetadataDevice: "F-part3"}},
-		{Name: "/dev/disk/by-id/d", Config: RookDeviceConfig{MetadataDevice: "F-part4"}},
-	}
-	sel := prismv1.NodeSelection{Capacity: []prismv1.SelectedDevice{
-		{StablePath: "/dev/disk/by-id/d"}, {StablePath: "/dev/disk/by-id/a"}, {StablePath: "/dev/disk/by-id/c", DBSlot: "stale"},
-		{StablePath: "/dev/disk/by-id/b"}, {StablePath: "/dev/disk/by-id/b"}, {StablePath: ""}, {StablePath: "/dev/disk/by-id/a"},
-	}}
-	annotateSlots(&sel, slots)
-	want := []string{"F-part4", "F-part1", "", "F-part3", "F-part3", "", "F-part1"}
-	for i, c := range sel.Capacity {
-		if c.DBSlot != want[i] {
-			t.Errorf("capacity %d (%q): dbSlot %q, want %q", i, c.StablePath, c.DBSlot, want[i])
-		}
 	}
 }

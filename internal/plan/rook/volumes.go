@@ -1,9 +1,4 @@
-// Package rookvolumes builds the Kubernetes objects of Prism's PVC-based Rook OSDs
-// (docs/decisions/0010-rook-osds-on-cas.md): the local StorageClass, the two static local
-// block volumes of each OSD and its storageClassDeviceSet. The plan itself, and the names,
-// are in internal/plan; this package is apart so that the node agent does not link
-// Kubernetes' core and storage API types (docs/decisions/0014-agent-narrow-client.md).
-package rookvolumes
+package rook
 
 import (
 	"fmt"
@@ -14,9 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/prism-storage/prism/internal/plan"
 )
+
+// The Kubernetes objects of Prism's PVC-based Rook OSDs (docs/decisions/0010-rook-osds-on-cas.md):
+// the local StorageClass, the two static local block volumes of each OSD and its
+// storageClassDeviceSet, built from the claims of claims.go.
 
 // hostnameLabel is the node label local volumes are pinned with.
 const hostnameLabel = "kubernetes.io/hostname"
@@ -26,7 +23,7 @@ func LocalStorageClassObject() *storagev1.StorageClass {
 	wait := storagev1.VolumeBindingWaitForFirstConsumer
 	reclaim := corev1.PersistentVolumeReclaimRetain
 	return &storagev1.StorageClass{
-		ObjectMeta:        metav1.ObjectMeta{Name: plan.LocalStorageClass, Labels: map[string]string{"app.kubernetes.io/managed-by": "prism"}},
+		ObjectMeta:        metav1.ObjectMeta{Name: LocalStorageClass, Labels: map[string]string{"app.kubernetes.io/managed-by": "prism"}},
 		Provisioner:       "kubernetes.io/no-provisioner",
 		VolumeBindingMode: &wait,
 		ReclaimPolicy:     &reclaim,
@@ -36,31 +33,31 @@ func LocalStorageClassObject() *storagev1.StorageClass {
 // LocalVolumes are the two static local block volumes of one OSD: its data path (the
 // exported object, or the capacity device) and its DB slot partition (metadata), both pinned
 // to the node by hostname and kept (Retain) when their claims go, since they hold its data.
-func LocalVolumes(o plan.ClaimOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
-	set := plan.DeviceSetName(o.Node, o.DataDevice)
-	return localVolume(o, set, plan.RoleData, o.DataPath, o.DataDevice, o.DataSizeBytes, hostname, policy),
-		localVolume(o, set, plan.RoleMetadata, o.Slot, o.Slot, o.SlotSizeBytes, hostname, policy)
+func LocalVolumes(o ClaimOSD, hostname, policy string) (data, metadata *corev1.PersistentVolume) {
+	set := DeviceSetName(o.Node, o.DataDevice)
+	return localVolume(o, set, RoleData, o.DataPath, o.DataDevice, o.DataSizeBytes, hostname, policy),
+		localVolume(o, set, RoleMetadata, o.Slot, o.Slot, o.SlotSizeBytes, hostname, policy)
 }
 
-func localVolume(o plan.ClaimOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
+func localVolume(o ClaimOSD, set, role, path, device string, size int64, hostname, policy string) *corev1.PersistentVolume {
 	block := corev1.PersistentVolumeBlock
-	name := plan.VolumeName(set, role)
+	name := VolumeName(set, role)
 	return &corev1.PersistentVolume{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolume"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
-				plan.LabelPolicy: plan.LabelValue(policy), plan.LabelNode: plan.LabelValue(o.Node),
-				plan.LabelDeviceSet: set, plan.LabelRole: role, plan.LabelVolume: name,
+				LabelPolicy: LabelValue(policy), LabelNode: LabelValue(o.Node),
+				LabelDeviceSet: set, LabelRole: role, LabelVolume: name,
 			},
-			Annotations: map[string]string{plan.AnnotationNode: o.Node, plan.AnnotationDevice: device},
+			Annotations: map[string]string{AnnotationNode: o.Node, AnnotationDevice: device},
 		},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)},
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              plan.LocalStorageClass,
+			StorageClassName:              LocalStorageClass,
 			VolumeMode:                    &block,
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}},
@@ -97,25 +94,25 @@ type RookClaimMetadata struct {
 // DeviceSet is the storageClassDeviceSet of one OSD. Placement is left to the
 // volumes: with WaitForFirstConsumer the scheduler puts the prepare pod where the selected
 // volumes are, and Rook pins a non-portable OSD to the prepare pod's node.
-func DeviceSet(o plan.ClaimOSD, deviceClass string) RookDeviceSet {
-	set := plan.DeviceSetName(o.Node, o.DataDevice)
-	data := claimTemplate(set, plan.RoleData, o.DataSizeBytes)
+func DeviceSet(o ClaimOSD, deviceClass string) RookDeviceSet {
+	set := DeviceSetName(o.Node, o.DataDevice)
+	data := claimTemplate(set, RoleData, o.DataSizeBytes)
 	if deviceClass != "" {
 		// Rook reads the CRUSH device class from the data template (deviceSet.go, crushDeviceClass).
 		data.Metadata.Annotations = map[string]string{"crushDeviceClass": deviceClass}
 	}
-	return RookDeviceSet{Name: set, Count: 1, VolumeClaimTemplates: []RookClaimTemplate{data, claimTemplate(set, plan.RoleMetadata, o.SlotSizeBytes)}}
+	return RookDeviceSet{Name: set, Count: 1, VolumeClaimTemplates: []RookClaimTemplate{data, claimTemplate(set, RoleMetadata, o.SlotSizeBytes)}}
 }
 
 func claimTemplate(set, role string, size int64) RookClaimTemplate {
 	block := corev1.PersistentVolumeBlock
-	class := plan.LocalStorageClass
+	class := LocalStorageClass
 	return RookClaimTemplate{
 		Metadata: RookClaimMetadata{Name: role},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
-			Selector:         &metav1.LabelSelector{MatchLabels: map[string]string{plan.LabelVolume: plan.VolumeName(set, role)}},
+			Selector:         &metav1.LabelSelector{MatchLabels: map[string]string{LabelVolume: VolumeName(set, role)}},
 			StorageClassName: &class,
 			VolumeMode:       &block,
 		},
@@ -137,7 +134,7 @@ func MergeRookDeviceSets(existing []any, replace []string, prism []RookDeviceSet
 	for _, s := range prism {
 		names = append(names, s.Name)
 	}
-	merged, err := plan.KeepOthers(existing, "spec.storage.storageClassDeviceSets", names)
+	merged, err := KeepOthers(existing, "spec.storage.storageClassDeviceSets", names)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package rookdecide
+package rook
 
 import (
 	"crypto/sha256"
@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/prism-storage/prism/internal/plan"
 )
 
 // CephClusterGVK is Rook's CephCluster.
@@ -34,9 +32,9 @@ func ReleaseAnnotation(policy string) string {
 }
 
 // healthOf is what Rook reports of Ceph's health in the CephCluster's status.
-func healthOf(cluster *unstructured.Unstructured) plan.CephHealth {
+func healthOf(cluster *unstructured.Unstructured) CephHealth {
 	health, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "health")
-	h := plan.CephHealth{Health: health}
+	h := CephHealth{Health: health}
 	// Rook writes lastChanged as RFC 3339 (pkg/operator/ceph/cluster/cephstatus.go formatTime).
 	if changed, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "lastChanged"); changed != "" {
 		if t, err := time.Parse(time.RFC3339, changed); err == nil {
@@ -47,9 +45,9 @@ func healthOf(cluster *unstructured.Unstructured) plan.CephHealth {
 }
 
 // lastRelease is the release annotation's re-created OSD (nil when none or unreadable).
-func lastRelease(cluster *unstructured.Unstructured, policy string) *plan.Release {
+func lastRelease(cluster *unstructured.Unstructured, policy string) *Release {
 	if v := cluster.GetAnnotations()[ReleaseAnnotation(policy)]; v != "" {
-		if r, err := plan.ParseRelease(v); err == nil {
+		if r, err := ParseRelease(v); err == nil {
 			return &r
 		}
 	}
@@ -138,7 +136,7 @@ func DecideRemoval(policy, manager string, cluster *unstructured.Unstructured, l
 		return out, nil
 	}
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-	merged, err := plan.MergeRookNodes(existing, splitNodes(previous), nil)
+	merged, err := MergeRookNodes(existing, splitNodes(previous), nil)
 	if err != nil {
 		return Removal{}, err
 	}

@@ -1,4 +1,4 @@
-package rookdecide
+package rook
 
 import (
 	"strings"
@@ -8,7 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/plan"
+)
+
+// Sizes as internal/plan counts them.
+const (
+	MiB = prismv1.MiB
+	GiB = 1024 * MiB
 )
 
 // fieldManager is a policy's field manager (controllers/hybridstoragepolicy).
@@ -64,7 +69,7 @@ func TestStayingInNodes(t *testing.T) {
 }
 
 func TestHeldMessage(t *testing.T) {
-	held := []plan.HeldDevice{{DataDevice: "/dev/disk/by-id/q1", Reason: "core is Pending"}, {DataDevice: "/dev/disk/by-id/q2", Reason: "x"}}
+	held := []HeldDevice{{DataDevice: "/dev/disk/by-id/q1", Reason: "core is Pending"}, {DataDevice: "/dev/disk/by-id/q2", Reason: "x"}}
 	if got := heldMessage("node-a", held); got != "node-a: 2 capacity devices wait for their cache cores (/dev/disk/by-id/q1: core is Pending; and 1 more)" {
 		t.Errorf("heldMessage = %q", got)
 	}

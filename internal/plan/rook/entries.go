@@ -1,4 +1,4 @@
-package plan
+package rook
 
 import (
 	"encoding/json"
@@ -221,7 +221,7 @@ func slotEntries(p prismv1.NodePlan) []RookDevice {
 	mib, sizeMB := int64(-1), ""
 	for i, r := range refs {
 		f, s := &p.FastDevices[r.fast], slot(r)
-		if m := f.SlotSizeBytes / MiB; m != mib {
+		if m := f.SlotSizeBytes / prismv1.MiB; m != mib {
 			mib, sizeMB = m, strconv.FormatInt(m, 10)
 		}
 		end := at + len(f.StablePath) + len(partitionSuffix(s.Partition.Number))

@@ -1,4 +1,4 @@
-package rookvolumes
+package rook
 
 import (
 	"encoding/json"
@@ -9,21 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/prism-storage/prism/internal/plan"
 )
 
-const (
-	fastA = "/dev/disk/by-id/nvme-FAST_A"
-	qlc0  = "/dev/disk/by-id/nvme-QLC_00"
-	qlc1  = "/dev/disk/by-id/nvme-QLC_01"
-	p5316 = int64(15362991415296) // as internal/plan/layout_test.go: a D5-P5316 15.36 TB
-)
+// p5316 is a D5-P5316 15.36 TB, as internal/plan/layout_test.go has it (fastA, qlc0 and qlc1
+// are claims_test.go's).
+const p5316 = int64(15362991415296)
 
 func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
-	osds := []plan.ClaimOSD{
-		{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * plan.GiB},
-		{Node: "node-a", DataDevice: qlc1, DataPath: "/dev/cas1-2", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part2", SlotSizeBytes: 60 * plan.GiB},
+	osds := []ClaimOSD{
+		{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB},
+		{Node: "node-a", DataDevice: qlc1, DataPath: "/dev/cas1-2", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part2", SlotSizeBytes: 60 * GiB},
 	}
 	var volumes []*corev1.PersistentVolume
 	for _, o := range osds {
@@ -38,15 +33,15 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 		if c := data.Spec.Capacity[corev1.ResourceStorage]; c.Value() != p5316 {
 			t.Errorf("data capacity %s", c.String())
 		}
-		if c := meta.Spec.Capacity[corev1.ResourceStorage]; c.Value() != 60*plan.GiB {
+		if c := meta.Spec.Capacity[corev1.ResourceStorage]; c.Value() != 60*GiB {
 			t.Errorf("metadata capacity %s", c.String())
 		}
 		for _, v := range []*corev1.PersistentVolume{data, meta} {
 			term := v.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0]
 			if term.Key != "kubernetes.io/hostname" || term.Values[0] != "node-a.example.com" ||
-				*v.Spec.VolumeMode != corev1.PersistentVolumeBlock || v.Spec.StorageClassName != plan.LocalStorageClass ||
-				v.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain || v.Labels[plan.LabelPolicy] != "policy-1" ||
-				v.Annotations[plan.AnnotationNode] != "node-a" {
+				*v.Spec.VolumeMode != corev1.PersistentVolumeBlock || v.Spec.StorageClassName != LocalStorageClass ||
+				v.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain || v.Labels[LabelPolicy] != "policy-1" ||
+				v.Annotations[AnnotationNode] != "node-a" {
 				t.Errorf("volume %s = %+v %+v", v.Name, v.ObjectMeta, v.Spec)
 			}
 			if errs := validation.IsDNS1123Subdomain(v.Name); len(errs) > 0 || len(v.Name) > 63 {
@@ -56,7 +51,7 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 
 		// The set's claim templates each select exactly one of all the volumes: this device's.
 		set := DeviceSet(o, "qlc")
-		if set.Name != plan.DeviceSetName("node-a", o.DataDevice) || set.Count != 1 || set.Portable || len(set.VolumeClaimTemplates) != 2 {
+		if set.Name != DeviceSetName("node-a", o.DataDevice) || set.Count != 1 || set.Portable || len(set.VolumeClaimTemplates) != 2 {
 			t.Fatalf("set = %+v", set)
 		}
 		for _, tmpl := range set.VolumeClaimTemplates {
@@ -67,12 +62,12 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 					matched = append(matched, v.Name)
 				}
 			}
-			want := map[string]*corev1.PersistentVolume{plan.RoleData: data, plan.RoleMetadata: meta}[tmpl.Metadata.Name]
+			want := map[string]*corev1.PersistentVolume{RoleData: data, RoleMetadata: meta}[tmpl.Metadata.Name]
 			if want == nil || len(matched) != 1 || matched[0] != want.Name {
 				t.Fatalf("template %q selects %v", tmpl.Metadata.Name, matched)
 			}
 			req, capacity := tmpl.Spec.Resources.Requests[corev1.ResourceStorage], want.Spec.Capacity[corev1.ResourceStorage]
-			if req.Cmp(capacity) > 0 || *tmpl.Spec.StorageClassName != plan.LocalStorageClass || *tmpl.Spec.VolumeMode != corev1.PersistentVolumeBlock ||
+			if req.Cmp(capacity) > 0 || *tmpl.Spec.StorageClassName != LocalStorageClass || *tmpl.Spec.VolumeMode != corev1.PersistentVolumeBlock ||
 				tmpl.Spec.AccessModes[0] != want.Spec.AccessModes[0] {
 				t.Errorf("template %q cannot bind %s: %+v", tmpl.Metadata.Name, want.Name, tmpl.Spec)
 			}
@@ -84,7 +79,7 @@ func TestLocalVolumesAndDeviceSetPairADeviceWithItsOwnSlot(t *testing.T) {
 }
 
 func TestMergeRookDeviceSetsKeepsForeignSetsInPlace(t *testing.T) {
-	o := plan.ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * plan.GiB}
+	o := ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
 	mine := DeviceSet(o, "qlc")
 	existing := []any{
 		map[string]any{"name": "user-ssd", "count": int64(3)},
@@ -115,7 +110,7 @@ func TestMergeRookDeviceSetsKeepsForeignSetsInPlace(t *testing.T) {
 }
 
 func TestVolumeDrift(t *testing.T) {
-	o := plan.ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * plan.GiB}
+	o := ClaimOSD{Node: "node-a", DataDevice: qlc0, DataPath: "/dev/cas1-1", Cached: true, DataSizeBytes: p5316, FastDevice: fastA, Slot: fastA + "-part1", SlotSizeBytes: 60 * GiB}
 	want, _ := LocalVolumes(o, "node-a", "policy-1")
 	if im, mu := VolumeDrift(want.DeepCopy(), want); len(im)+len(mu) != 0 {
 		t.Fatalf("identical volumes drift: %v %v", im, mu)
@@ -127,9 +122,9 @@ func TestVolumeDrift(t *testing.T) {
 		t.Errorf("immutable drift = %v", im)
 	}
 	relabelled := want.DeepCopy()
-	relabelled.Labels[plan.LabelPolicy] = "policy-0"
-	delete(relabelled.Annotations, plan.AnnotationDevice)
-	relabelled.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: *resourceOf(plan.GiB)}
+	relabelled.Labels[LabelPolicy] = "policy-0"
+	delete(relabelled.Annotations, AnnotationDevice)
+	relabelled.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: *resourceOf(GiB)}
 	im, mu := VolumeDrift(relabelled, want)
 	if len(im) != 0 || strings.Join(mu, ",") != "metadata.annotations[prism.storage.io/device],metadata.labels[prism.storage.io/policy],spec.capacity" {
 		t.Errorf("drift = %v / %v", im, mu)

@@ -1,4 +1,4 @@
-package plan
+package rook
 
 import (
 	"strconv"
@@ -22,11 +22,11 @@ const (
 // QLC_02's DB slot and has no cache partition (too little room left, say).
 func cachePlan() prismv1.NodePlan {
 	slot := func(i int32, dev string) prismv1.DBSlot {
-		return prismv1.DBSlot{Index: i, DataDevice: dev, Partition: prismv1.PlannedPartition{Number: i + 1, Label: slotLabel(int(i)), StartBytes: MiB + int64(i)*60*GiB, SizeBytes: 60 * GiB}}
+		return prismv1.DBSlot{Index: i, DataDevice: dev, Partition: prismv1.PlannedPartition{Number: i + 1, Label: "prism-db-0" + itoa(i), StartBytes: MiB + int64(i)*60*GiB, SizeBytes: 60 * GiB}}
 	}
 	return prismv1.NodePlan{FastDevices: []prismv1.FastDevicePlan{
 		{StablePath: fastA, SlotSizeBytes: 60 * GiB, Slots: []prismv1.DBSlot{slot(0, qlc0), slot(1, qlc1), slot(2, "")},
-			Cache: &prismv1.PlannedPartition{Number: 4, Label: cacheLabel, StartBytes: MiB + 180*GiB, SizeBytes: 100 * GiB}, CacheID: 1},
+			Cache: &prismv1.PlannedPartition{Number: 4, Label: "prism-cache", StartBytes: MiB + 180*GiB, SizeBytes: 100 * GiB}, CacheID: 1},
 		{StablePath: fastB, SlotSizeBytes: 60 * GiB, Slots: []prismv1.DBSlot{slot(0, qlc2)}},
 	}}
 }
