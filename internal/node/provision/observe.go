@@ -114,8 +114,19 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		}
 	}
 
+	// A device with no table and nothing found on it: the first table is written only if its
+	// middle is zero too (a deleted partition's file system has zero head and tail).
+	if obs.Disk.Blank() && len(obs.Probe) == 0 && len(dev.Signatures) == 0 && len(obs.Mounts) == 0 && len(dev.Holders) == 0 {
+		s, err := sparseRead(ctx, path, 0, size)
+		if err != nil {
+			return obs, nil, fmt.Errorf("reading %s sparsely (it cannot be proven empty): %w", path, err)
+		}
+		obs.Whole = &s
+	}
+
 	// What every planned partition's range holds.
 	obs.Content = map[int]Content{}
+	table := obs.Disk.Table()
 	for _, w := range Wanted(fd) {
 		if w.StartBytes <= 0 || w.SizeBytes <= 0 || w.StartBytes > size-w.SizeBytes {
 			continue // Decide refuses the plan or the fit
@@ -123,6 +134,15 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		c, err := r.content(ctx, f, path, w.StartBytes, w.SizeBytes)
 		if err != nil {
 			return obs, nil, fmt.Errorf("reading the range of partition %d of %s: %w", w.Number, path, err)
+		}
+		if _, inTable := table.Partition(int(w.Number)); !inTable && obs.Whole == nil && c.Empty() {
+			// The table is to grow into this range (a slot added to Prism's table): its
+			// middle must be zero too, as the whole device's before the first table.
+			s, err := sparseRead(ctx, path, w.StartBytes, w.SizeBytes)
+			if err != nil {
+				return obs, nil, fmt.Errorf("reading the range of partition %d of %s sparsely: %w", w.Number, path, err)
+			}
+			c.Sparse = &s
 		}
 		obs.Content[int(w.Number)] = c
 	}
@@ -187,7 +207,7 @@ func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]b
 }
 
 // content probes the range [start, start+size) of the device: libblkid, Prism's detector,
-// and the first non-zero byte of its first and last MiB.
+// and the first non-zero byte of its head (HeadSpan) and its last MiB.
 func (r Runner) content(ctx context.Context, f *os.File, path string, start, size int64) (Content, error) {
 	c := Content{NonZeroAt: -1}
 	found, err := r.probe(ctx, path, start, size)
@@ -207,8 +227,8 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 		}
 		c.At = append(c.At, s.Offset)
 	}
-	buf := make([]byte, min(ClearSpan, size))
-	for _, off := range []int64{0, max(size-ClearSpan, 0)} {
+	for _, r := range [][2]int64{{0, min(HeadSpan, size)}, {max(size-ClearSpan, 0), min(ClearSpan, size)}} {
+		off, buf := r[0], make([]byte, r[1])
 		if _, err := f.ReadAt(buf, start+off); err != nil {
 			return c, err
 		}
