@@ -117,7 +117,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	// A device with no table and nothing found on it: the first table is written only if its
 	// middle is zero too (a deleted partition's file system has zero head and tail).
 	if obs.Disk.Blank() && len(obs.Probe) == 0 && len(dev.Signatures) == 0 && len(obs.Mounts) == 0 && len(dev.Holders) == 0 {
-		s, err := sparseRead(ctx, path, 0, size)
+		s, err := SparseRead(ctx, path, 0, size)
 		if err != nil {
 			return obs, nil, fmt.Errorf("reading %s sparsely (it cannot be proven empty): %w", path, err)
 		}
@@ -138,7 +138,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		if _, inTable := table.Partition(int(w.Number)); !inTable && obs.Whole == nil && c.Empty() {
 			// The table is to grow into this range (a slot added to Prism's table): its
 			// middle must be zero too, as the whole device's before the first table.
-			s, err := sparseRead(ctx, path, w.StartBytes, w.SizeBytes)
+			s, err := SparseRead(ctx, path, w.StartBytes, w.SizeBytes)
 			if err != nil {
 				return obs, nil, fmt.Errorf("reading the range of partition %d of %s sparsely: %w", w.Number, path, err)
 			}

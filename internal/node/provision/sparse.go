@@ -60,11 +60,11 @@ func sample(start, size, i int64) (off, n int64) {
 	return start + off, min(SampleBytes, size-off)
 }
 
-// sparseRead reads every sample of [start, start+size) of the device at path and returns the
+// SparseRead reads every sample of [start, start+size) of the device at path and returns the
 // first that holds a non-zero byte (stopping there). The device is opened O_DIRECT, so the
 // device is read and not a page cache that writes through a partition's node bypass. Any
 // error, a short read included, is returned: a range that could not be read is not empty.
-func sparseRead(ctx context.Context, path string, start, size int64) (Sparse, error) {
+func SparseRead(ctx context.Context, path string, start, size int64) (Sparse, error) {
 	res := Sparse{Start: start, Size: size, Samples: sampleCount(size), NonZero: -1, At: -1}
 	if start < 0 || size <= 0 {
 		return res, fmt.Errorf("sparse read of %s: bad range at %d, size %d", path, start, size)

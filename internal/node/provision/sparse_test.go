@@ -54,7 +54,7 @@ func TestSparseReadFindsTheFirstNonZeroSample(t *testing.T) {
 			Sparse{Start: 0, Size: size, Samples: 65, NonZero: -1, At: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := sparseRead(context.Background(), sparseFile(t, size, tc.puts), tc.start, tc.size)
+			got, err := SparseRead(context.Background(), sparseFile(t, size, tc.puts), tc.start, tc.size)
 			if err != nil || got != tc.want {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
@@ -64,18 +64,18 @@ func TestSparseReadFindsTheFirstNonZeroSample(t *testing.T) {
 
 func TestSparseReadErrorsAreNotEmpty(t *testing.T) {
 	p := sparseFile(t, 8*mib, nil)
-	if got, err := sparseRead(context.Background(), p, 0, 16*mib); err == nil {
+	if got, err := SparseRead(context.Background(), p, 0, 16*mib); err == nil {
 		t.Errorf("a range past the end: %+v, no error", got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got, err := sparseRead(ctx, p, 0, 8*mib); err == nil {
+	if got, err := SparseRead(ctx, p, 0, 8*mib); err == nil {
 		t.Errorf("cancelled: %+v, no error", got)
 	}
-	if got, err := sparseRead(context.Background(), filepath.Join(t.TempDir(), "none"), 0, 8*mib); err == nil {
+	if got, err := SparseRead(context.Background(), filepath.Join(t.TempDir(), "none"), 0, 8*mib); err == nil {
 		t.Errorf("no device: %+v, no error", got)
 	}
-	if got, err := sparseRead(context.Background(), p, 0, 0); err == nil {
+	if got, err := SparseRead(context.Background(), p, 0, 0); err == nil {
 		t.Errorf("an empty range: %+v, no error", got)
 	}
 }
