@@ -14,10 +14,11 @@ import (
 // The sparse read's grid: SampleBytes at the start of every SampleStride of a range. 4 KiB is
 // a page and the largest logical block of any device, so each sample is one aligned O_DIRECT
 // read; it holds the superblock of a file system that begins on the grid (ext4's at 1 KiB,
-// XFS's at 0; not Btrfs's, at 64 KiB). 1 MiB puts a sample on
-// every MiB boundary, where partitions (and so the file systems and LVM data areas in them)
-// begin, and reads 1/256 of the device: 3 GiB of an 800 GB Optane, about a second at its 4 KiB
-// random-read rate with sampleReaders in flight (bench/sparse).
+// XFS's at 0; not Btrfs's, at 64 KiB). 1 MiB puts a sample on every MiB boundary, where
+// partitions (and so the file systems and LVM data areas in them) begin, and reads 1/256 of
+// the device: 2.9 GiB of an 800 GB device in 763,000 reads, half a
+// second at the 1.5 million 4 KiB reads a second Intel rates the P5800X for (an estimate; the
+// figures measured here are in docs/benchmarks.md, bench/sparse).
 const (
 	SampleBytes  = int64(4096)
 	SampleStride = int64(1) << 20
