@@ -27,9 +27,9 @@ type Observation struct {
 	PartitionDev map[int]string
 	// Content is what each planned partition's byte range holds, by partition number.
 	Content map[int]Content
-	// Whole is the sparse read of the whole device, made when it carries no table and
-	// nothing else was found on it: the first table is written only over a device whose
-	// every sample is zero. Nil when not read.
+	// Whole is the sparse read of the whole device, made when a decision on an ungranted
+	// device without a table would write the first one (readNewSpace): that table is
+	// written only over a device whose every sample is zero. Nil when not read.
 	Whole *Sparse
 }
 
@@ -45,8 +45,8 @@ type Content struct {
 	// NonZeroAt is the offset, from the range's start, of the first non-zero byte in its head
 	// or tail; -1 when both are zero.
 	NonZeroAt int64
-	// Sparse is the sparse read of the range, made when it is otherwise empty and not yet a
-	// partition in the table; nil when not read.
+	// Sparse is the sparse read of the range, made when a decision on an ungranted device
+	// would add the partition to the table (readNewSpace); nil when not read.
 	Sparse *Sparse
 }
 

@@ -114,19 +114,8 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		}
 	}
 
-	// A device with no table and nothing found on it: the first table is written only if its
-	// middle is zero too (a deleted partition's file system has zero head and tail).
-	if obs.Disk.Blank() && len(obs.Probe) == 0 && len(dev.Signatures) == 0 && len(obs.Mounts) == 0 && len(dev.Holders) == 0 {
-		s, err := SparseRead(ctx, path, 0, size)
-		if err != nil {
-			return obs, nil, fmt.Errorf("reading %s sparsely (it cannot be proven empty): %w", path, err)
-		}
-		obs.Whole = &s
-	}
-
 	// What every planned partition's range holds.
 	obs.Content = map[int]Content{}
-	table := obs.Disk.Table()
 	for _, w := range Wanted(fd) {
 		if w.StartBytes <= 0 || w.SizeBytes <= 0 || w.StartBytes > size-w.SizeBytes {
 			continue // Decide refuses the plan or the fit
@@ -134,15 +123,6 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		c, err := r.content(ctx, f, path, w.StartBytes, w.SizeBytes)
 		if err != nil {
 			return obs, nil, fmt.Errorf("reading the range of partition %d of %s: %w", w.Number, path, err)
-		}
-		if _, inTable := table.Partition(int(w.Number)); !inTable && obs.Whole == nil && c.Empty() {
-			// The table is to grow into this range (a slot added to Prism's table): its
-			// middle must be zero too, as the whole device's before the first table.
-			s, err := SparseRead(ctx, path, w.StartBytes, w.SizeBytes)
-			if err != nil {
-				return obs, nil, fmt.Errorf("reading the range of partition %d of %s sparsely: %w", w.Number, path, err)
-			}
-			c.Sparse = &s
 		}
 		obs.Content[int(w.Number)] = c
 	}
@@ -227,8 +207,8 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 		}
 		c.At = append(c.At, s.Offset)
 	}
-	for _, r := range [][2]int64{{0, min(HeadSpan, size)}, {max(size-ClearSpan, 0), min(ClearSpan, size)}} {
-		off, buf := r[0], make([]byte, r[1])
+	for _, span := range [][2]int64{{0, min(HeadSpan, size)}, {max(size-ClearSpan, 0), min(ClearSpan, size)}} {
+		off, buf := span[0], make([]byte, span[1])
 		if _, err := f.ReadAt(buf, start+off); err != nil {
 			return c, err
 		}

@@ -9,6 +9,9 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/gpt"
 )
 
 // The sparse read's grid: SampleBytes at the start of every SampleStride of a range. 4 KiB is
@@ -146,4 +149,45 @@ func openDirect(path string) (*os.File, error) {
 		}
 	}
 	return f, err
+}
+
+// readNewSpace reads sparsely the space the decision's table write covers for the first time:
+// the whole device when it has no table yet (the first table is written only over a device
+// whose middle is zero too: a deleted partition's file system has a zero head and tail), else
+// the range of each partition the table gains. It reports whether it read anything; obs gets
+// the results (Whole, Content[n].Sparse) for Decide. Only an ungranted device is read: a
+// grant lets Prism write over what only this read would see.
+func readNewSpace(ctx context.Context, path string, fd prismv1.FastDevicePlan, obs *Observation, d Decision) (bool, error) {
+	i := slices.IndexFunc(d.Steps, func(s Step) bool { return s.Kind == StepWriteTable })
+	if i < 0 {
+		return false, nil
+	}
+	if _, ok := obs.Disk.Best(); !ok {
+		if obs.Whole != nil {
+			return false, nil
+		}
+		s, err := SparseRead(ctx, path, 0, obs.Device.SizeBytes)
+		if err != nil {
+			return false, fmt.Errorf("reading %s sparsely (it cannot be proven empty): %w", path, err)
+		}
+		obs.Whole = &s
+		return true, nil
+	}
+	table, read := obs.Disk.Table(), false
+	for _, w := range Wanted(fd) {
+		n := int(w.Number)
+		c, observed := obs.Content[n]
+		_, had := table.Partition(n)
+		gains := slices.ContainsFunc(d.Steps[i].Table.Entries, func(e gpt.Entry) bool { return e.Number == n })
+		if !observed || had || !gains || c.Sparse != nil {
+			continue
+		}
+		s, err := SparseRead(ctx, path, w.StartBytes, w.SizeBytes)
+		if err != nil {
+			return false, fmt.Errorf("reading the range of partition %d of %s sparsely (it cannot be proven empty): %w", n, path, err)
+		}
+		c.Sparse = &s
+		obs.Content[n], read = c, true
+	}
+	return read, nil
 }
