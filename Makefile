@@ -95,6 +95,7 @@ bench: build ## Run the benchmarks in bench/ and print results (see docs/benchma
 	bench/run.sh
 	$(GO) test ./internal/plan/ ./internal/plan/rook/ ./internal/ioclass/ -run '^$$' -bench . -benchmem -count 5
 	KUBEBUILDER_ASSETS=$$(hack/envtest-bins.sh) $(GO) run ./bench/convergence --nodes 1000
+	$(GO) run ./bench/sparse -sparse 16 -allocated 2 -runs 5
 	@if [ -x bench/footprint/run.sh ]; then bench/footprint/run.sh; fi
 
 ##@ Build

@@ -16,6 +16,9 @@
 //   - TestForeignInsidePrismLayout: foreign content inside Prism's own GPT (a prism-db-00
 //     holding ext4, an extended plan on such a device), an old BlueStore label or random
 //     bytes where a new partition would go, and a wipe grant for one of two devices.
+//   - TestForeignInTheMiddle: an ext4 file system in the middle of a device (zero head and
+//     tail, as a deleted second partition leaves one), with no table and in the range of a
+//     slot Prism's table grows into: only the agent's sparse read sees it.
 //
 // "Byte-identical" is checked with a SHA-256 per MiB of the device, read through the loop
 // device after an fsync of it; a MiB lying wholly in a hole of the sparse backing file reads

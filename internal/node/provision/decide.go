@@ -8,8 +8,11 @@
 //     would overwrite is zero, or belongs to a GPT of Prism's own (its disk GUID, or a complete
 //     table of nothing but Prism partitions). Then it writes the planned table, keeping every
 //     partition that exists.
-//   - A partition Prism creates must be empty too (probes find nothing; its first and last MiB
-//     are zero); one that is not is refused alone, unless the device is in allowWipe.
+//   - A device without a table must read zero at every sample of a sparse read of its whole
+//     range (Sparse) before the first table is written.
+//   - A partition Prism creates must be empty too (probes find nothing; its head, HeadSpan, and
+//     last MiB are zero; a range Prism's table grows into reads zero at every sample); one that
+//     is not is refused alone, unless the device is in allowWipe.
 //   - An existing Prism partition is Ready only when it holds nothing, or what Prism's OSD or
 //     cache puts there; anything else refuses it, and a device with such a partition is not
 //     extended.
@@ -45,6 +48,13 @@ func truncate(s string) string { return prismv1.TruncateMessage(s) }
 // (and is zeroed on a granted device): GPT, LVM, MD, LUKS, most filesystems and BlueStore's
 // first label live in the first MiB; MD 0.90/1.0 and some backup superblocks in the last.
 const ClearSpan = int64(1) << 20
+
+// HeadSpan is how much of a partition's head must be zero before Prism creates it or LVM
+// writes it, and is zeroed on a granted device: ClearSpan, and the 4 KiB after it, which
+// lvcreate zeroes on a DB slot (LVM puts a PV's data 1 MiB into the partition, its default
+// data alignment, and zeroes a new LV's first 4 KiB), so that the proof before pvcreate
+// covers every byte LVM writes.
+const HeadSpan = ClearSpan + 4096
 
 // Want is one partition a fast device plan asks for, with the type Prism gives it.
 type Want struct {
@@ -181,6 +191,11 @@ func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decisi
 		}
 	}
 	inWay = append(inWay, foreignGPT...)
+	if obs.Whole != nil && !obs.Whole.Empty() && !wipeAllowed {
+		// Only Prism's sparse read sees it, so no wipe removes it: a grant lets Prism write
+		// its table over it, which is all a wipe would have allowed.
+		inWay = append(inWay, obs.Whole.String()+" (Prism's sparse read)")
+	}
 	if obs.Disk.Blank() {
 		// A device without a table is written only when proven empty whole: data where a
 		// partition would go refuses the device, not just that partition.
@@ -325,8 +340,8 @@ func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decisi
 			return refuseAll(fmt.Sprintf("partition %d (%q at %s, size %s) does not fit %s: usable %d-byte sectors are %d to %d",
 				w.Number, w.Label, gpt.FormatBytes(w.StartBytes), gpt.FormatBytes(w.SizeBytes), dev.Path, ss, layout.FirstUsable(), layout.LastUsable()))
 		}
-		if wipe || dirty[int(w.Number)] != "" {
-			zero = append(zero, clearRegions(w, obs.Content[int(w.Number)].At)...)
+		if c := obs.Content[int(w.Number)]; wipe || dirty[int(w.Number)] != "" && c.clearable() {
+			zero = append(zero, clearRegions(w, c.At)...)
 		}
 		layout.Entries = append(layout.Entries, gpt.Entry{Number: int(w.Number), TypeGUID: w.TypeGUID,
 			UUID: gpt.DerivedGUID("partition", layout.DiskGUID, fmt.Sprint(w.Number)), FirstLBA: first, LastLBA: last, Name: w.Label})
@@ -391,13 +406,14 @@ func role(w Want) string {
 // zero (and are zeroed on a granted device), and the 4 KiB blocks where Prism's detector found
 // a signature inside it (at, from the partition's start).
 func clearRegions(w Want, at []int64) []Region {
-	rs := []Region{{What: fmt.Sprintf("head of partition %d", w.Number), Offset: w.StartBytes, Bytes: min(ClearSpan, w.SizeBytes)}}
-	if w.SizeBytes > ClearSpan {
-		tail := min(ClearSpan, w.SizeBytes-ClearSpan)
+	head := min(HeadSpan, w.SizeBytes)
+	rs := []Region{{What: fmt.Sprintf("head of partition %d", w.Number), Offset: w.StartBytes, Bytes: head}}
+	if w.SizeBytes > head {
+		tail := min(ClearSpan, w.SizeBytes-head)
 		rs = append(rs, Region{What: fmt.Sprintf("tail of partition %d", w.Number), Offset: w.StartBytes + w.SizeBytes - tail, Bytes: tail})
 	}
 	for _, off := range at {
-		if off = off &^ 4095; off >= ClearSpan && off+4096 <= w.SizeBytes-ClearSpan {
+		if off = off &^ 4095; off >= HeadSpan && off+4096 <= w.SizeBytes-ClearSpan {
 			rs = append(rs, Region{What: fmt.Sprintf("a signature in partition %d", w.Number), Offset: w.StartBytes + off, Bytes: 4096})
 		}
 	}

@@ -159,6 +159,22 @@ func holding(n int, c Content) func(*Observation) {
 	return func(o *Observation) { o.Content[n] = c }
 }
 
+// whole is a sparse read of the whole 12 GiB device whose first non-zero byte is at.
+func whole(at int64) func(*Observation) {
+	return func(o *Observation) {
+		o.Whole = &Sparse{Start: 0, Size: 12 * gib, Samples: 12 * gib / mib, NonZero: at / mib, At: at}
+	}
+}
+
+// sampled is a sparse read of planned partition p's range whose first non-zero byte is at.
+func sampled(p gpt.Partition, at int64) func(*Observation) {
+	return func(o *Observation) {
+		c := o.Content[p.Number]
+		c.Sparse = &Sparse{Start: p.StartBytes, Size: p.SizeBytes, Samples: p.SizeBytes / mib, NonZero: (at - p.StartBytes) / mib, At: at}
+		o.Content[p.Number] = c
+	}
+}
+
 func withSig(kind prismv1.SignatureKind, name string, off int64) func(*prismv1.Device) {
 	return func(d *prismv1.Device) {
 		d.Signatures = append(d.Signatures, prismv1.DeviceSignature{Kind: kind, Name: name, OffsetBytes: off})
@@ -255,6 +271,14 @@ func TestDecide(t *testing.T) {
 			steps: []string{"WriteTable 1,2,4", reread, settle}, states: "Ready,Pending,Refused,Pending"},
 		{name: "random bytes where a partition goes on a device without a table: not proven empty", obs: obs(t, blank(t), device(), holding(2, Content{NonZeroAt: 4096})),
 			states: "Refused,Refused,Refused,Refused", refused: []string{"the range of partition 2", "non-zero bytes at offset 4096"}},
+		{name: "a non-zero sample in the middle of a device without a table", obs: obs(t, blank(t), device(), whole(5000*mib+7)),
+			states: "Refused,Refused,Refused,Refused", refused: []string{"non-zero bytes at byte 5242880007 (4.9 GiB; sample 5001 of 12288, 4096 bytes every 1 MiB) (Prism's sparse read)", "allowWipe"}},
+		{name: "a non-zero sample in the middle of a device without a table, granted: written over, not wiped", wipe: true, obs: obs(t, blank(t), device(), whole(5000*mib+7)),
+			steps: []string{write1234, reread, settle}, states: "Pending,Pending,Pending,Pending"},
+		{name: "a non-zero sample where a missing partition goes", obs: obs(t, disk(t, -1, layoutOf(512, p1)), device(kernelHas("nvme0n1p1")), sampled(p3, p3.StartBytes+700*mib)),
+			steps: []string{"WriteTable 1,2,4", reread, settle}, states: "Ready,Pending,Refused,Pending"},
+		{name: "a non-zero sample where a missing partition goes, granted: written over, nothing to zero", wipe: true, obs: obs(t, disk(t, -1, layoutOf(512, p1)), device(kernelHas("nvme0n1p1")), sampled(p3, p3.StartBytes+700*mib)),
+			steps: []string{write1234, reread, settle}, states: "Ready,Pending,Pending,Pending"},
 		{name: "BlueStore label where a missing partition goes, granted", wipe: true, obs: obs(t, disk(t, -1, layoutOf(512, p1)), device(kernelHas("nvme0n1p1")), holding(3, Content{Found: []string{"ceph_bluestore"}, NonZeroAt: 0})),
 			steps: []string{"ZeroRegions 2", write1234, reread, settle}, states: "Ready,Pending,Pending,Pending"},
 		{name: "slots as planned and a foreign partition where the cache goes: Ready slots, nothing written", obs: obs(t, disk(t, -1, layoutOf(512, p1, p2, p3, foreign)), device(kernelHas("nvme0n1p1", "nvme0n1p2", "nvme0n1p3", "nvme0n1p5"))),

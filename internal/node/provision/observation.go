@@ -27,10 +27,15 @@ type Observation struct {
 	PartitionDev map[int]string
 	// Content is what each planned partition's byte range holds, by partition number.
 	Content map[int]Content
+	// Whole is the sparse read of the whole device, made when a decision on an ungranted
+	// device without a table would write the first one (readNewSpace): that table is
+	// written only over a device whose every sample is zero. Nil when not read.
+	Whole *Sparse
 }
 
 // Content is what a byte range holds: the signatures libblkid and Prism's detector find in
-// it, and the first non-zero byte of its head and tail (the first and last MiB).
+// it, the first non-zero byte of its head and tail (HeadSpan and the last MiB), and for a
+// range the table is to grow into, its sparse read.
 type Content struct {
 	// Found lists the signatures' names (blkid's TYPE, or the detector's name).
 	Found []string
@@ -40,10 +45,21 @@ type Content struct {
 	// NonZeroAt is the offset, from the range's start, of the first non-zero byte in its head
 	// or tail; -1 when both are zero.
 	NonZeroAt int64
+	// Sparse is the sparse read of the range, made when a decision on an ungranted device
+	// would add the partition to the table (readNewSpace); nil when not read.
+	Sparse *Sparse
 }
 
-// Empty reports whether nothing was found and head and tail are zeros.
-func (c Content) Empty() bool { return len(c.Found) == 0 && c.NonZeroAt < 0 }
+// Empty reports whether nothing was found, head and tail are zeros, and so is every sample
+// of the sparse read, if one was made.
+func (c Content) Empty() bool {
+	return len(c.Found) == 0 && c.NonZeroAt < 0 && (c.Sparse == nil || c.Sparse.Empty())
+}
+
+// clearable reports whether a granted clear of the range (clearRegions) has something to
+// zero: what the probes found, or bytes in the head or tail. What only the sparse read sees is
+// written over, not cleared: zeroing it sample by sample would never end.
+func (c Content) clearable() bool { return len(c.Found) > 0 || c.NonZeroAt >= 0 }
 
 func (c Content) String() string {
 	var s []string
@@ -52,6 +68,9 @@ func (c Content) String() string {
 	}
 	if c.NonZeroAt >= 0 {
 		s = append(s, fmt.Sprintf("non-zero bytes at offset %d", c.NonZeroAt))
+	}
+	if c.Sparse != nil && !c.Sparse.Empty() {
+		s = append(s, c.Sparse.String())
 	}
 	if len(s) == 0 {
 		return "nothing"

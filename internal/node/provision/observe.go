@@ -190,7 +190,7 @@ func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]b
 }
 
 // content probes the range [start, start+size) of the device: libblkid, Prism's detector,
-// and the first non-zero byte of its first and last MiB.
+// and the first non-zero byte of its head (HeadSpan) and its last MiB.
 func (r Runner) content(ctx context.Context, f *os.File, path string, start, size int64) (Content, error) {
 	c := Content{NonZeroAt: -1}
 	found, err := r.probe(ctx, path, start, size)
@@ -210,8 +210,8 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 		}
 		c.At = append(c.At, s.Offset)
 	}
-	buf := make([]byte, min(ClearSpan, size))
-	for _, off := range []int64{0, max(size-ClearSpan, 0)} {
+	for _, span := range [][2]int64{{0, min(HeadSpan, size)}, {max(size-ClearSpan, 0), min(ClearSpan, size)}} {
+		off, buf := span[0], make([]byte, span[1])
 		if _, err := f.ReadAt(buf, start+off); err != nil {
 			return c, err
 		}

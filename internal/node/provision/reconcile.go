@@ -95,12 +95,24 @@ type fresh struct {
 	stale []string
 }
 
+// decide observes the device and decides; when the decision writes a table over space no
+// partition covered yet, that space is read sparsely and the decision made again on it.
 func (r Runner) decide(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool) (fresh, error) {
 	obs, stale, err := r.observe(ctx, path, dev, fd)
 	if err != nil {
 		return fresh{}, err
 	}
-	return fresh{obs: obs, d: Decide(fd, obs, wipeAllowed), stale: stale}, nil
+	d := Decide(fd, obs, wipeAllowed)
+	if !wipeAllowed {
+		read, err := readNewSpace(ctx, path, fd, &obs, d)
+		if err != nil {
+			return fresh{}, err
+		}
+		if read {
+			d = Decide(fd, obs, wipeAllowed)
+		}
+	}
+	return fresh{obs: obs, d: d, stale: stale}, nil
 }
 
 func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllowed bool, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool) {

@@ -536,11 +536,18 @@ func TestReconcileStaleLabelWhereAPartitionGoes(t *testing.T) {
 		t.Errorf("refusal %q", msg)
 	}
 
-	// Prism's table with slot 1 only, then the plan for all four.
+	// Prism's table with slot 1 only, written before the label was there (the first table
+	// needs the whole device zero at every sample), then the plan for all four.
 	one := nodePlan(t)
 	one.FastDevices[0].Slots, one.FastDevices[0].Cache = one.FastDevices[0].Slots[:1], nil
+	for _, off := range []int64{p2.StartBytes, p2.StartBytes + gib} {
+		h.put(off, make([]byte, len(label)))
+	}
 	if got := states(h.reconcile(one).Partitions); got != "Ready" {
 		t.Fatalf("slot 1 alone: %s", got)
+	}
+	for _, off := range []int64{p2.StartBytes, p2.StartBytes + gib} {
+		h.put(off, label)
 	}
 	res = h.reconcile(nodePlan(t))
 	if got := states(res.Partitions); got != "Ready,Refused,Ready,Ready" {

@@ -344,6 +344,11 @@ func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 		{"data appeared in a slot", func(h *fakeHost, l *fakeLVM) {
 			h.put(fd.Slots[0].Partition.StartBytes+4096, []byte("not Prism's"))
 		}, "Refused,Ready,Ready", "not proven empty: it holds non-zero bytes at offset 4096"},
+		// lvcreate zeroes the LV's first 4 KiB, 1 MiB into the partition (the PV's data
+		// start): outside the first MiB, inside what the proof before pvcreate reads.
+		{"data where lvcreate zeroes the LV's first block", func(h *fakeHost, l *fakeLVM) {
+			h.put(fd.Slots[1].Partition.StartBytes+mib+100, []byte("not Prism's"))
+		}, "Ready,Refused,Ready", "not proven empty: it holds non-zero bytes at offset 1048676"},
 		{"another VG on the partition", func(h *fakeHost, l *fakeLVM) {
 			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p2", dev: "259:2", vg: "data"})
 			l.vgs = append(l.vgs, &fakeVG{name: "data", size: 1 << 30})
