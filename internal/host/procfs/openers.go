@@ -120,7 +120,7 @@ func (p Proc) openedBy(pid int, devs map[uint64]string) ([]Opener, error) {
 	var out []Opener
 	for _, fd := range fds {
 		path := filepath.Join(dir, fd)
-		dev, ok, err := blockDevice(path)
+		dev, ok, err := BlockDeviceNumber(path)
 		if gone(err) {
 			continue
 		}
@@ -157,13 +157,13 @@ func readNames(dir string) ([]string, error) {
 	return d.Readdirnames(-1)
 }
 
-// blockDevice stats what path (a /proc/<pid>/fd link) refers to and returns its device number
-// when it is a block device node. AT_STATX_DONT_SYNC: a file on a FUSE or network file
+// BlockDeviceNumber stats what path (a /proc/<pid>/fd link, a mount's source) refers to and
+// returns its device number when it is a block device node. AT_STATX_DONT_SYNC: a file on a FUSE or network file
 // system answers from the attributes the kernel has, so a hung FUSE daemon or server does
 // not hang the scan (a device node's own attributes are never fetched remotely). With no
 // attributes asked for, FUSE answers even for a mount its owner keeps from other users,
 // where it would refuse a stat: such a file then has no type, and is not a device node.
-func blockDevice(path string) (uint64, bool, error) {
+func BlockDeviceNumber(path string) (uint64, bool, error) {
 	var st unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_STATX_DONT_SYNC, 0, &st); err != nil {
 		return 0, false, &fs.PathError{Op: "statx", Path: path, Err: err}
@@ -197,6 +197,17 @@ func (p Proc) Ancestors() ([]int, error) {
 		pid = strconv.Itoa(ppid)
 	}
 	return out, fmt.Errorf("more than %d ancestors in %s", len(out), p.Dir)
+}
+
+// IgnoringAncestors is p with the calling process's ancestors added to Ignore: what a test
+// harness scans, whose ancestors did not open the devices it made and may hide their files.
+func (p Proc) IgnoringAncestors() (Proc, error) {
+	a, err := p.Ancestors()
+	if err != nil {
+		return p, fmt.Errorf("finding this process's ancestors in %s: %w", p.Dir, err)
+	}
+	p.Ignore = append(slices.Clip(p.Ignore), a...)
+	return p, nil
 }
 
 // ParentPID reads the parent's PID from a /proc/<pid>/stat line: the second field after the

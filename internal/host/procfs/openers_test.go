@@ -191,13 +191,16 @@ func TestOpenersRealProc(t *testing.T) {
 	want := Opener{PID: cmd.Process.Pid, Comm: "sleep", Device: "dev"}
 	// The child's comm is "sleep" once it has exec'd.
 	// The test's ancestors are not looked at: a sandbox's supervisor may hide its files from root.
-	ancestors, err := Proc{Dir: "/proc"}.Ancestors()
+	p, err := Proc{Dir: "/proc"}.IgnoringAncestors()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(p.Ignore) == 0 || p.Ignore[0] != os.Getppid() {
+		t.Fatalf("ancestors %v do not start with the parent %d", p.Ignore, os.Getppid())
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got, err := Proc{Dir: "/proc", Ignore: ancestors}.Openers(map[uint64]string{rdev: "dev"})
+		got, err := p.Openers(map[uint64]string{rdev: "dev"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,11 +299,10 @@ func FuzzParseDev(f *testing.F) {
 // BenchmarkOpeners scans this machine's /proc for a device no one has open: the cost of one
 // observation's scan.
 func BenchmarkOpeners(b *testing.B) {
-	ancestors, err := Proc{Dir: "/proc"}.Ancestors()
+	p, err := Proc{Dir: "/proc"}.IgnoringAncestors()
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := Proc{Dir: "/proc", Ignore: ancestors}
 	for b.Loop() {
 		if _, err := p.Openers(map[uint64]string{unix.Mkdev(4095, 4095): "none"}); err != nil {
 			b.Fatal(err)
