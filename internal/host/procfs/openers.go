@@ -5,6 +5,7 @@
 package procfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,6 +88,35 @@ func (p Proc) Openers(devs map[uint64]string) ([]Opener, error) {
 	})
 	return out, nil
 }
+
+// SettledOpeners is Openers, with the openers it finds given up to grace to close the
+// devices, and a failed look up to grace to succeed: it looks again every pollInterval and
+// returns the first look that succeeds and finds none, or the last. A probe's open (a udev
+// worker after a device is closed, another inventory reading every disk, smartctl) lasts
+// milliseconds to a second, and so does a process that hides its files while it starts (a
+// sandbox's spawner); a FUSE daemon or a program using the device stays. The answer is what
+// the last look saw, as true as a single look then.
+func (p Proc) SettledOpeners(ctx context.Context, devs map[uint64]string, grace time.Duration) ([]Opener, error) {
+	deadline := time.Now().Add(grace)
+	for {
+		found, err := p.Openers(devs)
+		if err == nil && len(found) == 0 || !time.Now().Before(deadline) {
+			return found, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(pollInterval, time.Until(deadline))):
+		}
+	}
+}
+
+// BriefOpen is the grace Prism gives the openers of a device: longer than a probe's open,
+// short enough to wait for before every write.
+const BriefOpen = 2 * time.Second
+
+// pollInterval is how often SettledOpeners looks again.
+const pollInterval = 100 * time.Millisecond
 
 // self is the calling process's PID as this procfs numbers it. PID 1 cannot be a host's
 // agent: it is the init of its own PID namespace (a pod without hostPID), which shows none of

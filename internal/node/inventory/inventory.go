@@ -85,7 +85,7 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
-	users, usersErr := diskUsers(opts.Openers, opts.Host, disks)
+	users, usersErrs := diskUsers(ctx, opts.Openers, opts.Host, disks)
 	// Open every disk first (cheap), then let libblkid probe the ones that opened while
 	// Prism's own detector reads them. In process (ProbeInProcess), each reader asks
 	// libblkid right after the detector, on the same file descriptor, so libblkid reads
@@ -123,7 +123,7 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	var rep Report
 	var noCharDevice []string
 	for i, disk := range disks {
-		d, warnings, missing := describe(ctx, opts, disk, byID[disk.Name], sigs[i], users[disk.Name], usersErr)
+		d, warnings, missing := describe(ctx, opts, disk, byID[disk.Name], sigs[i], users[disk.Name], usersErrs[disk.Name])
 		rep.Devices = append(rep.Devices, d)
 		rep.Warnings = append(rep.Warnings, warnings...)
 		if missing {

@@ -76,9 +76,9 @@ func TestDiskUsers(t *testing.T) {
 		{Name: "vdz", Major: 4000, Minor: 16, Partitions: []string{"vdz1"}},
 		{Name: "vdy", Major: 4000, Minor: 32},
 	}
-	got, err := diskUsers(&procfs.Proc{Dir: proc}, host, disks)
-	if err != nil {
-		t.Fatal(err)
+	got, problems := diskUsers(t.Context(), &procfs.Proc{Dir: proc}, host, disks)
+	if len(problems) > 0 {
+		t.Fatal(problems)
 	}
 	want := map[string][]string{"vdz": {"pid 200 (fusefat)", "partition 1: pid 300 (sleep)"}}
 	if !reflect.DeepEqual(got, want) {
@@ -98,14 +98,24 @@ func TestDiskUsers(t *testing.T) {
 		t.Errorf("NoHolders says %q, want %q", msg, want)
 	}
 
+	// A disk whose partitions cannot be read: its users are unknown, the others' are not.
+	broken := append(disks, sysfs.BlockDevice{Name: "vdx", Major: 4000, Minor: 48, Partitions: []string{"vdx1"}})
+	if err := unix.Mknod(filepath.Join(root, "dev", "vdx"), unix.S_IFBLK|0o600, int(unix.Mkdev(4000, 48))); err != nil {
+		t.Fatal(err)
+	}
+	got, problems = diskUsers(t.Context(), &procfs.Proc{Dir: proc}, host, broken)
+	if len(problems) != 1 || problems["vdx"] == nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("with vdx's partitions unreadable: %q, problems %v; want %q and a problem of vdx alone", got, problems, want)
+	}
+
 	// A scan that cannot look at a process fails: every disk gets it as a problem.
 	writeFile(t, filepath.Join(proc, "400", "fd"), "") // not a directory
-	if _, err := diskUsers(&procfs.Proc{Dir: proc}, host, disks); err == nil || !strings.Contains(err.Error(), "pid 400") {
-		t.Errorf("a scan that could not read pid 400's descriptors: error %v", err)
+	if _, problems := diskUsers(t.Context(), &procfs.Proc{Dir: proc}, host, disks); len(problems) != len(disks) || !strings.Contains(fmt.Sprint(problems["vdy"]), "pid 400") {
+		t.Errorf("a scan that could not read pid 400's descriptors: problems %v, want pid 400's for every disk", problems)
 	}
 	// Without a procfs (fixture hosts), nothing is looked for.
-	if got, err := diskUsers(nil, host, disks); got != nil || err != nil {
-		t.Errorf("without a procfs: %v, %v", got, err)
+	if got, problems := diskUsers(t.Context(), nil, host, disks); got != nil || problems != nil {
+		t.Errorf("without a procfs: %v, %v", got, problems)
 	}
 }
 

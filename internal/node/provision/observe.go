@@ -81,7 +81,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	if obs.Mounts, err = r.mounts(devs); err != nil {
 		return obs, nil, err
 	}
-	if err := r.users(&obs, dev.Name, devs); err != nil {
+	if err := r.users(ctx, &obs, dev.Name, devs); err != nil {
 		return obs, nil, err
 	}
 	// Then read the device, not what an earlier pass left in its page cache: a write through a
@@ -330,9 +330,10 @@ func unescapeMountinfo(s string) string {
 // or writing it, which show in no holder list and, opening it without O_EXCL, do not stop
 // Prism's exclusive hold. The whole device's go to obs.Users; a partition's to its
 // PartitionHolders, which Decide weighs as it weighs a stacked device (an OSD's DB on the
-// partition itself is its ceph-osd). A scan that cannot see every process fails the
-// observation.
-func (r Runner) users(obs *Observation, name string, devs map[string]string) error {
+// partition itself is its ceph-osd). Openers get procfs.BriefOpen to close it (a udev
+// worker's probe after Prism's own close, another inventory). A scan that cannot see every
+// process fails the observation.
+func (r Runner) users(ctx context.Context, obs *Observation, name string, devs map[string]string) error {
 	nums := map[uint64]string{}
 	for d, n := range devs {
 		num, err := procfs.ParseDev(d)
@@ -341,7 +342,7 @@ func (r Runner) users(obs *Observation, name string, devs map[string]string) err
 		}
 		nums[num] = n
 	}
-	openers, err := r.proc().Openers(nums)
+	openers, err := r.proc().SettledOpeners(ctx, nums, procfs.BriefOpen)
 	if err != nil {
 		return fmt.Errorf("finding the processes that hold %s open (it cannot be proven unused without them): %w", name, err)
 	}
