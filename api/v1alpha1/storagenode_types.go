@@ -296,7 +296,9 @@ type Device struct {
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=64
 	Partitions []string `json:"partitions,omitempty"`
-	// holders lists the kernel devices stacked on top of this one (dm-0, md0, cas1-1).
+	// holders lists the kernel devices stacked on top of this one (dm-0, md0, cas1-1), then
+	// the processes other than the agent that hold it or one of its partitions open
+	// ("pid 1234 (fusefat)", "partition 1: pid 1234 (sleep)").
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64

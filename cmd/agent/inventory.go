@@ -9,6 +9,7 @@ import (
 
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/smart"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
@@ -23,6 +24,8 @@ type hostFlags struct {
 	logsDir     string
 	includeLoop bool
 	noIdentify  bool
+	// ignoreAncestors: see procs.
+	ignoreAncestors bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -31,11 +34,27 @@ func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.logsDir, "logs-dir", "", "read recorded NVMe log pages from DIR/<controller>/log-XX.bin and recorded smartctl reports from DIR/<disk>/smartctl.json instead of the admin ioctl and smartctl")
 	fs.BoolVar(&h.includeLoop, "include-loop", false, "inventory loop devices too")
 	fs.BoolVar(&h.noIdentify, "no-identify", false, "skip NVMe Identify (sysfs still gives model and serial)")
+	fs.BoolVar(&h.ignoreAncestors, "ignore-ancestor-processes", false, "when looking for the processes that hold a device open, skip this process's ancestors (for tests in a sandbox whose supervisor hides its open files even from root; the agent looks at every process)")
+}
+
+// procs is where the processes that hold a device open are found: /proc, the host's in the
+// agent's pod (hostPID). A scan that cannot look at a process fails, so a sandbox whose
+// supervisor hides its files needs --ignore-ancestor-processes; if even the ancestors cannot
+// be listed, none is skipped, and the scan fails on the hidden one.
+func (h *hostFlags) procs() procfs.Proc {
+	p := procfs.Proc{Dir: "/proc"}
+	if h.ignoreAncestors {
+		if q, err := p.IgnoringAncestors(); err == nil {
+			return q
+		}
+	}
+	return p
 }
 
 func (h *hostFlags) options() inventory.Options {
 	// libblkid in process when the binary links it (make build, the image), else a wipefs child.
-	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop, Probe: hostexec.Local{}, ProbeInProcess: true}
+	procs := h.procs()
+	opts := inventory.Options{Host: sysfs.Host{Root: h.hostRoot}, IncludeLoop: h.includeLoop, Probe: hostexec.Local{}, ProbeInProcess: true, Openers: &procs}
 	switch {
 	case h.noIdentify:
 	case h.identifyDir != "":

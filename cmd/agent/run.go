@@ -99,7 +99,7 @@ func runAgent(args []string) error {
 	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
-		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot, Volumes: *dbVolumes}
+		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot, Volumes: *dbVolumes, Proc: host.procs()}
 		if *dbVolumes {
 			runner.Exec = hostexec.InHostMountNamespace{Inner: hostexec.Local{}, Tools: lvm.Commands}
 		}

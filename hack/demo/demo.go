@@ -169,7 +169,11 @@ func (d *demo) startProcesses(ctx context.Context) error {
 		root := d.roots[n.Name]
 		args := []string{"run", "--node-name=" + n.Name, "--host-root=" + root, "--identify-dir=" + filepath.Join(root, "identify"),
 			"--logs-dir=" + filepath.Join(root, "logs"), "--period=10s", "--metrics-bind-address=" + d.agents[n.Name],
-			"--health-period=" + healthPeriod.String(), "--state-dir=" + stateDir(d.dir, n.Name)}
+			"--health-period=" + healthPeriod.String(), "--state-dir=" + stateDir(d.dir, n.Name),
+			// The agents are the demo's children: the processes that started the demo did not
+			// open its loops, and a sandbox's supervisor among them may hide its files even from
+			// root, which would fail every look for processes holding a device open.
+			"--ignore-ancestor-processes"}
 		var env []string
 		if h, ok := d.hosts[n.Name]; ok {
 			// Fast devices are loop devices: the agent partitions them and runs the caches,

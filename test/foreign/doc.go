@@ -3,7 +3,8 @@
 // the host executor) on a plan that treats each device as a fast device, in Apply mode and
 // without a wipe grant. The rule it checks is the one of issue 19: no device with any
 // recognised signature, mount, holder or non-zero bytes where Prism would write is ever
-// written without a grant.
+// written without a grant; and of issue 29: no device in use (mounted, held, or held open by
+// a process) is ever written, grant or not.
 //
 //   - TestForeignFormats: every format the Debian tools here can make (file systems, images,
 //     LVM, md RAID, LUKS, bcache, cluster file systems, partition tables, random bytes) on
@@ -13,6 +14,11 @@
 //   - TestForeignMounted: the same formats mounted read-only and read-write (kernel driver or
 //     FUSE, whichever this machine has), an active swap and a device-mapper holder. A file
 //     written through the mount must read back unchanged.
+//   - TestForeignInUse: devices a process holds open and nothing else shows (issue 29):
+//     vfat mounted with fusefat and iso9660 with fuseiso under a wipe grant (the file read
+//     through the mount must be intact afterwards), and a sleeping child holding an empty
+//     device, a device with data under a grant, or a foreign partition under a grant open.
+//     Each must be Refused, naming the process ("held open by pid N (fusefat)").
 //   - TestForeignInsidePrismLayout: foreign content inside Prism's own GPT (a prism-db-00
 //     holding ext4, an extended plan on such a device), an old BlueStore label or random
 //     bytes where a new partition would go, and a wipe grant for one of two devices.

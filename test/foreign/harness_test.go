@@ -362,7 +362,7 @@ func (e *env) pass(t *testing.T, p *prismv1.NodePlan, loops ...*loop) (provision
 func (e *env) passWith(t *testing.T, p *prismv1.NodePlan, devs []prismv1.Device) (provision.Result, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	res := provision.Runner{Exec: rec, HostRoot: "/"}.Reconcile(e.ctx, p, devs, prismv1.ModeApply)
+	res := provision.Runner{Exec: rec, HostRoot: "/", Proc: loopdevs.HostProc(t)}.Reconcile(e.ctx, p, devs, prismv1.ModeApply)
 	return res, rec
 }
 
@@ -561,6 +561,13 @@ func (e *env) keeps(t *testing.T, l *loop, p *prismv1.NodePlan, refused []int32,
 	if slices.Contains(p.AllowWipe, l.stablePath) {
 		t.Fatalf("test bug: the plan grants a wipe of %s", l.stablePath)
 	}
+	return e.keepsEvenGranted(t, l, p, refused, name, others...)
+}
+
+// keepsEvenGranted is keeps for a plan that may grant a wipe of l: for what no grant
+// overrides (a user of the device), the device must be kept all the same.
+func (e *env) keepsEvenGranted(t *testing.T, l *loop, p *prismv1.NodePlan, refused []int32, name string, others ...*loop) provision.Result {
+	t.Helper()
 	before, kernelBefore := e.digest(t, l), kernelPartitions(t, l.name)
 	res, rec := e.pass(t, p, append([]*loop{l}, others...)...)
 	after, kernelAfter := e.digest(t, l), kernelPartitions(t, l.name)

@@ -31,6 +31,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/node/inventory"
 	"github.com/prism-storage/prism/internal/node/provision"
@@ -58,6 +59,7 @@ type env struct {
 	tools map[string]string
 	dir   string
 	tag   string // makes this run's stable paths unique
+	proc  procfs.Proc
 }
 
 func setup(t *testing.T) *env {
@@ -80,6 +82,7 @@ func setup(t *testing.T) *env {
 		tools: ensureTools(ctx, t, "losetup", "sfdisk", "sgdisk", "wipefs", "partx", "blkid", "mkfs.ext4", "mount", "umount"),
 		dir:   t.TempDir(),
 		tag:   hex.EncodeToString(b),
+		proc:  loopdevs.HostProc(t),
 	}
 }
 
@@ -291,7 +294,7 @@ func (r *recorder) writes() []string {
 func (r *recorder) reset() { r.mu.Lock(); r.argv, r.nWrites = nil, 0; r.mu.Unlock() }
 
 func reconcile(e *env, rec *recorder, p *prismv1.NodePlan, devs []prismv1.Device, mode prismv1.PolicyMode, limit int) provision.Result {
-	return provision.Runner{Exec: rec, Open: rec.open, HostRoot: "/", StepLimit: limit}.Reconcile(e.ctx, p, devs, mode)
+	return provision.Runner{Exec: rec, Open: rec.open, HostRoot: "/", StepLimit: limit, Proc: e.proc}.Reconcile(e.ctx, p, devs, mode)
 }
 
 func wantStates(t *testing.T, what string, got []prismv1.PartitionStatus, state prismv1.PartitionState, msg string) {
@@ -880,7 +883,7 @@ func TestProvisionWithoutTheKernelsViewWritesNothing(t *testing.T) {
 	p := fastPlan(t, fast, false)
 	before := digest(t, fast)
 	rec := &recorder{}
-	res := provision.Runner{Exec: rec, Open: rec.open, HostRoot: root}.Reconcile(e.ctx, p, e.devices(t, fast), prismv1.ModeApply)
+	res := provision.Runner{Exec: rec, Open: rec.open, HostRoot: root, Proc: e.proc}.Reconcile(e.ctx, p, e.devices(t, fast), prismv1.ModeApply)
 	wantStates(t, "no sysfs", res.Partitions, prismv1.PartitionFailed, "cannot be proven unused")
 	if w := rec.writes(); len(w) != 0 || res.Changed {
 		t.Errorf("without the kernel's view the partitioner ran %q (changed %t)", w, res.Changed)

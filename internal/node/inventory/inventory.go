@@ -23,6 +23,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/blkid"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/nvme"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/signature"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	// the same answer (decision 0034). It takes effect only with Probe set and in a binary
 	// built with libblkid (blkid.InProcess); otherwise the wipefs child runs.
 	ProbeInProcess bool
+	// Openers finds the processes that hold a disk or one of its partitions open, which then
+	// count as its holders (diskUsers); nil skips it (fixture hosts in unit tests). The agent
+	// sets it to the host's procfs.
+	Openers *procfs.Proc
 }
 
 // Report is one inventory of a host.
@@ -82,6 +87,7 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading /dev/disk/by-id: %w", err)
 	}
+	users, usersErrs := diskUsers(ctx, opts.Openers, opts.Host, disks)
 	// Open every disk first (cheap), then let libblkid probe the ones that opened while
 	// Prism's own detector reads them. In process (ProbeInProcess), each reader asks
 	// libblkid right after the detector, on the same file descriptor, so libblkid reads
@@ -119,7 +125,7 @@ func Take(ctx context.Context, opts Options) (Report, error) {
 	var rep Report
 	var noCharDevice []string
 	for i, disk := range disks {
-		d, warnings, missing := describe(ctx, opts, disk, byID[disk.Name], sigs[i])
+		d, warnings, missing := describe(ctx, opts, disk, byID[disk.Name], sigs[i], users[disk.Name], usersErrs[disk.Name])
 		rep.Devices = append(rep.Devices, d)
 		rep.Warnings = append(rep.Warnings, warnings...)
 		if missing {
@@ -225,8 +231,11 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File
 	wg.Wait()
 }
 
-func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures) (d prismv1.Device, warnings []string, noCharDevice bool) {
+func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures, users []string, usersErr error) (d prismv1.Device, warnings []string, noCharDevice bool) {
 	problems := append([]string(nil), disk.Problems...)
+	if usersErr != nil {
+		problems = append(problems, fmt.Sprintf("finding the processes that hold it open: %v", usersErr))
+	}
 	udev, err := opts.Host.Udev(disk.Major, disk.Minor)
 	if err != nil {
 		problems = append(problems, err.Error())
@@ -245,7 +254,7 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		PhysicalBlockSizeBytes: int32(disk.PhysicalBlockSize),
 		OptimalIOSizeBytes:     disk.OptimalIOSize,
 		Partitions:             disk.Partitions,
-		Holders:                disk.Holders,
+		Holders:                holders(disk.Holders, users),
 	}
 	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
 	d.Identity = apiIdentity(disk.Identity)
@@ -320,6 +329,19 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 	}
 	d.Eligibility = Evaluate(&d, problems)
 	return d, warnings, noCharDevice
+}
+
+// maxHolders is the API's limit on a device's holders.
+const maxHolders = 64
+
+// holders are the devices stacked on a disk, then the processes that hold it open, within
+// the API's limit (one is enough to make the disk fail NoHolders).
+func holders(stacked, users []string) []string {
+	if len(users) == 0 {
+		return stacked
+	}
+	all := append(slices.Clone(stacked), users...)
+	return all[:min(len(all), maxHolders)]
 }
 
 // identified is what NVMe Identify says about a namespace and its controller.

@@ -17,8 +17,9 @@
 //     cache puts there; anything else refuses it, and a device with such a partition is not
 //     extended.
 //   - Anything else is refused with what was found and where, unless the plan's allowWipe lists
-//     the device; a device with holders, mounts or read-only is never written, and a device
-//     that carries partitions of this plan is never wiped (they may hold OSD metadata).
+//     the device; a device with holders, mounts, processes holding it open or read-only is
+//     never written, and a device that carries partitions of this plan is never wiped (they
+//     may hold OSD metadata).
 //   - No partition that exists is ever deleted, moved or resized.
 //   - Every write is safe to repeat from the state a crash at any byte of an earlier one left:
 //     Decide, run on that state, recognises Prism's half-written table and writes it whole.
@@ -268,6 +269,8 @@ func Decide(fd prismv1.FastDevicePlan, obs Observation, wipeAllowed bool) Decisi
 	switch {
 	case len(dev.Holders) > 0:
 		refusal = fmt.Sprintf("%s is in use by %s", dev.Path, strings.Join(dev.Holders, ", "))
+	case len(obs.Users) > 0:
+		refusal = fmt.Sprintf("%s is in use: held open by %s", dev.Path, strings.Join(obs.Users, ", "))
 	case len(obs.Mounts) > 0:
 		refusal = fmt.Sprintf("%s is mounted: %s", dev.Path, strings.Join(obs.Mounts, "; "))
 	case dev.ReadOnly:

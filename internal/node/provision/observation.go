@@ -21,7 +21,11 @@ type Observation struct {
 	Probe []blkid.Signature
 	// Mounts are the mounts of the device or any of its partitions ("/mnt on nvme0n1p1").
 	Mounts []string
-	// PartitionHolders are the devices stacked on each kernel partition, by number.
+	// Users are the processes other than the agent that hold the whole device open
+	// ("pid 1234 (fusefat)").
+	Users []string
+	// PartitionHolders are the devices stacked on each kernel partition and the processes
+	// other than the agent that hold it open, by number.
 	PartitionHolders map[int][]string
 	// PartitionDev is each kernel partition's device number, "major:minor" (sysfs), by number.
 	PartitionDev map[int]string

@@ -20,6 +20,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/blkid"
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/signature"
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
@@ -76,7 +77,14 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 			}
 		}
 	}
-	if obs.Mounts, err = r.mounts(f, dev.Name, kernel); err != nil {
+	devs, err := deviceNumbers(f, dev.Name, kernel)
+	if err != nil {
+		return obs, nil, err
+	}
+	if obs.Mounts, err = r.mounts(devs); err != nil {
+		return obs, nil, err
+	}
+	if err := r.users(ctx, &obs, dev.Name, devs); err != nil {
 		return obs, nil, err
 	}
 	// Then read the device, not what an earlier pass left in its page cache: a write through a
@@ -84,8 +92,8 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	// partition holds the device open. Dropping it also writes the whole device's dirty
 	// pages, which only a filesystem or a program on the whole device makes, so it is skipped
 	// when anything is mounted from the device or holds it whole: Prism writes neither, and
-	// must not write for a frozen filesystem.
-	if kerr == nil && len(obs.Mounts) == 0 && len(dev.Holders) == 0 {
+	// must not write for a frozen filesystem (or a program's open device).
+	if kerr == nil && len(obs.Mounts) == 0 && len(dev.Holders) == 0 && len(obs.Users) == 0 {
 		if err := hostexec.DropPageCache(f); err != nil {
 			return obs, nil, err
 		}
@@ -223,10 +231,9 @@ func (r Runner) content(ctx context.Context, f *os.File, path string, start, siz
 	return c, nil
 }
 
-// mounts lists the mounts of the device (the open file f) or of its kernel partitions, from
-// the host's mount table (mountTables), matched by device number, the same in every mount
-// namespace.
-func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) ([]string, error) {
+// deviceNumbers are the device numbers of the device (the open file f; none for a regular
+// file) and of its kernel partitions, "major:minor" to their kernel names.
+func deviceNumbers(f *os.File, name string, kernel map[int]kernelPartition) (map[string]string, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
@@ -240,6 +247,14 @@ func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) 
 			devs[k.Dev] = partitionName(name, n)
 		}
 	}
+	return devs, nil
+}
+
+// mounts lists the mounts of the devices devs (deviceNumbers) from the host's mount table
+// (mountTables), matched by device number, the same in every mount namespace, or for a FUSE
+// file system, which has a device number of its own, by its source when that is one of the
+// devices' nodes.
+func (r Runner) mounts(devs map[string]string) ([]string, error) {
 	if len(devs) == 0 {
 		return nil, nil
 	}
@@ -247,10 +262,23 @@ func (r Runner) mounts(f *os.File, name string, kernel map[int]kernelPartition) 
 	var err error
 	for _, p := range mountTables(r.HostRoot) {
 		if b, err = os.ReadFile(p); err == nil {
-			return mountsOf(b, devs), nil
+			return mountsOf(b, devs, r.sourceDev), nil
 		}
 	}
 	return nil, fmt.Errorf("reading the mount table: %w", err)
+}
+
+// sourceDev is the device number ("major:minor") of a mount source that is a block device
+// node under the host root; false for anything else.
+func (r Runner) sourceDev(source string) (string, bool) {
+	if !filepath.IsAbs(source) {
+		return "", false
+	}
+	d, ok, err := procfs.BlockDeviceNumber(filepath.Join(cmp.Or(r.HostRoot, "/"), source))
+	if err != nil || !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%d:%d", unix.Major(d), unix.Minor(d)), true
 }
 
 // mountTables are where the host's mount table is, best first: init's under the host root,
@@ -261,8 +289,11 @@ func mountTables(hostRoot string) []string {
 	return []string{filepath.Join(cmp.Or(hostRoot, "/"), "proc", "1", "mountinfo"), "/proc/1/mountinfo", "/proc/self/mountinfo"}
 }
 
-// mountsOf picks the mountinfo lines whose device number (field 3) is in devs.
-func mountsOf(mountinfo []byte, devs map[string]string) []string {
+// mountsOf picks the mountinfo lines whose device number (field 3) is in devs, and the FUSE
+// mounts whose source (after the " - " separator and the type) sourceDev resolves to one of
+// devs. fusefat and fuseiso name themselves as the source, not the device: those are found by
+// the device they hold open (Runner.users).
+func mountsOf(mountinfo []byte, devs map[string]string, sourceDev func(string) (string, bool)) []string {
 	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
 	for sc.Scan() {
@@ -272,9 +303,75 @@ func mountsOf(mountinfo []byte, devs map[string]string) []string {
 		}
 		if name, ok := devs[fields[2]]; ok {
 			out = append(out, fmt.Sprintf("%s on %s", name, fields[4]))
+			continue
+		}
+		sep := slices.Index(fields[5:], "-") + 5
+		if sep < 5 || sep+2 >= len(fields) {
+			continue
+		}
+		fstype, source := fields[sep+1], unescapeMountinfo(fields[sep+2])
+		if fstype != "fuse" && fstype != "fuseblk" && !strings.HasPrefix(fstype, "fuse.") {
+			continue
+		}
+		if dev, ok := sourceDev(source); ok && devs[dev] != "" {
+			out = append(out, fmt.Sprintf("%s on %s (%s)", devs[dev], fields[4], fstype))
 		}
 	}
 	return out
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes of space, tab, newline and backslash.
+func unescapeMountinfo(s string) string {
+	for _, e := range [][2]string{{`\040`, " "}, {`\011`, "\t"}, {`\012`, "\n"}, {`\134`, `\`}} {
+		s = strings.ReplaceAll(s, e[0], e[1])
+	}
+	return s
+}
+
+// users records the processes other than the agent that hold the device or one of its
+// partitions open (procfs, by device number): a FUSE file system's daemon, a program reading
+// or writing it, which show in no holder list and, opening it without O_EXCL, do not stop
+// Prism's exclusive hold. The whole device's go to obs.Users; a partition's to its
+// PartitionHolders, which Decide weighs as it weighs a stacked device (an OSD's DB on the
+// partition itself is its ceph-osd). Openers get procfs.BriefOpen to close it (a udev
+// worker's probe after Prism's own close, another inventory). A scan that cannot see every
+// process fails the observation.
+func (r Runner) users(ctx context.Context, obs *Observation, name string, devs map[string]string) error {
+	nums := map[uint64]string{}
+	for d, n := range devs {
+		num, err := procfs.ParseDev(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		nums[num] = n
+	}
+	openers, err := r.proc().SettledOpeners(ctx, nums, procfs.BriefOpen)
+	if err != nil {
+		return fmt.Errorf("finding the processes that hold %s open (it cannot be proven unused without them): %w", name, err)
+	}
+	for _, o := range openers {
+		if o.Device == name {
+			obs.Users = append(obs.Users, o.String())
+			continue
+		}
+		n, ok := parsePartitionName(name, o.Device)
+		if !ok {
+			return fmt.Errorf("%s holds %s open, which is not a partition of %s", o, o.Device, name)
+		}
+		if obs.PartitionHolders == nil {
+			obs.PartitionHolders = map[int][]string{}
+		}
+		obs.PartitionHolders[n] = append(obs.PartitionHolders[n], o.String())
+	}
+	return nil
+}
+
+// proc is the procfs users are found in: the agent's own /proc, the host's when the agent
+// runs with hostPID, as it must to provision.
+func (r Runner) proc() procfs.Proc {
+	p := r.Proc
+	p.Dir = cmp.Or(p.Dir, "/proc")
+	return p
 }
 
 // kernelPartition is a partition as the kernel has it, from sysfs (512-byte units).

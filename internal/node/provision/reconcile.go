@@ -18,6 +18,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/procfs"
 )
 
 // Runner carries out node plans on this host.
@@ -37,6 +38,9 @@ type Runner struct {
 	// with a cache, whose claims take the partitions as they are. Exec must then run
 	// LVM's commands where the host's LVM runs them (hostexec.InHostMountNamespace in a pod).
 	Volumes bool
+	// Proc is where the processes that hold a device open are found (procfs.Proc; Dir "/proc"
+	// when empty: the host's with hostPID). Test harnesses set Ignore.
+	Proc procfs.Proc
 
 	// allowFiles lets unit tests use a regular file as the device.
 	allowFiles bool

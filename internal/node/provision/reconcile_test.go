@@ -17,6 +17,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/signature"
 )
 
@@ -55,6 +56,14 @@ func newFakeHost(t *testing.T) *fakeHost {
 	if err := os.MkdirAll(filepath.Join(h.root, "dev"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A procfs with this process alone: the fixture's devices are files, its partitions'
+	// numbers made up, so no process of this machine holds them.
+	if err := os.MkdirAll(filepath.Join(h.root, "proc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("2", filepath.Join(h.root, "proc", "self")); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.Create(h.devPath())
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +79,7 @@ func newFakeHost(t *testing.T) *fakeHost {
 func (h *fakeHost) devPath() string { return filepath.Join(h.root, "dev", h.name) }
 
 func (h *fakeHost) runner() Runner {
-	return Runner{Exec: h, Open: h.open, HostRoot: h.root, allowFiles: true}
+	return Runner{Exec: h, Open: h.open, HostRoot: h.root, Proc: procfs.Proc{Dir: filepath.Join(h.root, "proc")}, allowFiles: true}
 }
 
 func (h *fakeHost) reconcile(p *prismv1.NodePlan) Result {

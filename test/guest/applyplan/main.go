@@ -36,6 +36,7 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/lvm"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/inventorydoc"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/provision"
@@ -214,7 +215,13 @@ func run(o options) (Output, []prismv1.PartitionStatus, error) {
 		}
 		out.Partitions = earlier.Partitions
 	} else {
-		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot, Volumes: o.dbVolumes, StepLimit: o.stepLimit}
+		// A test's tool: its ancestors (the test, and whatever runs the test) did not open the
+		// devices, and a sandbox's supervisor may hide its files even from root.
+		proc, err := procfs.Proc{Dir: "/proc"}.IgnoringAncestors()
+		if err != nil {
+			return Output{}, nil, err
+		}
+		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot, Volumes: o.dbVolumes, StepLimit: o.stepLimit, Proc: proc}
 		res := runner.Reconcile(ctx, &np, doc.Devices, o.mode)
 		out.Changed, out.Partitions = res.Changed, res.Partitions
 	}
