@@ -151,3 +151,24 @@ func f() {
 		t.Errorf("goCommands = %q, want %q", got, want)
 	}
 }
+
+// FuzzShellBlocks: any Markdown reads without a panic, each block at a fence line, and every
+// command found names a checked tool.
+func FuzzShellBlocks(f *testing.F) {
+	f.Add("```sh\nhelm upgrade --install p c \\\n --set a=b # x\n```\n")
+	f.Add("<!-- not run: r -->\n```bash\nPOD=$(kubectl prism x) ; sudo make demo\n")
+	f.Add("```sh\n\"unterminated 'quote\n```")
+	f.Fuzz(func(t *testing.T, text string) {
+		lines := strings.Split(text, "\n")
+		for _, b := range shellBlocks(text) {
+			if b.line < 1 || b.line > len(lines) || !fence.MatchString(lines[b.line-1]) {
+				t.Fatalf("block at line %d is not at a fence", b.line)
+			}
+			for _, c := range b.commands {
+				if c.tool != "helm" && c.tool != "make" && c.tool != "kubectl prism" {
+					t.Fatalf("command %q of an unchecked tool", c)
+				}
+			}
+		}
+	})
+}
