@@ -5,10 +5,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/workpool"
 )
 
 // NodeInventory is one node's devices, as a StorageNode status or `prism-agent inventory` holds them.
@@ -138,7 +137,7 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec, d
 	rook := make([]RookNode, len(sorted)) // a node without an entry keeps the zero RookNode
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
-	eachIndex(len(sorted), func(i int) {
+	workpool.Each(len(sorted), runtime.GOMAXPROCS(0), func(i int) {
 		var slots []RookDevice
 		results[i], slots = planNode(sorted[i], spec)
 		if p := results[i].Plan; p != nil {
@@ -195,27 +194,6 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) (NodeResul
 	p := l.Plan
 	r.Plan = &p
 	return r, slots
-}
-
-// eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.
-func eachIndex(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // Plans returns the node plans by node name.
