@@ -14,7 +14,7 @@ import (
 )
 
 // vocabulary is a host tool's words (its name, casadm's parameter row titles) and the
-// packages that may spell them: its adapter, and for casadm the emulator, which is casadm.
+// package that spells them: its adapter. The casadm emulator takes them from the adapter too.
 type vocabulary struct {
 	words []string
 	homes []string
@@ -29,7 +29,7 @@ func vocabularies() []vocabulary {
 	}
 	return []vocabulary{
 		{[]string{"smartctl"}, []string{"internal/host/smart/"}},
-		{titles, []string{"internal/host/casadm/", "cmd/casadm-emulator/"}},
+		{titles, []string{"internal/host/casadm/"}},
 	}
 }
 
