@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func TestHostToolWordsStayInTheirAdapters(t *testing.T) {
 					return true
 				}
 				for _, v := range vocab {
-					if !inAny(rel, v.homes) && contains(v.words, s) {
+					if !slices.ContainsFunc(v.homes, func(home string) bool { return strings.HasPrefix(rel, home) }) && slices.Contains(v.words, s) {
 						t.Errorf("%s spells %q: ask its adapter (%s) for it", rel, s, v.homes[0])
 					}
 				}
@@ -70,22 +71,4 @@ func TestHostToolWordsStayInTheirAdapters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func inAny(path string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(words []string, s string) bool {
-	for _, w := range words {
-		if w == s {
-			return true
-		}
-	}
-	return false
 }
