@@ -113,7 +113,9 @@ images: ## Build Prism's image as an OCI archive, bin/images/prism.oci.tar, with
 ##@ Run
 
 .PHONY: demo
-demo: build ## Start a local control plane, the operator, four simulated nodes and Prometheus; apply the sample policies. Installs its Debian packages as root.
+demo: ## Start a local control plane, the operator, four simulated nodes and Prometheus; apply the sample policies. Installs its Debian packages as root, libblkid-dev included, so the agents are the image's libblkid build.
+	hack/install-deps.sh build demo
+	$(MAKE) --no-print-directory build
 	hack/demo.sh
 
 $(CONTROLLER_GEN):

@@ -2,7 +2,7 @@
 # Installs the Debian packages that a group of Prism's commands needs (hack/packages.txt):
 #
 #   hack/install-deps.sh test demo guest   # what make test runs
-#   hack/install-deps.sh demo              # what make demo runs
+#   hack/install-deps.sh build demo        # what make demo runs
 #   hack/install-deps.sh --list GROUP...   # print the groups' packages, one a line
 #
 # As root with apt-get it runs apt-get update, then installs what is missing; any apt failure

@@ -70,7 +70,7 @@ func (h *hostFlags) options() inventory.Options {
 		opts.ATA = smart.RecordedReader{Dir: h.logsDir}
 	case !h.noIdentify:
 		opts.Logs = nvme.DeviceLogReader{Root: h.hostRoot}
-		opts.ATA = health.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}
+		opts.ATA = smart.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}
 	}
 	return opts
 }
@@ -111,7 +111,7 @@ func runInventory(args []string, out, stderr io.Writer) error {
 // healthCollector reads wear counters the same way the inventory reads identify data: the
 // admin ioctl on a real host, recorded pages for fixtures.
 func (h *hostFlags) healthCollector() health.Collector {
-	c := health.Collector{Host: sysfs.Host{Root: h.hostRoot}, ATA: health.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}}
+	c := health.Collector{Host: sysfs.Host{Root: h.hostRoot}, ATA: smart.Smartctl{Exec: hostexec.Local{Timeout: 30 * time.Second}, Root: h.hostRoot}}
 	switch {
 	case h.logsDir != "":
 		// Fixture hosts have no drives: NVMe pages and SATA smartctl reports are recordings.

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/tracefs"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 const traceUsage = `prism-agent trace: record the bios queued to one block device, for kubectl prism simulate.
@@ -148,14 +148,14 @@ func trace(ctx context.Context, f traceFlags, exec hostexec.Executor, stdout, st
 }
 
 // describe is the capture's one-paragraph account on stderr.
-func describe(c *defaults.Capture, data defaults.DeviceTrace) string {
+func describe(c *blktrace.Capture, data blktrace.DeviceTrace) string {
 	where := fmt.Sprintf("disk %s", c.Disk)
 	if c.Partition {
 		where = fmt.Sprintf("disk %s sectors %d-%d", c.Disk, c.StartSector, c.StartSector+c.Sectors-1)
 	}
 	var parts []string
 	totals := data.Totals()
-	for _, d := range []defaults.Direction{defaults.Write, defaults.Read, defaults.Discard, defaults.Flush, defaults.Other} {
+	for _, d := range []blktrace.Direction{blktrace.Write, blktrace.Read, blktrace.Discard, blktrace.Flush, blktrace.Other} {
 		if r, ok := totals[d]; ok {
 			parts = append(parts, fmt.Sprintf("%d %s (%d bytes)", r.Count, d, r.Bytes))
 		}

@@ -879,8 +879,8 @@ func (c *cli) getParam() int {
 			return 1
 		}
 		if c.cmdNS() == "seq-cutoff" {
-			add("Sequential cutoff threshold [KiB]", n(k.SeqCutoffBytes/kib))
-			add("Sequential cutoff policy", k.SeqCutoffPolicy)
+			add(casadm.SeqCutoffThreshold.Title, n(k.SeqCutoffBytes/kib))
+			add(casadm.SeqCutoffPolicy.Title, k.SeqCutoffPolicy)
 			if c.rel.seqCutoffPromotionRow {
 				add("Sequential cutoff promotion request count threshold", n(k.SeqPromotionCount))
 			}
@@ -893,22 +893,22 @@ func (c *cli) getParam() int {
 	case "prefetch-readahead":
 		add("Readahead threshold [KiB]", n(p.ReadaheadKiB))
 	case "cleaning":
-		add("Cleaning policy type", p.Cleaning)
+		add(casadm.CleaningPolicy.Title, p.Cleaning)
 	case "cleaning-alru":
-		add("Wake up time [s]", n(p.AlruWakeUp))
-		add("Stale buffer time [s]", n(p.AlruStaleness))
-		add("Flush max buffers", n(p.AlruFlushMaxBuffers))
-		add("Activity threshold [ms]", n(p.AlruActivityThreshold))
+		add(casadm.AlruWakeUp.Title, n(p.AlruWakeUp))
+		add(casadm.AlruStaleBuffer.Title, n(p.AlruStaleness))
+		add(casadm.AlruFlushMaxBuffers.Title, n(p.AlruFlushMaxBuffers))
+		add(casadm.AlruActivityThreshold.Title, n(p.AlruActivityThreshold))
 		add("Dirty ratio trigger threshold [%]", n(p.AlruDirtyRatioThreshold))
 		add("Dirty ratio trigger inertia [MiB]", n(p.AlruDirtyRatioInertiaMiB))
 	case "cleaning-acp":
-		add("Wake up time [ms]", n(p.AcpWakeUp))
-		add("Flush max buffers", n(p.AcpFlushMaxBuffers))
+		add(casadm.AcpWakeUp.Title, n(p.AcpWakeUp))
+		add(casadm.AcpFlushMaxBuffers.Title, n(p.AcpFlushMaxBuffers))
 	case "promotion":
-		add("Promotion policy type", p.Promotion)
+		add(casadm.PromotionPolicy.Title, p.Promotion)
 	case "promotion-nhit":
-		add("Insertion threshold", n(p.NhitThreshold))
-		add("Policy trigger [%]", n(p.NhitTrigger))
+		add(casadm.NhitThreshold.Title, n(p.NhitThreshold))
+		add(casadm.NhitTrigger.Title, n(p.NhitTrigger))
 	}
 	if c.a.csv {
 		c.outf("%s", ps.CSV())

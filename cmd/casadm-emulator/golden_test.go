@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-storage/prism/internal/cachesim"
 	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
@@ -61,7 +62,7 @@ func referenceState(t *testing.T) *State {
 			addr++
 		}
 		q, b := r.Requests, r.Blocks
-		core.stats(cl.ID).add(&Counters{
+		core.stats(cl.ID).add(&Counters{Counters: cachesim.Counters{
 			RdTotal: v(q.ReadTotal), RdPartialMiss: v(q.ReadPartialMisses), RdFullMiss: v(q.ReadFullMisses), RdPT: v(q.PassThroughReads),
 			WrTotal: v(q.WriteTotal), WrPartialMiss: v(q.WritePartialMisses), WrFullMiss: v(q.WriteFullMisses), WrPT: v(q.PassThroughWrites),
 			CleanerReqs: v(q.Cleaner),
@@ -71,7 +72,7 @@ func referenceState(t *testing.T) *State {
 			// In this write-back run every core write was a pass-through write.
 			PTWr:           v(b.CoreWrites) * 4096,
 			CleanerCacheRd: v(b.CleanerCacheReads) * 4096, CleanerCoreWr: v(b.CleanerCoreWrites) * 4096,
-		})
+		}})
 	}
 	return &State{
 		Devices: map[string]*Device{

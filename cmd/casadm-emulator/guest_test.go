@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-storage/prism/internal/cachesim"
 	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
@@ -124,11 +125,11 @@ func TestBlockMask(t *testing.T) {
 		{0, 512, 512, 0b0001}, // a sector rounds out to its 4 KiB block
 		{3, 3*lb + 15*kib, 1 * kib, 0b1000},
 	} {
-		if got := blockMask(c.line, lb, c.off, c.size); got != c.want {
-			t.Errorf("blockMask(line %d, off %d, size %d) = %04b, want %04b", c.line, c.off, c.size, got, c.want)
+		if got := cachesim.BlockMask(c.line, lb, c.off, c.size); got != c.want {
+			t.Errorf("cachesim.BlockMask(line %d, off %d, size %d) = %04b, want %04b", c.line, c.off, c.size, got, c.want)
 		}
 	}
-	if got := blockMask(0, 64*kib, 0, 64*kib); got != 0xffff {
+	if got := cachesim.BlockMask(0, 64*kib, 0, 64*kib); got != 0xffff {
 		t.Errorf("a 64 KiB line: %x", got)
 	}
 }

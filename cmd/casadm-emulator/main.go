@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prism-storage/prism/internal/host/casadm"
 )
 
 // Version rows of -V: obviously not a real module or CLI, yet parseable as
@@ -79,7 +81,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			now = n
 		}
 	}
-	prog := "casadm"
+	prog := casadm.Command
 	if len(argv) > 0 {
 		prog = argv[0]
 	}

@@ -299,7 +299,7 @@ func (m *model) mapNext() {
 		r.next++
 	}
 	lb := m.lineBytes()
-	l := &Line{Core: r.core, Addr: r.next, Class: r.class, LRU: m.tick(), Missing: blockMask(r.next, lb, r.next*lb, lb)}
+	l := &Line{Core: r.core, Addr: r.next, Class: r.class, LRU: m.tick(), Missing: cachesim.BlockMask(r.next, lb, r.next*lb, lb)}
 	m.insert(l)
 	r.mapped = append(r.mapped, l)
 }
@@ -375,7 +375,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 	for a := first; a <= last; a++ {
 		if l := m.idx[lineKey{k.ID, a}]; l != nil {
 			present = append(present, l)
-			if l.Missing&blockMask(a, lb, off, size) == 0 {
+			if l.Missing&cachesim.BlockMask(a, lb, off, size) == 0 {
 				hits++
 			}
 		}
@@ -462,7 +462,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 	// Serviced by the cache.
 	missPart := func(total uint64) uint64 { return total * (n - hits) / n }
 	if req.Write {
-		countRequest(cnt, true, hits, n)
+		cachesim.CountRequest(&cnt.Counters, true, hits, n)
 		cnt.CacheWr += size
 		lazy := m.c.Mode == "wb" || m.c.Mode == "wo"
 		if !lazy {
@@ -470,7 +470,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		}
 		for a := first; a <= last; a++ {
 			l := m.idx[lineKey{k.ID, a}]
-			l.Missing &^= blockMask(a, lb, off, size)
+			l.Missing &^= cachesim.BlockMask(a, lb, off, size)
 			if l.Class != class {
 				m.perClass[l.Class]--
 				m.perClass[class]++
@@ -485,7 +485,7 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		}
 		return true
 	}
-	countRequest(cnt, false, hits, n)
+	cachesim.CountRequest(&cnt.Counters, false, hits, n)
 	if hits == n {
 		cnt.CacheRd += size
 	} else {
@@ -493,21 +493,9 @@ func (m *model) submit(k *Core, ev *ioclass.Evaluator, req ioclass.IO) bool {
 		cnt.CacheWr += missPart(size)
 	}
 	for a := first; a <= last; a++ {
-		m.idx[lineKey{k.ID, a}].Missing &^= blockMask(a, lb, off, size) // a read miss fills what it read
+		m.idx[lineKey{k.ID, a}].Missing &^= cachesim.BlockMask(a, lb, off, size) // a read miss fills what it read
 	}
 	return true
-}
-
-// blockMask is the set of 4 KiB blocks of core line a (lb bytes long) that the byte range
-// [off, off+size) touches, rounded out to whole blocks (OCF tracks 512-byte sectors; the
-// emulator's requests are 4 KiB multiples in practice).
-func blockMask(a, lb, off, size uint64) uint16 {
-	start, end := max(off, a*lb), min(off+size, (a+1)*lb)
-	if end <= start {
-		return 0
-	}
-	b0, b1 := (start-a*lb)/(4*kib), (end-a*lb+4*kib-1)/(4*kib)
-	return uint16((uint32(1)<<b1)-1) &^ uint16((uint32(1)<<b0)-1)
 }
 
 // flush writes back every dirty line of core (all active cores when core < 0;
@@ -566,12 +554,12 @@ func dirtyLines(c *Cache, core int) uint64 {
 func (m *model) submitFailed(cnt *Counters, req ioclass.IO, hits, n uint64) bool {
 	size := req.Size
 	if req.Write {
-		countRequest(cnt, true, hits, n)
+		cachesim.CountRequest(&cnt.Counters, true, hits, n)
 		cnt.CacheWr += size
 		cnt.CacheErrWr++
 		return false
 	}
-	countRequest(cnt, false, hits, n)
+	cachesim.CountRequest(&cnt.Counters, false, hits, n)
 	if hits == 0 {
 		cnt.CoreRd += size
 		cnt.CacheWr += size
@@ -592,20 +580,4 @@ func (m *model) dirtyLines() int {
 		}
 	}
 	return n
-}
-
-// countRequest counts a request the cache services (or tries to): a hit, a partial or a
-// full miss of its n lines.
-func countRequest(cnt *Counters, write bool, hits, n uint64) {
-	total, full, partial := &cnt.RdTotal, &cnt.RdFullMiss, &cnt.RdPartialMiss
-	if write {
-		total, full, partial = &cnt.WrTotal, &cnt.WrFullMiss, &cnt.WrPartialMiss
-	}
-	*total++
-	switch {
-	case hits == 0:
-		*full++
-	case hits < n:
-		*partial++
-	}
 }

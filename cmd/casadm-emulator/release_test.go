@@ -219,3 +219,25 @@ func TestReleaseClassIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestFreshCacheShowsTheAdapterDefaults: the fresh-cache values internal/host/casadm states
+// (the agent sets only what differs from them) are what a fresh cache shows with -G.
+func TestFreshCacheShowsTheAdapterDefaults(t *testing.T) {
+	e := newEnv(t)
+	e.setup("wb", 1<<30)
+	for _, spec := range []casadm.ParamSpec{casadm.CleaningPolicy, casadm.AlruWakeUp, casadm.AlruStaleBuffer,
+		casadm.AlruFlushMaxBuffers, casadm.AlruActivityThreshold, casadm.AcpWakeUp, casadm.AcpFlushMaxBuffers,
+		casadm.PromotionPolicy, casadm.NhitThreshold, casadm.NhitTrigger, casadm.SeqCutoffThreshold, casadm.SeqCutoffPolicy} {
+		args := []string{"-G", "-n", spec.Namespace, "-i", "1", "-o", "csv"}
+		if spec.Namespace == "seq-cutoff" {
+			args = append(args, "-j", "1")
+		}
+		ps, err := casadm.ParseParams(strings.NewReader(e.must(args...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := ps.Get(spec.Title); !ok || p.Value != spec.Default {
+			t.Errorf("-G -n %s: %q is %q (found %v), the adapter says %q", spec.Namespace, spec.Title, p.Value, ok, spec.Default)
+		}
+	}
+}

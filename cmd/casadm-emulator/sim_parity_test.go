@@ -7,9 +7,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/cachesim"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 	"github.com/prism-storage/prism/test/support/ioclasstest"
 )
 
@@ -171,7 +171,7 @@ func TestSimulatorParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum defaults.Summary
+	var sum blktrace.Summary
 	if err := json.Unmarshal(data, &sum); err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/prism-storage/prism/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/prism-storage/prism/internal/cachesim"
+	"github.com/prism-storage/prism/internal/fsutil"
 )
 
 // StateEnv names the JSON file that holds the emulator's whole world: the
@@ -156,43 +158,18 @@ type Line struct {
 	LRU     uint64 `json:"lru"`
 }
 
-// Counters are OCF's per-core, per-class statistics: requests and bytes.
+// Counters are OCF's per-core, per-class statistics: requests and bytes, as the simulator
+// counts them (cachesim.Counters: the exported object's user IO, what of it reaches the core
+// device, the cache device, pass-through, the cleaner's), and the failed IO the emulator's
+// fault injection adds. The embedded counters keep their JSON names in the state file.
 type Counters struct {
-	RdTotal, RdPartialMiss, RdFullMiss, RdPT uint64
-	WrTotal, WrPartialMiss, WrFullMiss, WrPT uint64
-	CleanerReqs                              uint64
-	// Bytes: the exported object (user IO), the core device (user IO that
-	// reaches it), the cache device, pass-through, and the cleaner's.
-	ExpRd, ExpWr           uint64
-	CoreRd, CoreWr         uint64
-	CacheRd, CacheWr       uint64
-	PTRd, PTWr             uint64
-	CleanerCacheRd         uint64
-	CleanerCoreWr          uint64
+	cachesim.Counters
 	CacheErrRd, CacheErrWr uint64
 	CoreErrRd, CoreErrWr   uint64
 }
 
 func (c *Counters) add(o *Counters) {
-	c.RdTotal += o.RdTotal
-	c.RdPartialMiss += o.RdPartialMiss
-	c.RdFullMiss += o.RdFullMiss
-	c.RdPT += o.RdPT
-	c.WrTotal += o.WrTotal
-	c.WrPartialMiss += o.WrPartialMiss
-	c.WrFullMiss += o.WrFullMiss
-	c.WrPT += o.WrPT
-	c.CleanerReqs += o.CleanerReqs
-	c.ExpRd += o.ExpRd
-	c.ExpWr += o.ExpWr
-	c.CoreRd += o.CoreRd
-	c.CoreWr += o.CoreWr
-	c.CacheRd += o.CacheRd
-	c.CacheWr += o.CacheWr
-	c.PTRd += o.PTRd
-	c.PTWr += o.PTWr
-	c.CleanerCacheRd += o.CleanerCacheRd
-	c.CleanerCoreWr += o.CleanerCoreWr
+	c.Counters.Add(&o.Counters)
 	c.CacheErrRd += o.CacheErrRd
 	c.CacheErrWr += o.CacheErrWr
 	c.CoreErrRd += o.CoreErrRd

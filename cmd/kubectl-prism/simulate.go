@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prism-storage/prism/internal/bytesize"
 	"github.com/prism-storage/prism/internal/cachesim"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
@@ -86,7 +87,7 @@ func runSimulate(args []string, out io.Writer) error {
 		if capBytes == 0 {
 			capBytes = vol
 		}
-		what = fmt.Sprintf("synthetic: %d writes of 4 KiB from tp_osd_tp, zipf %.2f over %s (seed %d)", *ios, *theta, human(vol), *seed)
+		what = fmt.Sprintf("synthetic: %d writes of 4 KiB from tp_osd_tp, zipf %.2f over %s (seed %d)", *ios, *theta, bytesize.IEC(int64(vol)), *seed)
 	default:
 		f, err := os.Open(*traceFile)
 		if err != nil {
@@ -143,12 +144,12 @@ func writeReport(out io.Writer, what, policy string, capBytes, lb uint64, mode s
 		distinct = fmt.Sprintf(" to %d distinct lines", sum.DistinctLines)
 	}
 	fmt.Fprintf(out, "%s\npolicy %s; QLC capacity %s; %s lines, %s; %d IOs (%d writes, %d reads), %d line writes%s; replayed in %s\n\n",
-		what, policy, human(capBytes), human(lb), mode, sum.IOs, sum.Writes, sum.Reads, sum.WrittenLines, distinct, elapsed.Round(time.Millisecond))
+		what, policy, bytesize.IEC(int64(capBytes)), bytesize.IEC(int64(lb)), mode, sum.IOs, sum.Writes, sum.Reads, sum.WrittenLines, distinct, elapsed.Round(time.Millisecond))
 	fmt.Fprintln(out, "| fast tier | size | client writes | QLC writes | of which flushes | dirty at end | α | α incl. final flush | α optimum |")
 	fmt.Fprintln(out, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range results {
-		fmt.Fprintf(out, "| %s %% | %s | %s | %s | %s | %s | %s | %s | %s |\n", trimFloat(r.Percent), human(r.FastBytes), human(r.ClientWrite),
-			human(r.UserQLCWrite+r.Flush), human(r.Flush), human(r.DirtyEnd), pct(r.Alpha), pct(r.AlphaFlushed), pct(r.AlphaOpt))
+		fmt.Fprintf(out, "| %s %% | %s | %s | %s | %s | %s | %s | %s | %s |\n", trimFloat(r.Percent), bytesize.IEC(int64(r.FastBytes)), bytesize.IEC(int64(r.ClientWrite)),
+			bytesize.IEC(int64(r.UserQLCWrite+r.Flush)), bytesize.IEC(int64(r.Flush)), bytesize.IEC(int64(r.DirtyEnd)), pct(r.Alpha), pct(r.AlphaFlushed), pct(r.AlphaOpt))
 	}
 	// β per class that wrote.
 	var ids []int
@@ -166,7 +167,7 @@ func writeReport(out io.Writer, what, policy string, capBytes, lb uint64, mode s
 	fmt.Fprintln(out)
 	header, rule := "| fast tier |", "| ---: |"
 	for _, id := range ids {
-		header += fmt.Sprintf(" %d %s (writes %s) |", id, names[id], human(results[0].Classes[slices.IndexFunc(results[0].Classes, func(c cachesim.ClassResult) bool { return c.ID == id })].ClientWrite))
+		header += fmt.Sprintf(" %d %s (writes %s) |", id, names[id], bytesize.IEC(int64(results[0].Classes[slices.IndexFunc(results[0].Classes, func(c cachesim.ClassResult) bool { return c.ID == id })].ClientWrite)))
 		rule += " ---: |"
 	}
 	fmt.Fprintln(out, header)
@@ -206,19 +207,6 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("%q: want a positive number of bytes, optionally with KiB, MiB, GiB or TiB", s)
 	}
 	return v << sh, nil
-}
-
-func human(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	v, i := float64(b), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }
 
 // plotSVG draws α, α with the final flush, and the optimum against the

@@ -18,10 +18,8 @@ import (
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/advisor"
 	"github.com/prism-storage/prism/internal/ioclass"
+	"github.com/prism-storage/prism/internal/plan/decide"
 )
-
-// FieldManager names Prism's operator in managed fields.
-const FieldManager = "prism-operator"
 
 // DefaultWindow is the advisor's default window: long enough for a class's rewrites to show.
 const DefaultWindow = 10 * time.Minute
@@ -94,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	policy.Status = computeStatus(s, r.window(), errs)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {
-		if err := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
+		if err := r.Client.Status().Patch(ctx, policy, client.MergeFrom(before), client.FieldOwner(decide.FieldManager)); err != nil {
 			errs = append(errs, fmt.Errorf("patching status: %w", err))
 		}
 	}

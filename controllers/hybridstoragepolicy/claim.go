@@ -3,7 +3,7 @@ package hybridstoragepolicy
 import (
 	"context"
 	"fmt"
-	"sync"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/prism-storage/prism/internal/plan/decide"
+	"github.com/prism-storage/prism/internal/workpool"
 )
 
 // claimNodes writes the claims the decision made, one patch per node, several at a time.
@@ -39,26 +40,10 @@ func (r *Reconciler) claimNodes(ctx context.Context, s *scope) (ctrl.Result, err
 // writeConcurrency bounds parallel API writes: a policy over 1000 nodes writes 1000 specs.
 const writeConcurrency = 16
 
-// parallel runs fn on every item, writeConcurrency at a time, and returns the errors.
+// parallel runs fn on every item, writeConcurrency at a time, and returns the errors in the
+// items' order.
 func parallel[T any](ctx context.Context, items []T, fn func(context.Context, T) error) []error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, writeConcurrency)
-	)
-	for _, it := range items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(ctx, it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errs
+	errs := make([]error, len(items))
+	workpool.Each(len(items), writeConcurrency, func(i int) { errs[i] = fn(ctx, items[i]) })
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -78,6 +79,9 @@ func (d *demo) run(ctx context.Context) error {
 		if _, err := exec.LookPath("prometheus"); err != nil {
 			return fmt.Errorf("--check-panels needs Prometheus (sudo hack/install-deps.sh demo installs it)")
 		}
+	}
+	if err := checkAgentBuild(filepath.Join(d.bin, "prism-agent")); err != nil {
+		return err
 	}
 	began := time.Now()
 	steps := []struct {

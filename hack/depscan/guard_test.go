@@ -70,7 +70,7 @@ func TestGuardSeesTheKnownCommands(t *testing.T) {
 		"sgdisk":           "internal/host/gpt/",       // an Argv builder returning a multi-line literal
 		"casadm":           "internal/host/casadm/",    // the adapter's Command constant in its argv builders
 		"nsenter":          "internal/host/hostexec/",  // append([]string{...}, argv...)
-		"smartctl":         "internal/node/health/",    // Executor.Run
+		"smartctl":         "internal/host/smart/",     // an Argv builder called by Executor.Run
 		"losetup":          "hack/demo/",               // argv := []string{...}
 		"sfdisk":           "hack/demo/fastdevices.go", // loopTools
 		"promtool":         "test/alerts/",             // exec.LookPath

@@ -7,11 +7,11 @@ import (
 
 // MakefileCommands returns the commands a Makefile's recipes and $(shell ...) calls run.
 // Make variables defined in the file are expanded ($(GO) is go, $(CONTROLLER_GEN) a path in
-// bin/); other variable references become a placeholder word, so they are never taken for
-// commands.
+// bin/), and make's own $(CURDIR) and $(MAKE); other variable references become a placeholder
+// word, so they are never taken for commands.
 func MakefileCommands(src string) []Use {
 	src = strings.ReplaceAll(src, "\\\n", " \x00") // \x00 keeps the line count of continuations
-	vars := map[string]string{"CURDIR": "."}
+	vars := map[string]string{"CURDIR": ".", "MAKE": "make"}
 	lines := strings.Split(src, "\n")
 	for _, l := range lines {
 		if m := makeAssignment.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "\t") {

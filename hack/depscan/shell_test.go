@@ -58,9 +58,9 @@ func TestShellCommandsLines(t *testing.T) {
 
 func TestMakefileCommands(t *testing.T) {
 	src := "GO ?= go\nBIN := $(CURDIR)/bin\nTOOL := $(BIN)/tool\nV ?= $(shell git describe 2>/dev/null || echo dev)\n\n" +
-		"x: ## help\n\t@$(GO) build ./...\n\t$(TOOL) gen\n\t@test -z \"$$(gofmt -l .)\" || { echo; exit 1; }\n\tawk '{print}' $(MAKEFILE_LIST)\n\tfoo \\\n\t  --bar\n"
+		"x: ## help\n\t@$(GO) build ./...\n\t$(TOOL) gen\n\t@test -z \"$$(gofmt -l .)\" || { echo; exit 1; }\n\tawk '{print}' $(MAKEFILE_LIST)\n\tfoo \\\n\t  --bar\n\t$(MAKE) --no-print-directory build\n"
 	got := commands(MakefileCommands(src))
-	want := []string{"./bin/tool", "awk", "foo", "git", "go", "gofmt"}
+	want := []string{"./bin/tool", "awk", "foo", "git", "go", "gofmt", "make"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -96,6 +96,29 @@ type Counters struct {
 	CleanerCacheRd, CleanerCoreWr            uint64
 }
 
+// Add adds o's counts to c.
+func (c *Counters) Add(o *Counters) {
+	c.RdTotal += o.RdTotal
+	c.RdPartialMiss += o.RdPartialMiss
+	c.RdFullMiss += o.RdFullMiss
+	c.RdPT += o.RdPT
+	c.WrTotal += o.WrTotal
+	c.WrPartialMiss += o.WrPartialMiss
+	c.WrFullMiss += o.WrFullMiss
+	c.WrPT += o.WrPT
+	c.CleanerReqs += o.CleanerReqs
+	c.ExpRd += o.ExpRd
+	c.ExpWr += o.ExpWr
+	c.CoreRd += o.CoreRd
+	c.CoreWr += o.CoreWr
+	c.CacheRd += o.CacheRd
+	c.CacheWr += o.CacheWr
+	c.PTRd += o.PTRd
+	c.PTWr += o.PTWr
+	c.CleanerCacheRd += o.CleanerCacheRd
+	c.CleanerCoreWr += o.CleanerCoreWr
+}
+
 // Request is one IO at the exported object, already classified.
 type Request struct {
 	Write bool
@@ -260,9 +283,10 @@ func (c *Cache) Occupancy(class int) float64 {
 
 func (c *Cache) usedLines() uint64 { return uint64(len(c.lines) - len(c.free)) }
 
-// blockMask is the set of 4 KiB blocks of line a that [off, off+size)
-// touches, rounded out to whole blocks (the emulator's blockMask).
-func blockMask(a, lb, off, size uint64) uint16 {
+// BlockMask is the set of 4 KiB blocks of core line a (lb bytes long) that the byte range
+// [off, off+size) touches, rounded out to whole blocks (OCF tracks 512-byte sectors; the
+// requests modelled are 4 KiB multiples in practice). The casadm emulator's model uses it too.
+func BlockMask(a, lb, off, size uint64) uint16 {
 	start, end := max(off, a*lb), min(off+size, (a+1)*lb)
 	if end <= start {
 		return 0
@@ -313,7 +337,7 @@ func (c *Cache) Submit(r Request) {
 			if int(c.lines[i].class) != class {
 				repart++
 			}
-			if c.lines[i].missing&blockMask(a, lb, off, size) == 0 {
+			if c.lines[i].missing&BlockMask(a, lb, off, size) == 0 {
 				hits++
 			}
 		}
@@ -367,7 +391,7 @@ func (c *Cache) Submit(r Request) {
 		}
 	}
 	if r.Write {
-		countRequest(cnt, true, hits, n)
+		CountRequest(cnt, true, hits, n)
 		cnt.CacheWr += size
 		lazy := c.cfg.Mode == WriteBack
 		if !lazy {
@@ -376,7 +400,7 @@ func (c *Cache) Submit(r Request) {
 		for a := first; a <= last; a++ {
 			i := c.req[a-first]
 			l := &c.lines[i]
-			l.missing &^= blockMask(a, lb, off, size)
+			l.missing &^= BlockMask(a, lb, off, size)
 			if int(l.class) != class {
 				c.unlink(i)
 				c.classes[l.class].lines--
@@ -394,7 +418,7 @@ func (c *Cache) Submit(r Request) {
 		}
 		return
 	}
-	countRequest(cnt, false, hits, n)
+	CountRequest(cnt, false, hits, n)
 	if hits == n {
 		cnt.CacheRd += size
 	} else {
@@ -402,11 +426,13 @@ func (c *Cache) Submit(r Request) {
 		cnt.CacheWr += size * (n - hits) / n
 	}
 	for a := first; a <= last; a++ {
-		c.lines[c.req[a-first]].missing &^= blockMask(a, lb, off, size)
+		c.lines[c.req[a-first]].missing &^= BlockMask(a, lb, off, size)
 	}
 }
 
-func countRequest(cnt *Counters, write bool, hits, n uint64) {
+// CountRequest counts a request the cache services (or tries to): a hit, a partial or a full
+// miss of its n lines.
+func CountRequest(cnt *Counters, write bool, hits, n uint64) {
 	total, full, partial := &cnt.RdTotal, &cnt.RdFullMiss, &cnt.RdPartialMiss
 	if write {
 		total, full, partial = &cnt.WrTotal, &cnt.WrFullMiss, &cnt.WrPartialMiss
@@ -436,7 +462,7 @@ func (c *Cache) mapNext(i int32) {
 		c.next++
 	}
 	a := c.next
-	c.lines[i] = line{addr: a, class: int8(c.reqClass), missing: blockMask(a, c.cfg.LineBytes, a*c.cfg.LineBytes, c.cfg.LineBytes), prev: none, next: none}
+	c.lines[i] = line{addr: a, class: int8(c.reqClass), missing: BlockMask(a, c.cfg.LineBytes, a*c.cfg.LineBytes, c.cfg.LineBytes), prev: none, next: none}
 	c.idx.put(a, i)
 	s := &c.classes[c.reqClass]
 	s.lines++

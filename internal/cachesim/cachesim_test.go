@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 func TestPercents(t *testing.T) {
@@ -53,13 +53,13 @@ func TestParseDeviceFilter(t *testing.T) {
 // TestExpandSummary: groups become evenly spaced bios, interleaved in
 // proportion, 4 KiB aligned when both ends are; flushes are skipped.
 func TestExpandSummary(t *testing.T) {
-	s := &defaults.Summary{Workloads: []defaults.Workload{
-		{Name: "w1", Data: defaults.DeviceTrace{Groups: []defaults.Group{
+	s := &blktrace.Summary{Workloads: []blktrace.Workload{
+		{Name: "w1", Data: blktrace.DeviceTrace{Groups: []blktrace.Group{
 			{Comm: "a", RWBS: "WS", Size: 4096, Count: 3, FirstSector: 0, LastSector: 24},
 			{Comm: "k", RWBS: "FWS", Size: 0, Count: 9},
 			{Comm: "b", RWBS: "R", Size: 8192, Count: 1, FirstSector: 100, LastSector: 100},
 		}}},
-		{Name: "w2", Data: defaults.DeviceTrace{Groups: []defaults.Group{
+		{Name: "w2", Data: blktrace.DeviceTrace{Groups: []blktrace.Group{
 			{Comm: "c", RWBS: "W", Size: 512, Count: 2, FirstSector: 1, LastSector: 4},
 			{Comm: "d", RWBS: "D", Size: 4096, Count: 2, FirstSector: 0, LastSector: 8},
 		}}},
@@ -83,14 +83,14 @@ func TestExpandSummary(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ExpandSummary:\n got %v\nwant %v", got, want)
 	}
-	for _, bad := range []defaults.Group{
+	for _, bad := range []blktrace.Group{
 		{RWBS: "W", Size: 1000, Count: 1},
 		{RWBS: "W", Size: 4096, Count: 0},
 		{RWBS: "W", Size: 4096, Count: 1, FirstSector: 9, LastSector: 8},
 		{RWBS: "W", Size: 4096, Count: maxGroupIOs + 1},
 		{RWBS: "W", Size: 4096, Count: 1, FirstSector: math.MaxUint64, LastSector: math.MaxUint64},
 	} {
-		s := &defaults.Summary{Workloads: []defaults.Workload{{Name: "x", Data: defaults.DeviceTrace{Groups: []defaults.Group{bad}}}}}
+		s := &blktrace.Summary{Workloads: []blktrace.Workload{{Name: "x", Data: blktrace.DeviceTrace{Groups: []blktrace.Group{bad}}}}}
 		if _, err := ExpandSummary(s); err == nil || !strings.Contains(err.Error(), "workload x group 0") {
 			t.Errorf("group %+v: error %v", bad, err)
 		}
@@ -103,17 +103,17 @@ func TestExpandSummary(t *testing.T) {
 // trace that predates it, which has only the process's id); one without
 // them is still expanded from its groups.
 func TestExpandSummaryBios(t *testing.T) {
-	s := &defaults.Summary{Workloads: []defaults.Workload{
-		{Name: "capture", Data: defaults.DeviceTrace{
-			Groups: []defaults.Group{{Comm: "ignored", RWBS: "W", Size: 4096, Count: 1}},
-			Bios: []defaults.Bio{
+	s := &blktrace.Summary{Workloads: []blktrace.Workload{
+		{Name: "capture", Data: blktrace.DeviceTrace{
+			Groups: []blktrace.Group{{Comm: "ignored", RWBS: "W", Size: 4096, Count: 1}},
+			Bios: []blktrace.Bio{
 				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7, PID: 8, Timed: true},
 				{Sector: 0, Bytes: 0, RWBS: "FWS", Comm: "dd", TGID: 7, PID: 8, Micros: 5, Timed: true},
 				{Sector: 8, Bytes: 4096, RWBS: "WS", Comm: "dd", TGID: 7, PID: 7, Micros: 9, Timed: true},
 				{Sector: 0, Bytes: 65536, RWBS: "DS", Comm: "blkdiscard"},
 				{Sector: 2, Bytes: 512, RWBS: "RA", Comm: "cat", TGID: 9},
 			}}},
-		{Name: "groups", Data: defaults.DeviceTrace{Groups: []defaults.Group{{Comm: "g", RWBS: "W", Size: 4096, Count: 1, FirstSector: 16, LastSector: 16}}}},
+		{Name: "groups", Data: blktrace.DeviceTrace{Groups: []blktrace.Group{{Comm: "g", RWBS: "W", Size: 4096, Count: 1, FirstSector: 16, LastSector: 16}}}},
 	}}
 	got, err := ExpandSummary(s)
 	if err != nil {
@@ -159,7 +159,7 @@ func TestExpandCommittedTrace(t *testing.T) {
 			rbytes += io.Size
 		}
 	}
-	s, err := defaults.LoadSummary("../ioclass/defaults/testdata/ceph-osd-trace.json")
+	s, err := blktrace.LoadSummary("../ioclass/defaults/testdata/ceph-osd-trace.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,12 +167,12 @@ func TestExpandCommittedTrace(t *testing.T) {
 	for _, wl := range s.Workloads {
 		for _, g := range wl.Data.Groups {
 			switch g.Dir() {
-			case defaults.Write:
+			case blktrace.Write:
 				if g.Size > 0 {
 					wantN += g.Count
 					wantW += g.Bytes()
 				}
-			case defaults.Read:
+			case blktrace.Read:
 				wantN += g.Count
 				wantR += g.Bytes()
 			}
@@ -472,14 +472,14 @@ func FuzzExpandSummary(f *testing.F) {
 		for _, w := range s.Workloads {
 			if len(w.Data.Bios) > 0 { // listed bios are replayed, not the groups
 				for _, b := range w.Data.Bios {
-					if d := b.Dir(); b.Bytes > 0 && (d == defaults.Read || d == defaults.Write) {
+					if d := b.Dir(); b.Bytes > 0 && (d == blktrace.Read || d == blktrace.Write) {
 						want++
 					}
 				}
 				continue
 			}
 			for _, g := range w.Data.Groups {
-				if d := g.Dir(); g.Size > 0 && (d == defaults.Read || d == defaults.Write) {
+				if d := g.Dir(); g.Size > 0 && (d == blktrace.Read || d == blktrace.Write) {
 					if g.Count > 1<<16 {
 						return // memory, not logic
 					}

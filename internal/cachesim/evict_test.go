@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 // TestEvictionSpreadBySize: a burst measured on real OCF (pyocf, ocf
@@ -248,7 +248,7 @@ func TestCephTraceAgainstOCF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum defaults.Summary
+	var sum blktrace.Summary
 	if err := json.Unmarshal(data, &sum); err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/ioclass"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 // Source yields a trace's IOs in order: Next fills io and reports false at
@@ -46,7 +46,7 @@ func (s *sliceSource) Next(io *ioclass.IO) bool {
 
 func (s *sliceSource) Err() error { return nil }
 
-// ExpandSummary turns a trace summary (defaults.Summary, the format of
+// ExpandSummary turns a trace summary (blktrace.Summary, the format of
 // internal/ioclass/defaults/testdata/ceph-osd-trace.json) back into IOs on
 // its data device. A summary keeps, per group of bios with the same task,
 // operation, size and region, their count and first and last sector, not
@@ -66,7 +66,7 @@ func (s *sliceSource) Err() error { return nil }
 // A workload whose data device lists its bios in order (Bios, as
 // `prism-agent trace` records them) is replayed from them exactly instead:
 // the reads and writes with data, in order, with their task and process.
-func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
+func ExpandSummary(s *blktrace.Summary) ([]ioclass.IO, error) {
 	var out []ioclass.IO
 	type keyed struct {
 		at    float64
@@ -77,20 +77,20 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 		if len(w.Data.Bios) > 0 {
 			for i, b := range w.Data.Bios {
 				dir := b.Dir()
-				if b.Bytes == 0 || (dir != defaults.Read && dir != defaults.Write) {
+				if b.Bytes == 0 || (dir != blktrace.Read && dir != blktrace.Write) {
 					continue
 				}
 				if b.Bytes%512 != 0 || b.Sector > math.MaxUint64/512-b.Bytes/512 {
 					return nil, fmt.Errorf("workload %s bio %d (sector %d, %d bytes): not whole sectors within a 64-bit byte offset", w.Name, i, b.Sector, b.Bytes)
 				}
-				out = append(out, ioclass.IO{Size: b.Bytes, Write: dir == defaults.Write, Comm: b.Comm, LBA: b.Sector, PID: b.PID})
+				out = append(out, ioclass.IO{Size: b.Bytes, Write: dir == blktrace.Write, Comm: b.Comm, LBA: b.Sector, PID: b.PID})
 			}
 			continue
 		}
 		var ios []keyed
 		for gi, g := range w.Data.Groups {
 			dir := g.Dir()
-			if g.Size == 0 || (dir != defaults.Read && dir != defaults.Write) {
+			if g.Size == 0 || (dir != blktrace.Read && dir != blktrace.Write) {
 				continue
 			}
 			if err := checkGroup(g); err != nil {
@@ -110,7 +110,7 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 					sector += q / align * align
 				}
 				ios = append(ios, keyed{(float64(i) + 0.5) / float64(g.Count), gi,
-					ioclass.IO{Size: g.Size, Write: dir == defaults.Write, Comm: g.Comm, LBA: sector}})
+					ioclass.IO{Size: g.Size, Write: dir == blktrace.Write, Comm: g.Comm, LBA: sector}})
 			}
 		}
 		slices.SortStableFunc(ios, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.group, b.group)) })
@@ -125,7 +125,7 @@ func ExpandSummary(s *defaults.Summary) ([]ioclass.IO, error) {
 // more memory than a real trace would fill.
 const maxGroupIOs = 1 << 28
 
-func checkGroup(g defaults.Group) error {
+func checkGroup(g blktrace.Group) error {
 	switch {
 	case g.Size%512 != 0:
 		return fmt.Errorf("size %d is not a whole number of 512-byte sectors", g.Size)
@@ -142,10 +142,10 @@ func checkGroup(g defaults.Group) error {
 }
 
 // ReadSummary reads a summary (JSON) from r.
-func ReadSummary(r io.Reader) (*defaults.Summary, error) {
+func ReadSummary(r io.Reader) (*blktrace.Summary, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	var s defaults.Summary
+	var s blktrace.Summary
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("trace summary: %w", err)
 	}
@@ -177,7 +177,7 @@ func ParseDeviceFilter(s string) (DeviceFilter, error) {
 }
 
 // tracefsSource streams block_bio_queue records from the text of a tracefs
-// trace or trace_pipe file (defaults.ParseLine), one line at a time.
+// trace or trace_pipe file (blktrace.ParseLine), one line at a time.
 type tracefsSource struct {
 	sc      *bufio.Scanner
 	dev     DeviceFilter
@@ -197,7 +197,7 @@ func NewTracefs(r io.Reader, dev DeviceFilter) *tracefsSource {
 func (t *tracefsSource) Next(io *ioclass.IO) bool {
 	for t.err == nil && t.sc.Scan() {
 		t.line++
-		rec, ok, err := defaults.ParseLine(t.sc.Text())
+		rec, ok, err := blktrace.ParseLine(t.sc.Text())
 		if err != nil {
 			t.err = fmt.Errorf("line %d: %w", t.line, err)
 			return false
@@ -207,11 +207,11 @@ func (t *tracefsSource) Next(io *ioclass.IO) bool {
 		}
 		t.devices[[2]uint32{rec.Major, rec.Minor}] = true
 		dir := rec.Dir()
-		if rec.Bytes == 0 || (dir != defaults.Read && dir != defaults.Write) ||
+		if rec.Bytes == 0 || (dir != blktrace.Read && dir != blktrace.Write) ||
 			(t.dev.Set && (rec.Major != t.dev.Major || rec.Minor != t.dev.Minor)) {
 			continue
 		}
-		*io = ioclass.IO{Size: rec.Bytes, Write: dir == defaults.Write, Comm: rec.Comm, LBA: rec.Sector, PID: rec.PID}
+		*io = ioclass.IO{Size: rec.Bytes, Write: dir == blktrace.Write, Comm: rec.Comm, LBA: rec.Sector, PID: rec.PID}
 		return true
 	}
 	if t.err == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/bytesize"
 )
 
 // Document is the JSON that `prism-agent inventory -o json` prints (docs/inventory.md).
@@ -59,27 +60,13 @@ func (d Document) WriteTable(w io.Writer) error {
 			}
 			why = strings.Join(rs, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", dev.Name, orDash(dev.Model), HumanBytes(dev.SizeBytes),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", dev.Name, orDash(dev.Model), bytesize.SI(dev.SizeBytes),
 			orDash(dev.Transport), dev.Tier, dev.Eligibility.Eligible, why, orDash(dev.StablePath))
 	}
 	for _, warn := range d.Warnings {
 		fmt.Fprintf(tw, "warning: %s\n", warn)
 	}
 	return tw.Flush()
-}
-
-// HumanBytes prints a size in decimal units, as drive vendors state capacity.
-func HumanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
 
 func orDash(s string) string {

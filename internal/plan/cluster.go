@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/workpool"
 )
 
 // NodeInventory is one node's devices, as a StorageNode status or `prism-agent inventory` holds them.
@@ -132,7 +131,7 @@ func planCluster(nodes []NodeInventory, spec *prismv1.HybridStoragePolicySpec) C
 	results := make([]NodeResult, len(sorted))
 	// Nodes are planned independently, so a large cluster is planned on every CPU; each result
 	// lands at its node's index, which keeps the output identical to a sequential run.
-	eachIndex(len(sorted), func(i int) {
+	workpool.Each(len(sorted), runtime.GOMAXPROCS(0), func(i int) {
 		results[i] = planNode(sorted[i], spec)
 	})
 	out := ClusterPlan{Nodes: results}
@@ -175,27 +174,6 @@ func planNode(n NodeInventory, spec *prismv1.HybridStoragePolicySpec) NodeResult
 	annotateSlots(&r.Selection, &p)
 	r.Plan = &p
 	return r
-}
-
-// eachIndex calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines.
-func eachIndex(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // Plans returns the node plans by node name.

@@ -351,7 +351,7 @@ func mismatch(d *prismv1.Device, s *prismv1.DeviceSelector, defaultTier prismv1.
 			return err.Error()
 		}
 		if !r.Contains(d.SizeBytes) {
-			return fmt.Sprintf("size %d bytes is outside %s", d.SizeBytes, s.Size)
+			return sizeMismatch(d.SizeBytes, s.Size, r)
 		}
 	}
 	if s.Rotational != nil && *s.Rotational != d.Rotational {

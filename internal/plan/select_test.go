@@ -82,7 +82,7 @@ func TestSelectNode(t *testing.T) {
 			name: "size range",
 			spec: prismv1.HybridStoragePolicySpec{CapacityDevices: prismv1.DeviceSelector{Tiers: []prismv1.Tier{prismv1.TierCapacity}, Size: "20T:"}},
 			fast: "a", capacity: "d",
-			rejected: map[string]string{"c": "outside 20T:"},
+			rejected: map[string]string{"c": "below the size range 20T and up"},
 		},
 		{
 			name: "model glob is case-insensitive and replaces the default tier",

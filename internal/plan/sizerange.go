@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/bytesize"
 )
 
 // SizeRange is an inclusive byte range; zero bounds are open.
@@ -69,4 +70,28 @@ func quantity(s string) (int64, error) {
 // Contains reports whether n bytes fall in the range.
 func (r SizeRange) Contains(n int64) bool {
 	return n >= r.Low && (r.High == 0 || n <= r.High)
+}
+
+// sizeMismatch says in a sentence how n bytes fall outside the range spec, which parsed to r:
+// "size 512.11 GB is below the size range 1T–4T".
+func sizeMismatch(n int64, spec string, r SizeRange) string {
+	low, high, isRange := strings.Cut(spec, ":")
+	size := "size " + bytesize.SI(n)
+	switch {
+	case !isRange:
+		return fmt.Sprintf("%s is not the selector's size %s (%s)", size, spec, bytesize.SI(r.Low))
+	case low != "" && high != "":
+		return fmt.Sprintf("%s is %s the size range %s–%s", size, side(n, r), low, high)
+	case low != "":
+		return fmt.Sprintf("%s is below the size range %s and up", size, low)
+	default:
+		return fmt.Sprintf("%s is above the size range up to %s", size, high)
+	}
+}
+
+func side(n int64, r SizeRange) string {
+	if n < r.Low {
+		return "below"
+	}
+	return "above"
 }

@@ -1,6 +1,10 @@
 package plan
 
-import "testing"
+import (
+	"testing"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+)
 
 func TestParseSizeRange(t *testing.T) {
 	for _, tc := range []struct {
@@ -54,4 +58,28 @@ func FuzzParseSizeRange(f *testing.F) {
 			t.Fatalf("%q accepted with a negative bound: %+v", s, r)
 		}
 	})
+}
+
+func TestSizeMismatchReason(t *testing.T) {
+	const size = 512110190592 // a 512 GB drive, as sysfs counts it
+	for _, tc := range []struct {
+		spec string
+		n    int64
+		want string
+	}{
+		{"1T:", size, "size 512.11 GB is below the size range 1T and up"},
+		{":500G", size, "size 512.11 GB is above the size range up to 500G"},
+		{"1T:4T", size, "size 512.11 GB is below the size range 1T–4T"},
+		{"100G:500G", size, "size 512.11 GB is above the size range 100G–500G"},
+		{"1Ti", size, "size 512.11 GB is not the selector's size 1Ti (1.10 TB)"},
+		{"10Gi:", 0, "size 0 B is below the size range 10Gi and up"},
+		{"", size, ""},
+		{"500G:1T", size, ""},
+	} {
+		d := &prismv1.Device{SizeBytes: tc.n}
+		got := mismatch(d, &prismv1.DeviceSelector{Tiers: []prismv1.Tier{d.Tier}, Size: tc.spec}, d.Tier)
+		if got != tc.want {
+			t.Errorf("size %q, %d bytes: reason %q, want %q", tc.spec, tc.n, got, tc.want)
+		}
+	}
 }

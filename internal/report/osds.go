@@ -9,6 +9,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/bytesize"
 )
 
 // OSDs prints every node's OSDs from their StorageNode status: the DB slot, the deepest RocksDB
@@ -26,7 +27,7 @@ func OSDs(w io.Writer, nodes []prismv1.StorageNode, now time.Time) error {
 	for _, n := range nodes {
 		for _, o := range n.Status.OSDs {
 			any = true
-			fmt.Fprintf(tw, "%s\tosd.%d\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, o.ID, ibytes(o.DBUsedBytes), ibytes(o.DBTotalBytes),
+			fmt.Fprintf(tw, "%s\tosd.%d\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, o.ID, bytesize.IEC(o.DBUsedBytes), bytesize.IEC(o.DBTotalBytes),
 				spilled(o), levelsOnFast(o), forecast(o, now), nextLevel(o))
 		}
 	}
@@ -186,16 +187,16 @@ func fastDeviceFit(w io.Writer, n prismv1.StorageNode) error {
 			if size/a.SlotBytes >= int64(len(f.Slots)) {
 				mark = " (all)"
 			}
-			fits = append(fits, fmt.Sprintf("L0..L%d: %d × %s%s", a.Level, size/a.SlotBytes, ibytes(a.SlotBytes), mark))
+			fits = append(fits, fmt.Sprintf("L0..L%d: %d × %s%s", a.Level, size/a.SlotBytes, bytesize.IEC(a.SlotBytes), mark))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", f.StablePath, ibytes(size), len(f.Slots), ibytes(f.SlotSizeBytes), dash(strings.Join(fits, ", ")))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", f.StablePath, bytesize.IEC(size), len(f.Slots), bytesize.IEC(f.SlotSizeBytes), dash(strings.Join(fits, ", ")))
 	}
 	return tw.Flush()
 }
 
 func spilled(o prismv1.OSDStatus) string {
 	if o.Spilled {
-		return ibytes(o.SlowUsedBytes)
+		return bytesize.IEC(o.SlowUsedBytes)
 	}
 	return "no"
 }
@@ -230,7 +231,7 @@ func nextLevel(o prismv1.OSDStatus) string {
 	}
 	for _, a := range o.SlotAdvice {
 		if a.Level == *o.LevelsOnFast+1 {
-			return fmt.Sprintf("%s for L0..L%d", ibytes(a.SlotBytes), a.Level)
+			return fmt.Sprintf("%s for L0..L%d", bytesize.IEC(a.SlotBytes), a.Level)
 		}
 	}
 	return "-"
@@ -254,19 +255,5 @@ func ibytesPtr(p *int64) string {
 	if p == nil {
 		return "unknown"
 	}
-	return ibytes(*p)
-}
-
-// ibytes prints a size in binary units, as partitions and Ceph print them ("1.1 GiB").
-func ibytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return bytesize.IEC(*p)
 }

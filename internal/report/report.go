@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/inventorydoc"
+	"github.com/prism-storage/prism/internal/bytesize"
 )
 
 // Nodes prints one line per StorageNode: device counts per tier, the claiming policy and
@@ -50,12 +50,12 @@ func Devices(w io.Writer, nodes []prismv1.StorageNode, wide bool) error {
 	for _, n := range nodes {
 		for _, d := range n.Status.Devices {
 			if !wide {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), bytesize.SI(d.SizeBytes),
 					d.Tier, d.TierReason, eligibility(d.Eligibility))
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, d.Name, dash(d.Model), vendor(d),
-				inventorydoc.HumanBytes(d.SizeBytes), d.Tier, inferredTier(d), evidence(d), d.TierReason, eligibility(d.Eligibility))
+				bytesize.SI(d.SizeBytes), d.Tier, inferredTier(d), evidence(d), d.TierReason, eligibility(d.Eligibility))
 		}
 	}
 	return tw.Flush()
@@ -140,10 +140,10 @@ func Selection(w io.Writer, policies []prismv1.HybridStoragePolicy) error {
 				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t-\t%s\n", n.Node, n.Message)
 			}
 			for _, d := range n.Fast {
-				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t-\t\n", n.Node, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes))
+				fmt.Fprintf(tw, "  %s\tfast\t%s\t%s\t%s\t-\t\n", n.Node, d.Name, dash(d.Model), bytesize.SI(d.SizeBytes))
 			}
 			for _, d := range n.Capacity {
-				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t%s\t\n", n.Node, d.Name, dash(d.Model), inventorydoc.HumanBytes(d.SizeBytes), dash(d.DBSlot))
+				fmt.Fprintf(tw, "  %s\tcapacity\t%s\t%s\t%s\t%s\t\n", n.Node, d.Name, dash(d.Model), bytesize.SI(d.SizeBytes), dash(d.DBSlot))
 			}
 			for _, d := range n.Rejected {
 				fmt.Fprintf(tw, "  %s\tnot used\t%s\t-\t-\t-\t%s\n", n.Node, d.Name, d.Reason)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/ioclass"
 	"github.com/prism-storage/prism/internal/ioclass/defaults"
@@ -80,17 +81,17 @@ func TestCephOSDTrace(t *testing.T) {
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
-	summary := defaults.Summary{Host: c.traceHost(o, slowDev)}
+	summary := blktrace.Summary{Host: c.traceHost(o, slowDev)}
 	logThreads(t, o)
 	data, fastNums := devNumbers(e, sysBlock(slowDev.name, "")), devNumbers(e, sysBlock(fast.name, ""))
 	tb := &traceBed{o: o, fast: fast, slowDev: slowDev, bt: newBioTrace(e, data, fastNums),
-		data: defaults.Device{Major: data[0], Minor: data[1], Sectors: uint64(slowDev.size / 512)},
-		db: defaults.Device{Major: fastNums[0], Minor: fastNums[1],
+		data: blktrace.Device{Major: data[0], Minor: data[1], Sectors: uint64(slowDev.size / 512)},
+		db: blktrace.Device{Major: fastNums[0], Minor: fastNums[1],
 			Start: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/start"))), Sectors: uint64(readInt(t, sysBlock(fast.name, fast.name+"p1/size")))}}
 	for _, w := range c.traceWorkloads(pool, o) {
 		summary.Workloads = append(summary.Workloads, c.traceOne(tb, w))
 	}
-	t.Log("\n" + defaults.Markdown(&summary))
+	t.Log("\n" + blktrace.Markdown(&summary))
 	checkTrace(t, &summary)
 	metricsStart := time.Now()
 	metrics.checkSpillMetrics(o, slowDev, fast)
@@ -103,12 +104,12 @@ type traceBed struct {
 	o             *osd
 	fast, slowDev *loopDev
 	bt            *bioTrace
-	data, db      defaults.Device
+	data, db      blktrace.Device
 }
 
 // traceOne runs one workload under the trace, waits until the devices are idle, and returns
 // its summary with BlueFS's counters around it.
-func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
+func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) blktrace.Workload {
 	t := c.e.t
 	before := c.bluefsCounters(tb.o)
 	if w.name == defaults.Compaction && (before["slow_used_bytes"] != 0 || before["bytes_written_slow"] != 0) {
@@ -132,12 +133,12 @@ func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
 	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
 		before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
 	pid := tb.o.daemon.cmd.Process.Pid
-	return defaults.Workload{
+	return blktrace.Workload{
 		Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
-		BlueFS: defaults.BlueFSDelta{SlowUsedBefore: before["slow_used_bytes"], SlowUsedAfter: after["slow_used_bytes"],
+		BlueFS: blktrace.BlueFSDelta{SlowUsedBefore: before["slow_used_bytes"], SlowUsedAfter: after["slow_used_bytes"],
 			WrittenSlowBefore: before["bytes_written_slow"], WrittenSlowAfter: after["bytes_written_slow"], DBUsedAfter: after["db_used_bytes"]},
-		Data: defaults.Aggregate(tr.Records, tb.data, pid),
-		DB:   defaults.Aggregate(tr.Records, tb.db, pid),
+		Data: blktrace.Aggregate(tr.Records, tb.data, pid),
+		DB:   blktrace.Aggregate(tr.Records, tb.db, pid),
 	}
 }
 
@@ -196,9 +197,9 @@ func (c *cluster) bluefsCounters(o *osd) map[string]int64 {
 }
 
 // traceHost records the versions and the OSD's IO-shaping settings.
-func (c *cluster) traceHost(o *osd, slowDev *loopDev) defaults.Host {
+func (c *cluster) traceHost(o *osd, slowDev *loopDev) blktrace.Host {
 	e := c.e
-	h := defaults.Host{
+	h := blktrace.Host{
 		Kernel:    strings.TrimSpace(e.must(quick, "uname", "-r")),
 		Ceph:      strings.TrimSpace(e.must(quick, "ceph-osd", "--version")),
 		Config:    map[string]string{"bluestore_min_alloc_size": c.metadata(o)["bluestore_min_alloc_size"]},
@@ -231,7 +232,7 @@ func logThreads(t *testing.T, o *osd) {
 // checkTrace writes the summary with PRISM_UPDATE_TRACE=1; otherwise it compares its shape
 // with the committed one and checks the facts the default policy rests on. Byte counts
 // differ from run to run and are never compared.
-func checkTrace(t *testing.T, s *defaults.Summary) {
+func checkTrace(t *testing.T, s *blktrace.Summary) {
 	if os.Getenv("PRISM_UPDATE_TRACE") != "" {
 		data, err := json.MarshalIndent(s, "", " ")
 		if err != nil {
@@ -242,7 +243,7 @@ func checkTrace(t *testing.T, s *defaults.Summary) {
 		}
 		t.Logf("PRISM_UPDATE_TRACE is set: wrote %s", traceFile)
 	} else {
-		committed, err := defaults.LoadSummary(traceFile)
+		committed, err := blktrace.LoadSummary(traceFile)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func checkTrace(t *testing.T, s *defaults.Summary) {
 	t.Log("replay of this trace through the default policy:\n" + defaults.ReplayMarkdown(shares, names))
 }
 
-func workloadNames(s *defaults.Summary) string {
+func workloadNames(s *blktrace.Summary) string {
 	var names []string
 	for _, w := range s.Workloads {
 		names = append(names, w.Name)

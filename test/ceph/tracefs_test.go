@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/tracefs"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 // traceBufferKiB per CPU holds about 800,000 block_bio_queue events: the largest workload
@@ -60,7 +60,7 @@ func (b *bioTrace) start() {
 
 // stop disables the event and parses the buffer; a buffer that dropped events fails the
 // test (the byte shares would be wrong).
-func (b *bioTrace) stop() defaults.Trace {
+func (b *bioTrace) stop() blktrace.Trace {
 	t := b.e.t
 	if err := b.inst.Stop(); err != nil {
 		t.Fatal(err)

@@ -22,14 +22,14 @@ type rule struct {
 var rules = []rule{
 	{"the API types are read by everyone and import nothing of Prism's", "./api/...", []string{mod + "internal/", mod + "controllers", mod + "cmd/"}},
 	{"planning and domain packages are pure: no Kubernetes client, no host tool, no node side",
-		"./internal/plan/... ./internal/ioclass/... ./internal/endurance/... ./internal/drivedb/... ./internal/dbsizing/...",
+		"./internal/plan/... ./internal/ioclass/... ./internal/endurance/... ./internal/drivedb/... ./internal/dbsizing/... ./internal/blktrace/... ./internal/bytesize/...",
 		[]string{"k8s.io/client-go", "sigs.k8s.io/controller-runtime", "os/exec", mod + "internal/host/", mod + "internal/node/"}},
 	{"the operator runs no host tool and has no node logic", "./controllers/... ./cmd/manager/...",
 		[]string{mod + "internal/host/", mod + "internal/node/"}},
 	{"the agent follows the plan it is given: it never plans", "./internal/node/...",
 		[]string{mod + "internal/plan", mod + "controllers", mod + "internal/advisor"}},
 	{"host adapters are the bottom floor", "./internal/host/...",
-		[]string{mod + "internal/node/", mod + "internal/plan", mod + "controllers", mod + "internal/advisor", mod + "internal/webui", mod + "internal/dashboards"}},
+		[]string{mod + "internal/node/", mod + "internal/plan", mod + "controllers", mod + "internal/advisor", mod + "internal/webui", mod + "internal/dashboards", mod + "internal/ioclass"}},
 	{"the offline plugin reads documents, never a host", "./cmd/kubectl-prism/...",
 		[]string{mod + "internal/host/", mod + "internal/node/"}},
 }

@@ -10,12 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // Signature is one thing libblkid found.
@@ -39,7 +39,7 @@ func WipefsArgv(devs ...string) ([]string, error) {
 		return nil, errors.New("wipefs: no device")
 	}
 	for _, dev := range devs {
-		if err := checkDevice(dev); err != nil {
+		if err := hostexec.CheckDevicePath(dev); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +82,7 @@ func ParseWipefs(out []byte) ([]Signature, error) {
 // ProbeArgv is `blkid --probe --output export [--offset O --size S] <dev>`: libblkid's
 // low-level probe of the device, or of the size bytes at offset. size 0 probes the whole device.
 func ProbeArgv(dev string, offset, size int64) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
+	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
 	if offset < 0 || size < 0 || (offset > 0 && size == 0) {
@@ -162,13 +162,6 @@ func Kind(typ string) prismv1.SignatureKind {
 		return prismv1.SignatureCephBlueStore
 	}
 	return prismv1.SignatureOther
-}
-
-func checkDevice(dev string) error {
-	if dev == "" || !filepath.IsAbs(dev) || filepath.Clean(dev) != dev {
-		return fmt.Errorf("device path %q is not a clean absolute path", dev)
-	}
-	return nil
 }
 
 // ParseProbeValues turns one result of libblkid's low-level probe into a Signature: the

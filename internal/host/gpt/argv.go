@@ -3,9 +3,10 @@ package gpt
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"unicode/utf16"
+
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // WipeSignaturesArgv is `wipefs --all --force <dev>`: every signature libblkid knows
@@ -13,7 +14,7 @@ import (
 // --force: Prism holds the device open exclusively while it runs, so wipefs's own exclusive
 // open would fail; Prism's hold is the same guarantee (nothing mounts or claims it meanwhile).
 func WipeSignaturesArgv(dev string) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
+	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
 	return []string{"wipefs", "--all", "--force", dev}, nil
@@ -26,7 +27,7 @@ func WipeSignaturesArgv(dev string) ([]string, error) {
 // 1 and 3. partx also exits 0 when adding a partition fails, so callers must check the kernel
 // view afterwards.
 func RereadArgv(dev string, maxNumber int) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
+	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
 	if maxNumber < 1 || maxNumber > MaxPartitionNumber {
@@ -40,7 +41,7 @@ func RereadArgv(dev string, maxNumber int) ([]string, error) {
 // longer on disk). It fails for a partition that is in use. partx exits non-zero when the
 // kernel lists no partition at all, so use it only when it lists some.
 func ForgetPartitionsArgv(dev string, maxNumber int) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
+	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
 	if maxNumber < 1 {
@@ -57,18 +58,6 @@ const SettleTimeoutSeconds = 30
 // udevadm exists (the agent image may not carry it; then nothing waits for the links).
 func SettleArgv() []string {
 	return []string{"udevadm", "settle", "--timeout=" + strconv.Itoa(SettleTimeoutSeconds)}
-}
-
-// checkDevice accepts a clean absolute path: the argv element must name a device, never be
-// taken for an option.
-func checkDevice(dev string) error {
-	if dev == "" {
-		return errors.New("no device path")
-	}
-	if !filepath.IsAbs(dev) || filepath.Clean(dev) != dev {
-		return fmt.Errorf("device path %q is not a clean absolute path", dev)
-	}
-	return nil
 }
 
 func checkName(name string) error {

@@ -1,10 +1,9 @@
 package lvm
 
 import (
-	"errors"
-	"fmt"
-	"path/filepath"
 	"strings"
+
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // Report fields Prism asks for, in this order. The parsers require every one of them.
@@ -47,7 +46,7 @@ func reportArgv(cmd string, fields []string) []string {
 // PVCreateArgv is `pvcreate <dev>`: an LVM label and metadata area at the start of the
 // partition (pvcreate zeroes its first 2 KiB).
 func PVCreateArgv(dev string) ([]string, error) {
-	if err := checkDevice(dev); err != nil {
+	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
 	return []string{"pvcreate", dev}, nil
@@ -59,7 +58,7 @@ func VGCreateArgv(vg, pv string, tags ...string) ([]string, error) {
 	if err := CheckVGName(vg); err != nil {
 		return nil, err
 	}
-	if err := checkDevice(pv); err != nil {
+	if err := hostexec.CheckDevicePath(pv); err != nil {
 		return nil, err
 	}
 	argv, err := addTags([]string{"vgcreate"}, tags)
@@ -106,16 +105,4 @@ func addTags(argv, tags []string) ([]string, error) {
 		argv = append(argv, "--addtag", t)
 	}
 	return argv, nil
-}
-
-// checkDevice accepts a clean absolute path: the argv element must name a device, never be
-// taken for an option.
-func checkDevice(dev string) error {
-	if dev == "" {
-		return errors.New("no device path")
-	}
-	if !filepath.IsAbs(dev) || filepath.Clean(dev) != dev {
-		return fmt.Errorf("device path %q is not a clean absolute path", dev)
-	}
-	return nil
 }

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/host/hostexec"
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
 )
 
 // These tests trace loop devices through the host's tracefs: root only. They mount tracefs
@@ -138,8 +138,8 @@ func gone(t *testing.T, dir string) {
 
 // mine keeps this process's records: udev, blkid and any other scanner of a new disk
 // queue bios too.
-func mine(recs []defaults.Record) []defaults.Record {
-	var out []defaults.Record
+func mine(recs []blktrace.Record) []blktrace.Record {
+	var out []blktrace.Record
 	for _, r := range recs {
 		if r.TGID == os.Getpid() {
 			out = append(out, r)
@@ -171,11 +171,11 @@ var pattern = []op{
 // run does the pattern and returns the records it should give for target (sectors on the
 // disk). It does its IO on one locked OS thread, whose id, not the process's, is the records'
 // PID: the thread id Open CAS's pid condition compares.
-func run(t *testing.T, disk, part string, partition bool) []defaults.Record {
+func run(t *testing.T, disk, part string, partition bool) []blktrace.Record {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	tid := unix.Gettid()
-	var want []defaults.Record
+	var want []blktrace.Record
 	major, minor := diskNumbers(t, disk)
 	for _, p := range pattern {
 		dev, sector := part, uint64(p.off/512)+partStart
@@ -190,7 +190,7 @@ func run(t *testing.T, disk, part string, partition bool) []defaults.Record {
 		if p.write {
 			rwbs = "WS"
 		}
-		want = append(want, defaults.Record{PID: tid, TGID: os.Getpid(), Comm: "", RWBS: rwbs, Major: major, Minor: minor, Sector: sector, Bytes: uint64(p.size)})
+		want = append(want, blktrace.Record{PID: tid, TGID: os.Getpid(), Comm: "", RWBS: rwbs, Major: major, Minor: minor, Sector: sector, Bytes: uint64(p.size)})
 	}
 	return want
 }
@@ -228,12 +228,12 @@ func TestCaptureLoopDevice(t *testing.T) {
 			err error
 		}
 		done := make(chan result, 1)
-		var records []defaults.Record
+		var records []blktrace.Record
 		var summary bytes.Buffer
 		w := NewSummaryWriter(&summary, target, "test", "go test")
 		go func() {
 			res, err := fs.Capture(context.Background(), name, target, 256, Limits{Duration: 3 * time.Second, MaxEvents: 100000},
-				func(r defaults.Record) { records = append(records, r); w.Add(r) })
+				func(r blktrace.Record) { records = append(records, r); w.Add(r) })
 			if err == nil {
 				err = w.Close(res)
 			}
@@ -267,7 +267,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 			t.Errorf("%s: stopped by %s after %v, %d lost", tc.dev, r.res.StoppedBy, r.res.Elapsed, r.res.Lost)
 		}
 		// The summary: what simulate replays.
-		var s defaults.Summary
+		var s blktrace.Summary
 		dec := json.NewDecoder(&summary)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&s); err != nil {
@@ -280,7 +280,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 				writes++
 			}
 		}
-		var ours []defaults.Bio
+		var ours []blktrace.Bio
 		for _, b := range s.Workloads[0].Data.Bios {
 			if b.TGID == os.Getpid() {
 				ours = append(ours, b)
@@ -288,7 +288,7 @@ func TestCaptureLoopDevice(t *testing.T) {
 		}
 		var sumW, nW uint64
 		for i, b := range ours {
-			if b.Dir() == defaults.Write {
+			if b.Dir() == blktrace.Write {
 				sumW += b.Bytes
 				nW++
 			}
@@ -328,12 +328,12 @@ func TestCaptureStops(t *testing.T) {
 
 	type result struct {
 		res     Result
-		records []defaults.Record
+		records []blktrace.Record
 	}
 	done := make(chan result, 1)
 	capture := func(ctx context.Context, name string, lim Limits) {
-		var records []defaults.Record
-		res, err := fs.Capture(ctx, name, target, 0, lim, func(r defaults.Record) { records = append(records, r) })
+		var records []blktrace.Record
+		res, err := fs.Capture(ctx, name, target, 0, lim, func(r blktrace.Record) { records = append(records, r) })
 		if err != nil {
 			t.Error(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // Target is what a capture traces: the bios queued to a disk whose start sector lies in
@@ -32,10 +32,10 @@ type Target struct {
 // Disk is the disk's MAJOR:MINOR.
 func (t Target) Disk() string { return fmt.Sprintf("%d:%d", t.Major, t.Minor) }
 
-// Selection is the defaults.Device that selects the target's records (sectors made relative
+// Selection is the blktrace.Device that selects the target's records (sectors made relative
 // to its start).
-func (t Target) Selection() defaults.Device {
-	return defaults.Device{Major: t.Major, Minor: t.Minor, Start: t.Start, Sectors: t.Sectors}
+func (t Target) Selection() blktrace.Device {
+	return blktrace.Device{Major: t.Major, Minor: t.Minor, Start: t.Start, Sectors: t.Sectors}
 }
 
 // KernelDev is the kernel's internal dev_t (MKDEV: major << 20 | minor), which the event's

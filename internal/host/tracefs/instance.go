@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // Options make an instance.
@@ -105,13 +105,13 @@ func (i *Instance) Stop() error {
 
 // Buffer parses what the buffer holds (the trace file: it does not consume it), with the
 // events the ring buffer dropped.
-func (i *Instance) Buffer() (defaults.Trace, error) {
+func (i *Instance) Buffer() (blktrace.Trace, error) {
 	f, err := os.Open(filepath.Join(i.dir, "trace"))
 	if err != nil {
-		return defaults.Trace{}, err
+		return blktrace.Trace{}, err
 	}
 	defer f.Close()
-	tr, err := defaults.ParseTrace(f)
+	tr, err := blktrace.ParseTrace(f)
 	if err != nil {
 		return tr, fmt.Errorf("%s/trace: %w", i.dir, err)
 	}

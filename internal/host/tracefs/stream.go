@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // Limits bound a capture: it stops after Duration, or once MaxEvents bios were kept,
@@ -32,11 +32,11 @@ const maxLine = 64 << 10
 
 // lineReader turns trace_pipe's bytes into records: it splits whole lines (a read may end
 // mid-line), counts the lines reporting dropped events, and parses the others with
-// defaults.ParseLine. It is pure, so that chunking can be fuzzed.
+// blktrace.ParseLine. It is pure, so that chunking can be fuzzed.
 type lineReader struct {
 	partial []byte
 	max     uint64
-	keep    func(defaults.Record)
+	keep    func(blktrace.Record)
 	events  uint64
 	lost    uint64
 	line    uint64
@@ -70,14 +70,14 @@ func (r *lineReader) full() bool { return r.max > 0 && r.events >= r.max }
 
 func (r *lineReader) parse(line string) error {
 	r.line++
-	if n, ok, err := defaults.LostEvents(line); err != nil || ok {
+	if n, ok, err := blktrace.LostEvents(line); err != nil || ok {
 		if err != nil {
 			return fmt.Errorf("trace_pipe line %d: %w", r.line, err)
 		}
 		r.lost += n
 		return nil
 	}
-	rec, ok, err := defaults.ParseLine(line)
+	rec, ok, err := blktrace.ParseLine(line)
 	if err != nil {
 		return fmt.Errorf("trace_pipe line %d: %w", r.line, err)
 	}
@@ -101,7 +101,7 @@ const drainQuiet = 300 * time.Millisecond
 // buffers). It then disables the event and drains what was queued before (unless MaxEvents
 // was reached). lost counts the events the ring buffer dropped because the reader fell
 // behind.
-func (i *Instance) Stream(ctx context.Context, lim Limits, keep func(defaults.Record)) (events, lost uint64, stoppedBy string, err error) {
+func (i *Instance) Stream(ctx context.Context, lim Limits, keep func(blktrace.Record)) (events, lost uint64, stoppedBy string, err error) {
 	if lim.Duration <= 0 {
 		return 0, 0, "", fmt.Errorf("capture duration %v: want a positive duration", lim.Duration)
 	}
@@ -191,7 +191,7 @@ type Result struct {
 // Capture traces one target in a new instance called name until a limit is reached or ctx
 // ends, handing each record to keep, and always removes the instance before it returns, also
 // on an error or a cancelled ctx.
-func (fs FS) Capture(ctx context.Context, name string, t Target, bufferKiB int, lim Limits, keep func(defaults.Record)) (res Result, err error) {
+func (fs FS) Capture(ctx context.Context, name string, t Target, bufferKiB int, lim Limits, keep func(blktrace.Record)) (res Result, err error) {
 	inst, err := fs.NewInstance(Options{Name: name, Targets: []Target{t}, BufferKiB: bufferKiB})
 	if err != nil {
 		return res, err

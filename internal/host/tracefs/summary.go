@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // CaptureWorkload names the one workload of a capture's summary.
@@ -27,10 +27,10 @@ const CaptureWorkload = "capture"
 type SummaryWriter struct {
 	w      *bufio.Writer
 	target Target
-	sel    defaults.Device
-	agg    *defaults.Aggregator
+	sel    blktrace.Device
+	agg    *blktrace.Aggregator
 	bios   uint64
-	origin defaults.Origin
+	origin blktrace.Origin
 	err    error
 }
 
@@ -38,8 +38,8 @@ type SummaryWriter struct {
 // release) and the workload (command is what ran).
 func NewSummaryWriter(w io.Writer, t Target, kernel, command string) *SummaryWriter {
 	s := &SummaryWriter{w: bufio.NewWriterSize(w, 64<<10), target: t, sel: t.Selection()}
-	s.agg = defaults.NewAggregator(s.sel, 0)
-	host, err := json.Marshal(defaults.Host{Kernel: kernel, Config: map[string]string{}, DataBytes: int64(t.Sectors * 512)})
+	s.agg = blktrace.NewAggregator(s.sel, 0)
+	host, err := json.Marshal(blktrace.Host{Kernel: kernel, Config: map[string]string{}, DataBytes: int64(t.Sectors * 512)})
 	if err != nil {
 		s.err = err
 		return s
@@ -52,11 +52,11 @@ func NewSummaryWriter(w io.Writer, t Target, kernel, command string) *SummaryWri
 }
 
 // Add writes a record of the target as the next bio; records of other devices are skipped.
-func (s *SummaryWriter) Add(r defaults.Record) {
+func (s *SummaryWriter) Add(r blktrace.Record) {
 	if s.err != nil || !s.agg.Add(r) {
 		return
 	}
-	data, err := json.Marshal(defaults.BioOf(r, s.sel, &s.origin))
+	data, err := json.Marshal(blktrace.BioOf(r, s.sel, &s.origin))
 	if err != nil {
 		s.err = err
 		return
@@ -87,12 +87,12 @@ func (s *SummaryWriter) Close(res Result) error {
 }
 
 // Data is the groups so far.
-func (s *SummaryWriter) Data() defaults.DeviceTrace { return s.agg.Result() }
+func (s *SummaryWriter) Data() blktrace.DeviceTrace { return s.agg.Result() }
 
 // Capture is the summary's capture section.
-func (s *SummaryWriter) Capture(res Result) *defaults.Capture {
+func (s *SummaryWriter) Capture(res Result) *blktrace.Capture {
 	t := s.target
-	return &defaults.Capture{
+	return &blktrace.Capture{
 		Device: t.Device, Disk: t.Disk(), Partition: t.Partition, StartSector: t.Start, Sectors: t.Sectors,
 		Started: res.Started.UTC().Format(time.RFC3339), Seconds: res.Elapsed.Seconds(),
 		StoppedBy: res.StoppedBy, Events: s.bios, Lost: res.Lost,

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // TestSummaryWriter: the streamed summary of the recorded trace decodes (strictly, as
 // kubectl prism simulate reads it) to what the batch functions make of the same records:
-// defaults.Aggregate's groups and defaults.Bios's bios, for the partition and for the disk.
+// blktrace.Aggregate's groups and blktrace.Bios's bios, for the partition and for the disk.
 func TestSummaryWriter(t *testing.T) {
-	tr, err := defaults.ParseTrace(strings.NewReader(read(t, "trace-loop0.txt")))
+	tr, err := blktrace.ParseTrace(strings.NewReader(read(t, "trace-loop0.txt")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +35,15 @@ func TestSummaryWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		size := out.Len()
-		var s defaults.Summary
+		var s blktrace.Summary
 		dec := json.NewDecoder(&out)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&s); err != nil || dec.More() {
 			t.Fatalf("%s: %v (more: %v)\n%s", target.Device, err, dec.More(), out.String())
 		}
 		sel := target.Selection()
-		want := defaults.Aggregate(tr.Records, sel, 0)
-		bios := defaults.Bios(tr.Records, sel)
+		want := blktrace.Aggregate(tr.Records, sel, 0)
+		bios := blktrace.Bios(tr.Records, sel)
 		got := s.Workloads[0].Data
 		if !reflect.DeepEqual(got.Groups, want.Groups) || len(got.Others) != 0 {
 			t.Errorf("%s: groups\n got %+v\nwant %+v", target.Device, got.Groups, want.Groups)
@@ -51,7 +51,7 @@ func TestSummaryWriter(t *testing.T) {
 		if len(got.Bios) != len(bios) || len(bios) > 0 && !reflect.DeepEqual(got.Bios, bios) {
 			t.Errorf("%s: %d bios, want %d", target.Device, len(got.Bios), len(bios))
 		}
-		wantCapture := defaults.Capture{Device: target.Device, Disk: "7:" + map[uint32]string{0: "0", 1: "1"}[target.Minor], Partition: target.Partition,
+		wantCapture := blktrace.Capture{Device: target.Device, Disk: "7:" + map[uint32]string{0: "0", 1: "1"}[target.Minor], Partition: target.Partition,
 			StartSector: target.Start, Sectors: target.Sectors, Started: "2026-11-25T21:00:00Z", Seconds: 1.5, StoppedBy: "duration",
 			Events: uint64(len(bios)), Lost: 2}
 		if s.Capture == nil || *s.Capture != wantCapture {

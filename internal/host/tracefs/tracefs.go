@@ -67,7 +67,7 @@ func (fs FS) Mount(ctx context.Context, exec hostexec.Executor) error {
 func eventDir(dir string) string { return filepath.Join(dir, "events", "block", "block_bio_queue") }
 
 // printFmt is block_bio_queue's print format since Linux 2.6.3x (include/trace/events/block.h):
-// dev as MAJOR,MINOR, rwbs, sector, nr_sector, comm. defaults.ParseLine reads lines of it.
+// dev as MAJOR,MINOR, rwbs, sector, nr_sector, comm. blktrace.ParseLine reads lines of it.
 const printFmt = `"%d,%d %s %llu + %u [%s]"`
 
 // filterFields are the event fields the instance's filter compares.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prism-storage/prism/internal/ioclass/defaults"
+	"github.com/prism-storage/prism/internal/blktrace"
 )
 
 // The recordings in testdata come from this kernel (6.18) tracing a loop device with a GPT
@@ -172,10 +172,10 @@ func TestDirAndInstanceOnAFakeTree(t *testing.T) {
 }
 
 // collect feeds text to a lineReader in chunks of the given sizes (cycled).
-func collect(t *testing.T, text string, max uint64, chunks ...int) (*lineReader, []defaults.Record, error) {
+func collect(t *testing.T, text string, max uint64, chunks ...int) (*lineReader, []blktrace.Record, error) {
 	t.Helper()
-	var recs []defaults.Record
-	r := &lineReader{max: max, keep: func(rec defaults.Record) { recs = append(recs, rec) }}
+	var recs []blktrace.Record
+	r := &lineReader{max: max, keep: func(rec blktrace.Record) { recs = append(recs, rec) }}
 	data := []byte(text)
 	for i := 0; len(data) > 0; i++ {
 		n := min(chunks[i%len(chunks)], len(data))
@@ -190,7 +190,7 @@ func collect(t *testing.T, text string, max uint64, chunks ...int) (*lineReader,
 
 func TestLineReaderOnRecordings(t *testing.T) {
 	text := read(t, "trace-loop0.txt")
-	whole, err := defaults.ParseTrace(strings.NewReader(text))
+	whole, err := blktrace.ParseTrace(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestLineReaderOnRecordings(t *testing.T) {
 		t.Errorf("%d records; the header says 42 entries in the buffer", len(whole.Records))
 	}
 	// Lines as recorded, and what they say.
-	for i, want := range map[int]defaults.Record{
+	for i, want := range map[int]blktrace.Record{
 		0:  {PID: 1045, Time: 11588547810000, Timed: true, TGID: 1045, Comm: "dd", RWBS: "WS", Major: 7, Minor: 0, Sector: 2088, Bytes: 4096},             // direct write, partition block 5
 		3:  {PID: 1046, Time: 11588550385000, Timed: true, TGID: 1046, Comm: "dd", RWBS: "RS", Major: 7, Minor: 0, Sector: 0, Bytes: 64 << 10},            // direct read of the disk
 		5:  {PID: 1047, Time: 11588552949000, Timed: true, TGID: 1047, Comm: "dd", RWBS: "WFS", Major: 7, Minor: 0, Sector: 2048, Bytes: 1 << 20},         // oflag=direct,sync: FUA
@@ -247,7 +247,7 @@ func TestLineReaderErrors(t *testing.T) {
 }
 
 // FuzzLineReader: however trace_pipe's bytes are cut into reads, the records and lost events
-// are the ones defaults.ParseTrace finds in the whole text (its complete lines), or both fail.
+// are the ones blktrace.ParseTrace finds in the whole text (its complete lines), or both fail.
 func FuzzLineReader(f *testing.F) {
 	if pipe, err := os.ReadFile(filepath.Join("testdata", "trace_pipe-lost.txt")); err == nil {
 		f.Add(string(pipe), uint16(13))
@@ -258,7 +258,7 @@ func FuzzLineReader(f *testing.F) {
 			return // bufio's ScanLines drops a CR that trace_pipe never writes
 		}
 		complete := text[:strings.LastIndexByte(text, '\n')+1]
-		whole, werr := defaults.ParseTrace(strings.NewReader(complete))
+		whole, werr := blktrace.ParseTrace(strings.NewReader(complete))
 		r, recs, err := collect(t, text, 0, int(chunk%512)+1)
 		if (err != nil) != (werr != nil) {
 			t.Fatalf("lineReader error %v, ParseTrace error %v", err, werr)

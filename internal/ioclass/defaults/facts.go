@@ -1,6 +1,8 @@
 package defaults
 
 import (
+	"github.com/prism-storage/prism/internal/blktrace"
+
 	"fmt"
 	"strings"
 )
@@ -20,7 +22,7 @@ var CephOSDWorkloads = []string{RBD4KRandWrite, Rados4KWrite, Rados4MWrite, Rado
 
 // qlcWriteUnit is the QLC internal write unit Prism plans for, and
 // bluestore_min_alloc_size on the traced OSD.
-const qlcWriteUnit = 64 * kib
+const qlcWriteUnit = 64 << 10
 
 // Thresholds of the facts below. In the committed trace every one of these
 // shares is 100 % or within a few bios of it (docs/ioclass-default-policy.md
@@ -36,7 +38,7 @@ const (
 // CheckCephOSDFacts checks, on one trace summary, the facts the default Ceph
 // OSD policy rests on. They are about shares of bytes, never byte counts,
 // so a fresh trace of the same Ceph satisfies them too.
-func CheckCephOSDFacts(s *Summary) []error {
+func CheckCephOSDFacts(s *blktrace.Summary) []error {
 	var errs []error
 	fail := func(w, format string, a ...any) { errs = append(errs, fmt.Errorf(w+": "+format, a...)) }
 	for _, name := range CephOSDWorkloads {
@@ -47,34 +49,34 @@ func CheckCephOSDFacts(s *Summary) []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	isSmall := func(g Group) bool { return g.Size > 0 && g.Size < qlcWriteUnit }
-	isUnit := func(g Group) bool { return g.Size >= qlcWriteUnit }
-	opThreads := func(g Group) bool { return g.Comm == "tp_osd_tp" || g.Comm == "bstore_kv_final" }
-	rocksDB := func(g Group) bool { return strings.HasPrefix(g.Comm, "rocksdb:") }
-	walWriter := func(g Group) bool { return g.Comm == "bstore_kv_sync" }
+	isSmall := func(g blktrace.Group) bool { return g.Size > 0 && g.Size < qlcWriteUnit }
+	isUnit := func(g blktrace.Group) bool { return g.Size >= qlcWriteUnit }
+	opThreads := func(g blktrace.Group) bool { return g.Comm == "tp_osd_tp" || g.Comm == "bstore_kv_final" }
+	rocksDB := func(g blktrace.Group) bool { return strings.HasPrefix(g.Comm, "rocksdb:") }
+	walWriter := func(g blktrace.Group) bool { return g.Comm == "bstore_kv_sync" }
 
 	for _, name := range []string{RBD4KRandWrite, Rados4KWrite, Rados4MWrite, Compaction} {
 		w, _ := s.Workload(name)
-		if sh := osdShare(w.Data, Write); sh < minOSDShare {
+		if sh := osdShare(w.Data, blktrace.Write); sh < minOSDShare {
 			fail(name, "the OSD submitted %.1f %% of the data device's write bytes, want at least %.0f %%: process_name would see other tasks", 100*sh, 100*minOSDShare)
 		}
 	}
 	for _, name := range []string{RBD4KRandWrite, Rados4KWrite} {
 		w, _ := s.Workload(name)
-		if sh := share(w.Data, Write, isSmall); sh < minShare {
+		if sh := share(w.Data, blktrace.Write, isSmall); sh < minShare {
 			fail(name, "%.1f %% of the data device's write bytes are in bios under 64 KiB, want at least %.0f %%", 100*sh, 100*minShare)
 		}
-		if sh := share(w.Data, Write, opThreads); sh < minShare {
+		if sh := share(w.Data, blktrace.Write, opThreads); sh < minShare {
 			fail(name, "tp_osd_tp and bstore_kv_final submitted %.1f %% of the data device's write bytes, want at least %.0f %%", 100*sh, 100*minShare)
 		}
-		if sh := share(w.DB, Write, walWriter); sh < minShare {
+		if sh := share(w.DB, blktrace.Write, walWriter); sh < minShare {
 			fail(name, "bstore_kv_sync (the RocksDB WAL) wrote %.1f %% of the DB partition's bytes, want at least %.0f %%", 100*sh, 100*minShare)
 		}
 	}
 	for _, c := range []struct {
 		name string
-		dir  Direction
-	}{{Rados4MWrite, Write}, {Rados4MRead, Read}} {
+		dir  blktrace.Direction
+	}{{Rados4MWrite, blktrace.Write}, {Rados4MRead, blktrace.Read}} {
 		w, _ := s.Workload(c.name)
 		if sh := share(w.Data, c.dir, isUnit); sh < minShare {
 			fail(c.name, "%.1f %% of the data device's %s bytes are in bios of 64 KiB or more, want at least %.0f %%", 100*sh, c.dir, 100*minShare)
@@ -90,7 +92,7 @@ func CheckCephOSDFacts(s *Summary) []error {
 		if w.BlueFS.SlowUsedAfter != 0 {
 			fail(name, "BlueFS spilled (slow_used_bytes %d) before the compaction", w.BlueFS.SlowUsedAfter)
 		}
-		if n := sumBytes(w.Data, Write, func(g Group) bool { return rocksDB(g) || walWriter(g) }); n != 0 {
+		if n := sumBytes(w.Data, blktrace.Write, func(g blktrace.Group) bool { return rocksDB(g) || walWriter(g) }); n != 0 {
 			fail(name, "RocksDB's threads or bstore_kv_sync wrote %d bytes to the data device without a spill", n)
 		}
 	}
@@ -98,11 +100,11 @@ func CheckCephOSDFacts(s *Summary) []error {
 	if w.BlueFS.SlowUsedBefore != 0 || w.BlueFS.SlowUsedAfter == 0 {
 		fail(Compaction, "BlueFS slow_used_bytes %d -> %d: want 0 -> more, the compaction spilling", w.BlueFS.SlowUsedBefore, w.BlueFS.SlowUsedAfter)
 	}
-	if sh := share(w.Data, Write, rocksDB); sh < minShare {
+	if sh := share(w.Data, blktrace.Write, rocksDB); sh < minShare {
 		fail(Compaction, "RocksDB's threads wrote %.1f %% of the data device's write bytes, want at least %.0f %%", 100*sh, 100*minShare)
 	}
 	// The tracepoint sees what BlueFS says it wrote to the slow device.
-	traced, counted := float64(sumBytes(w.Data, Write, rocksDB)), float64(w.BlueFS.WrittenSlowAfter-w.BlueFS.WrittenSlowBefore)
+	traced, counted := float64(sumBytes(w.Data, blktrace.Write, rocksDB)), float64(w.BlueFS.WrittenSlowAfter-w.BlueFS.WrittenSlowBefore)
 	if counted <= 0 || traced < minShare*counted || traced > (2-minShare)*counted {
 		fail(Compaction, "traced %.0f bytes from RocksDB's threads on the data device, BlueFS counted %.0f (bytes_written_slow)", traced, counted)
 	}
@@ -110,7 +112,7 @@ func CheckCephOSDFacts(s *Summary) []error {
 }
 
 // sumBytes sums the OSD's bytes of one direction in the groups that match.
-func sumBytes(d DeviceTrace, dir Direction, match func(Group) bool) uint64 {
+func sumBytes(d blktrace.DeviceTrace, dir blktrace.Direction, match func(blktrace.Group) bool) uint64 {
 	var n uint64
 	for _, g := range d.Groups {
 		if g.Dir() == dir && match(g) {
@@ -122,8 +124,8 @@ func sumBytes(d DeviceTrace, dir Direction, match func(Group) bool) uint64 {
 
 // share is sumBytes(match) over all the OSD's bytes of that direction; 0 when
 // there are none.
-func share(d DeviceTrace, dir Direction, match func(Group) bool) float64 {
-	all := sumBytes(d, dir, func(Group) bool { return true })
+func share(d blktrace.DeviceTrace, dir blktrace.Direction, match func(blktrace.Group) bool) float64 {
+	all := sumBytes(d, dir, func(blktrace.Group) bool { return true })
 	if all == 0 {
 		return 0
 	}
@@ -132,7 +134,7 @@ func share(d DeviceTrace, dir Direction, match func(Group) bool) float64 {
 
 // alignedShare is the share of the matching bytes whose bio starts on a
 // 64 KiB boundary.
-func alignedShare(d DeviceTrace, dir Direction, match func(Group) bool) float64 {
+func alignedShare(d blktrace.DeviceTrace, dir blktrace.Direction, match func(blktrace.Group) bool) float64 {
 	var all, aligned uint64
 	for _, g := range d.Groups {
 		if g.Dir() == dir && match(g) {
@@ -147,8 +149,8 @@ func alignedShare(d DeviceTrace, dir Direction, match func(Group) bool) float64 
 }
 
 // osdShare is the OSD's share of a direction's bytes on the device.
-func osdShare(d DeviceTrace, dir Direction) float64 {
-	osd := sumBytes(d, dir, func(Group) bool { return true })
+func osdShare(d blktrace.DeviceTrace, dir blktrace.Direction) float64 {
+	osd := sumBytes(d, dir, func(blktrace.Group) bool { return true })
 	var others uint64
 	for _, r := range d.Others {
 		if r.Dir == dir {

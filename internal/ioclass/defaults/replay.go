@@ -1,11 +1,14 @@
 package defaults
 
 import (
+	"github.com/prism-storage/prism/internal/bytesize"
+
 	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
 
@@ -36,11 +39,11 @@ func OutcomeOf(c ioclass.Class) Outcome {
 // Share is the bytes of one workload's data-device IO in one direction that
 // one class received.
 type Share struct {
-	Workload string    `json:"workload"`
-	Dir      Direction `json:"dir"`
-	Class    int       `json:"class"`
-	Outcome  Outcome   `json:"outcome"`
-	Bytes    uint64    `json:"bytes"`
+	Workload string             `json:"workload"`
+	Dir      blktrace.Direction `json:"dir"`
+	Class    int                `json:"class"`
+	Outcome  Outcome            `json:"outcome"`
+	Bytes    uint64             `json:"bytes"`
 }
 
 // Replay classifies every bio the OSD queued to the data device (reads and
@@ -49,24 +52,24 @@ type Share struct {
 // lba is the group's first sector; a group whose last sector would be
 // classified differently is an error, since one class per group is then not
 // the truth.
-func Replay(s *Summary, cfg ioclass.Config) ([]Share, error) {
+func Replay(s *blktrace.Summary, cfg ioclass.Config) ([]Share, error) {
 	e, err := ioclass.NewEvaluator(cfg)
 	if err != nil {
 		return nil, err
 	}
 	type key struct {
 		w     string
-		dir   Direction
+		dir   blktrace.Direction
 		class int
 	}
 	sums := map[key]uint64{}
 	for _, w := range s.Workloads {
 		for _, g := range w.Data.Groups {
 			dir := g.Dir()
-			if g.Size == 0 || (dir != Read && dir != Write) {
+			if g.Size == 0 || (dir != blktrace.Read && dir != blktrace.Write) {
 				continue
 			}
-			io := ioclass.IO{Size: g.Size, Write: dir == Write, Comm: g.Comm, LBA: g.FirstSector}
+			io := ioclass.IO{Size: g.Size, Write: dir == blktrace.Write, Comm: g.Comm, LBA: g.FirstSector}
 			class := e.Classify(io)
 			io.LBA = g.LastSector
 			if last := e.Classify(io); last != class {
@@ -95,7 +98,7 @@ func Replay(s *Summary, cfg ioclass.Config) ([]Share, error) {
 // least MinShare of its data-device bytes in direction Dir get Outcome.
 type Expectation struct {
 	Workload string
-	Dir      Direction
+	Dir      blktrace.Direction
 	Outcome  Outcome
 	MinShare float64
 }
@@ -106,16 +109,16 @@ type Expectation struct {
 // bench writes besides its 4 MiB ones) is no whole write unit: 99.9992 %.
 // minShare leaves room for such bios, not for a change of pattern.
 var CephOSDIntent = []Expectation{
-	{RBD4KRandWrite, Write, Cached, minShare},
-	{Rados4KWrite, Write, Cached, minShare},
-	{Rados4MWrite, Write, PassThrough, minShare},
-	{Rados4MRead, Read, PassThrough, minShare},
-	{RBD4KRandRead, Read, Cached, minShare},
-	{Compaction, Write, Pinned, minShare},
+	{RBD4KRandWrite, blktrace.Write, Cached, minShare},
+	{Rados4KWrite, blktrace.Write, Cached, minShare},
+	{Rados4MWrite, blktrace.Write, PassThrough, minShare},
+	{Rados4MRead, blktrace.Read, PassThrough, minShare},
+	{RBD4KRandRead, blktrace.Read, Cached, minShare},
+	{Compaction, blktrace.Write, Pinned, minShare},
 }
 
 // CheckIntent replays the trace through cfg and checks each expectation.
-func CheckIntent(s *Summary, cfg ioclass.Config, intent []Expectation) ([]Share, []error) {
+func CheckIntent(s *blktrace.Summary, cfg ioclass.Config, intent []Expectation) ([]Share, []error) {
 	shares, err := Replay(s, cfg)
 	if err != nil {
 		return nil, []error{err}
@@ -158,7 +161,7 @@ func ReplayMarkdown(shares []Share, names map[int]string) string {
 			name = fmt.Sprint(sh.Class)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d %s | %s | %s | %.4f %% |\n", sh.Workload, sh.Dir, sh.Class, name, sh.Outcome,
-			human(sh.Bytes), 100*float64(sh.Bytes)/float64(totals[sh.Workload+"/"+string(sh.Dir)]))
+			bytesize.IEC(int64(sh.Bytes)), 100*float64(sh.Bytes)/float64(totals[sh.Workload+"/"+string(sh.Dir)]))
 	}
 	return b.String()
 }

@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/blktrace"
 	"github.com/prism-storage/prism/internal/ioclass"
 )
 
 const traceFile = "testdata/ceph-osd-trace.json"
 
-func loadTrace(t *testing.T) *Summary {
+func loadTrace(t *testing.T) *blktrace.Summary {
 	t.Helper()
-	s, err := LoadSummary(traceFile)
+	s, err := blktrace.LoadSummary(traceFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,37 +106,37 @@ func TestReplayRejectsTheProvisionalPolicy(t *testing.T) {
 
 // TestCheckCephOSDFactsFails: each fact can fail.
 func TestCheckCephOSDFactsFails(t *testing.T) {
-	for name, breakIt := range map[string]func(s *Summary){
-		"no spill": func(s *Summary) {
+	for name, breakIt := range map[string]func(s *blktrace.Summary){
+		"no spill": func(s *blktrace.Summary) {
 			w, _ := s.Workload(Compaction)
 			w.BlueFS.SlowUsedAfter = 0
 		},
-		"spill before the compaction": func(s *Summary) {
+		"spill before the compaction": func(s *blktrace.Summary) {
 			w, _ := s.Workload(Rados4KWrite)
 			w.BlueFS.SlowUsedAfter = 4096
 		},
-		"large writes as 4 KiB bios": func(s *Summary) {
+		"large writes as 4 KiB bios": func(s *blktrace.Summary) {
 			w, _ := s.Workload(Rados4MWrite)
 			for i := range w.Data.Groups {
 				w.Data.Groups[i].Count *= w.Data.Groups[i].Size / 4096
 				w.Data.Groups[i].Size = 4096
 			}
 		},
-		"small writes from a kworker": func(s *Summary) {
+		"small writes from a kworker": func(s *blktrace.Summary) {
 			w, _ := s.Workload(RBD4KRandWrite)
 			for i := range w.Data.Groups {
 				w.Data.Groups[i].Comm = "kworker/u8:1"
 			}
 		},
-		"writes from another process": func(s *Summary) {
+		"writes from another process": func(s *blktrace.Summary) {
 			w, _ := s.Workload(Rados4KWrite)
-			w.Data.Others = append(w.Data.Others, Row{Key: "dd", Dir: Write, Count: 1, Bytes: 1 << 30})
+			w.Data.Others = append(w.Data.Others, blktrace.Row{Key: "dd", Dir: blktrace.Write, Count: 1, Bytes: 1 << 30})
 		},
-		"trace disagrees with BlueFS": func(s *Summary) {
+		"trace disagrees with BlueFS": func(s *blktrace.Summary) {
 			w, _ := s.Workload(Compaction)
 			w.BlueFS.WrittenSlowAfter *= 2
 		},
-		"a workload missing": func(s *Summary) { s.Workloads = s.Workloads[1:] },
+		"a workload missing": func(s *blktrace.Summary) { s.Workloads = s.Workloads[1:] },
 	} {
 		s := loadTrace(t)
 		breakIt(s)
@@ -159,7 +160,7 @@ func TestDocsShowTheCommittedTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := classNames(p)
-	for what, text := range map[string]string{"trace tables (Markdown)": Markdown(s), "replay table (ReplayMarkdown)": ReplayMarkdown(shares, names)} {
+	for what, text := range map[string]string{"trace tables (blktrace.Markdown)": blktrace.Markdown(s), "replay table (ReplayMarkdown)": ReplayMarkdown(shares, names)} {
 		if !strings.Contains(string(doc), text) {
 			t.Errorf("docs/ioclass-default-policy.md lacks the %s of %s; paste this:\n%s", what, traceFile, text)
 		}

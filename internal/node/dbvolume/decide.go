@@ -1,7 +1,7 @@
 // Package dbvolume decides, purely, the next step towards a DB slot's logical volume
-// (decision 0035 option 2; docs/decisions/0036-db-slots-as-lvs.md, proposed): ceph-volume 20
-// loses a GPT partition given as block.db, so the agent will wrap each Ready DB slot partition
-// in LVM, one PV on the partition, one VG per slot, one LV filling it, and Rook will be handed
+// (decision 0035 option 2; docs/decisions/0036-db-slots-as-lvs.md, accepted): ceph-volume 20
+// loses a GPT partition given as block.db, so the agent wraps each Ready DB slot partition in
+// LVM, one PV on the partition, one VG per slot, one LV filling it, and Rook is handed
 // /dev/<vg>/<lv>. internal/node/provision calls Decide for each Ready DB slot when its Runner
 // makes volumes.
 package dbvolume

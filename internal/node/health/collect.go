@@ -12,7 +12,6 @@ import (
 	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
-	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/nvme"
 	"github.com/prism-storage/prism/internal/host/smart"
 	"github.com/prism-storage/prism/internal/host/sysfs"
@@ -121,23 +120,6 @@ func applySMART(r *Reading, l nvme.SMARTLog) {
 // ATAReader returns a SATA/SAS disk's SMART report as `smartctl -j -a` prints it.
 type ATAReader interface {
 	SmartctlJSON(ctx context.Context, disk string) ([]byte, error)
-}
-
-// Smartctl runs `smartctl -j -a <root>/dev/<disk>` through the executor.
-type Smartctl struct {
-	Exec hostexec.Executor
-	Root string // host root holding dev/
-}
-
-// SmartctlJSON runs smartctl. Its exit status is a bit mask: bits 0-1 mean the command failed;
-// the others report drive conditions and still come with full JSON.
-func (s Smartctl) SmartctlJSON(ctx context.Context, disk string) ([]byte, error) {
-	out, err := s.Exec.Run(ctx, []string{"smartctl", "-j", "-a", filepath.Join(s.Root, "dev", disk)}, nil)
-	var exitErr *hostexec.ExitError
-	if errors.As(err, &exitErr) && exitErr.ExitCode&0x3 == 0 && len(out) > 0 {
-		err = nil
-	}
-	return out, err
 }
 
 // ata reads the disk's SMART report: host bytes written, percentage used and, for the families

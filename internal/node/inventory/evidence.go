@@ -13,7 +13,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
-// ATAReader returns `smartctl -j -a` of a disk: the agent's smartctl runner (health.Smartctl)
+// ATAReader returns `smartctl -j -a` of a disk: the agent's smartctl runner (smart.Smartctl)
 // or recordings (smart.RecordedReader). The inventory asks it only for an ATA drive whose
 // model is visible in cut forms alone (SCSI INQUIRY behind a SAS HBA or USB bridge), for the
 // full model from ATA IDENTIFY.

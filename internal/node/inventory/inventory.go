@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/drivedb"
@@ -26,6 +24,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/signature"
 	"github.com/prism-storage/prism/internal/host/sysfs"
+	"github.com/prism-storage/prism/internal/workpool"
 )
 
 // Options say where and how to take the inventory.
@@ -213,22 +212,7 @@ func readSignatures(host sysfs.Host, disks []sysfs.BlockDevice, files []*os.File
 	if readers > 0 {
 		workers = min(readers, len(disks))
 	}
-	if workers <= 1 {
-		for i := range disks {
-			read(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(disks); i = int(next.Add(1) - 1) {
-				read(i)
-			}
-		})
-	}
-	wg.Wait()
+	workpool.Each(len(disks), workers, read)
 }
 
 func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNames []string, sigs signatures, users []string, usersErr error) (d prismv1.Device, warnings []string, noCharDevice bool) {

@@ -37,7 +37,7 @@ func classify(d *prismv1.Device, entry drivedb.Entry, known, modelMaybeCut bool)
 	}
 }
 
-// Inference thresholds (docs/discovery.md, decision 0021).
+// Inference thresholds (docs/discovery.md, decision 0022).
 const (
 	// coarseWriteUnit: an internal write unit this large is an indirection unit coarser than
 	// the 4 KiB mapping of TLC drives; QLC data-centre drives use 16 or 64 KiB.

@@ -430,19 +430,10 @@ func paramValue(c *ObservedCache, ns, title string) (string, bool) {
 	return p.Value, ok
 }
 
-// ocfDefaults are a fresh cache's parameters (FORMATS.md §5).
-var ocfDefaults = map[string]map[string]string{
-	"cleaning":       {"Cleaning policy type": "alru"},
-	"cleaning-alru":  {"Wake up time [s]": "20", "Stale buffer time [s]": "120", "Flush max buffers": "100", "Activity threshold [ms]": "10000"},
-	"cleaning-acp":   {"Wake up time [ms]": "10", "Flush max buffers": "128"},
-	"promotion":      {"Promotion policy type": "always"},
-	"promotion-nhit": {"Insertion threshold": "3", "Policy trigger [%]": "80"},
-	"seq-cutoff":     {"Sequential cutoff threshold [KiB]": "1024", "Sequential cutoff policy": "full"},
-}
-
-// paramOpt is one option of a -X command and the -G row it shows up in.
+// paramOpt is one desired parameter value.
 type paramOpt struct {
-	flag, title, value string
+	spec  casadm.ParamSpec
+	value string
 }
 
 // ParamNamespaces lists the -G namespaces the desired parameters need read.
@@ -468,30 +459,30 @@ func (p Params) ParamNamespaces() []string {
 
 func (p Params) wanted() map[string][]paramOpt {
 	out := map[string][]paramOpt{}
-	add := func(ns, flag, title string, v *uint64) {
+	add := func(spec casadm.ParamSpec, v *uint64) {
 		if v != nil {
-			out[ns] = append(out[ns], paramOpt{flag, title, utoa(*v)})
+			out[spec.Namespace] = append(out[spec.Namespace], paramOpt{spec, utoa(*v)})
 		}
 	}
 	if p.CleaningPolicy != "" {
-		out["cleaning"] = []paramOpt{{"-p", "Cleaning policy type", p.CleaningPolicy}}
+		out["cleaning"] = []paramOpt{{casadm.CleaningPolicy, p.CleaningPolicy}}
 	}
 	if a := p.Alru; a != nil {
-		add("cleaning-alru", "-w", "Wake up time [s]", a.WakeUpSeconds)
-		add("cleaning-alru", "-s", "Stale buffer time [s]", a.StaleBufferSeconds)
-		add("cleaning-alru", "-b", "Flush max buffers", a.FlushMaxBuffers)
-		add("cleaning-alru", "-t", "Activity threshold [ms]", a.ActivityThresholdMs)
+		add(casadm.AlruWakeUp, a.WakeUpSeconds)
+		add(casadm.AlruStaleBuffer, a.StaleBufferSeconds)
+		add(casadm.AlruFlushMaxBuffers, a.FlushMaxBuffers)
+		add(casadm.AlruActivityThreshold, a.ActivityThresholdMs)
 	}
 	if a := p.Acp; a != nil {
-		add("cleaning-acp", "-w", "Wake up time [ms]", a.WakeUpMs)
-		add("cleaning-acp", "-b", "Flush max buffers", a.FlushMaxBuffers)
+		add(casadm.AcpWakeUp, a.WakeUpMs)
+		add(casadm.AcpFlushMaxBuffers, a.FlushMaxBuffers)
 	}
 	if p.PromotionPolicy != "" {
-		out["promotion"] = []paramOpt{{"-p", "Promotion policy type", p.PromotionPolicy}}
+		out["promotion"] = []paramOpt{{casadm.PromotionPolicy, p.PromotionPolicy}}
 	}
 	if n := p.Nhit; n != nil {
-		add("promotion-nhit", "-t", "Insertion threshold", n.Threshold)
-		add("promotion-nhit", "-o", "Policy trigger [%]", n.TriggerPercent)
+		add(casadm.NhitThreshold, n.Threshold)
+		add(casadm.NhitTrigger, n.TriggerPercent)
 	}
 	return out
 }
@@ -501,15 +492,15 @@ func (p Params) wanted() map[string][]paramOpt {
 func paramSteps(p Params, c *ObservedCache, id int, fresh bool) []Step {
 	want := p.wanted()
 	var steps []Step
-	for _, ns := range []string{"cleaning", "cleaning-alru", "cleaning-acp", "promotion", "promotion-nhit"} {
+	for _, ns := range casadm.CacheParamNamespaces {
 		var set []string
 		for _, o := range want[ns] {
-			have, ok := ocfDefaults[ns][o.title], true
+			have, ok := o.spec.Default, true
 			if !fresh {
-				have, ok = paramValue(c, ns, o.title)
+				have, ok = paramValue(c, ns, o.spec.Title)
 			}
 			if !ok || have != o.value {
-				set = append(set, o.flag, o.value)
+				set = append(set, o.spec.Flag, o.value)
 			}
 		}
 		if len(set) > 0 {
@@ -530,30 +521,30 @@ func seqCutoffSteps(s *SeqCutoff, c *ObservedCache, id int, fresh bool, cores []
 		if k.State != CoreReady && k.State != CorePending {
 			continue
 		}
-		get := func(title string) (string, bool) {
+		get := func(spec casadm.ParamSpec) (string, bool) {
 			if fresh || slices.Contains(newCores, k.CoreID) {
-				return ocfDefaults["seq-cutoff"][title], true
+				return spec.Default, true
 			}
 			ps, ok := c.SeqCutoff[k.CoreID]
 			if !ok {
 				return "", false
 			}
-			p, ok := ps.Get(title)
+			p, ok := ps.Get(spec.Title)
 			return p.Value, ok
 		}
 		var set []string
 		if s.Policy != "" {
-			if v, ok := get("Sequential cutoff policy"); !ok || v != s.Policy {
-				set = append(set, "-p", s.Policy)
+			if v, ok := get(casadm.SeqCutoffPolicy); !ok || v != s.Policy {
+				set = append(set, casadm.SeqCutoffPolicy.Flag, s.Policy)
 			}
 		}
 		if s.ThresholdKiB != 0 {
-			if v, ok := get("Sequential cutoff threshold [KiB]"); !ok || v != utoa(s.ThresholdKiB) {
-				set = append(set, "-t", utoa(s.ThresholdKiB))
+			if v, ok := get(casadm.SeqCutoffThreshold); !ok || v != utoa(s.ThresholdKiB) {
+				set = append(set, casadm.SeqCutoffThreshold.Flag, utoa(s.ThresholdKiB))
 			}
 		}
 		if len(set) > 0 {
-			steps = append(steps, Step{Kind: StepSetParam, Argv: casadm.SetCoreParamsArgv("seq-cutoff", id, k.CoreID, set...),
+			steps = append(steps, Step{Kind: StepSetParam, Argv: casadm.SetCoreParamsArgv(casadm.SeqCutoffPolicy.Namespace, id, k.CoreID, set...),
 				Why: "set the sequential cut-off of core " + itoa(k.CoreID)})
 		}
 	}

@@ -1,6 +1,8 @@
-package defaults
+package blktrace
 
 import (
+	"github.com/prism-storage/prism/internal/bytesize"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,7 +34,7 @@ func Markdown(s *Summary) string {
 	for _, w := range s.Workloads {
 		fmt.Fprintf(&b, "#### %s\n\n`%s`", w.Name, w.Command)
 		if w.ClientBytes > 0 {
-			fmt.Fprintf(&b, " — client wrote %s", human(uint64(w.ClientBytes)))
+			fmt.Fprintf(&b, " — client wrote %s", bytesize.IEC(int64(w.ClientBytes)))
 		}
 		fmt.Fprintf(&b, "; BlueFS slow_used_bytes %d → %d, bytes_written_slow %d → %d.\n\n",
 			w.BlueFS.SlowUsedBefore, w.BlueFS.SlowUsedAfter, w.BlueFS.WrittenSlowBefore, w.BlueFS.WrittenSlowAfter)
@@ -72,7 +74,7 @@ func writeDevice(b *strings.Builder, d DeviceTrace) {
 	if len(d.Others) > 0 {
 		b.WriteString("Other processes (not in the tables above):")
 		for _, r := range d.Others {
-			fmt.Fprintf(b, " %s %s %d bios %s;", r.Key, r.Dir, r.Count, human(r.Bytes))
+			fmt.Fprintf(b, " %s %s %d bios %s;", r.Key, r.Dir, r.Count, bytesize.IEC(int64(r.Bytes)))
 		}
 		b.WriteString("\n\n")
 	}
@@ -89,7 +91,7 @@ func writeTable(b *strings.Builder, title string, rows []Row, totals map[Directi
 		if t := totals[r.Dir]; t.Bytes > 0 {
 			share = fmt.Sprintf("%.1f %%", 100*float64(r.Bytes)/float64(t.Bytes))
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", r.Key, r.Dir, r.Count, human(r.Bytes), share)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", r.Key, r.Dir, r.Count, bytesize.IEC(int64(r.Bytes)), share)
 	}
 	b.WriteString("\n")
 }
@@ -116,17 +118,4 @@ func regionIndex(r string) int {
 	var n int
 	fmt.Sscanf(r, "%d-", &n)
 	return 2 + n
-}
-
-// human prints bytes in binary units with one decimal.
-func human(n uint64) string {
-	switch {
-	case n >= gib:
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	case n >= mib:
-		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
-	case n >= kib:
-		return fmt.Sprintf("%.1f KiB", float64(n)/kib)
-	}
-	return fmt.Sprintf("%d B", n)
 }
