@@ -84,6 +84,16 @@ type applyRun struct {
 
 // volumeSlot is one DB slot: the names Prism gives its volume, and its partition as the
 // kernel (sysfs, blockdev) and the table (sfdisk, lsblk) have it.
+// pvUUIDOf is the PV UUID Prism gives a slot's PV (decision 0039): the partition GUID's 32 hex
+// digits in LVM's 6-4-4-4-4-4-6 form, written out here rather than taken from internal/host/lvm.
+func pvUUIDOf(partUUID string) string {
+	hex := strings.ReplaceAll(partUUID, "-", "")
+	if len(hex) != 32 {
+		return "(no GUID: " + partUUID + ")"
+	}
+	return strings.Join([]string{hex[0:6], hex[6:10], hex[10:14], hex[14:18], hex[18:22], hex[22:26], hex[26:32]}, "-")
+}
+
 type volumeSlot struct {
 	number         int32
 	vg, lv         string
@@ -405,7 +415,7 @@ func (v *volumeRuns) checkStepRuns(t *testing.T) {
 	for i, s := range v.slots {
 		tags := []string{"--addtag", tagDBSlot, "--addtag", tagPartUUID + s.partUUID}
 		want := map[string][]string{
-			"pvcreate": {"pvcreate", s.partition},
+			"pvcreate": {"pvcreate", "--uuid", pvUUIDOf(s.partUUID), "--norestorefile", s.partition},
 			"vgcreate": slices.Concat([]string{"vgcreate"}, tags, []string{s.vg, s.partition}),
 			"lvcreate": slices.Concat([]string{"lvcreate", "--name", s.lv, "--extents", "100%FREE"}, tags, []string{s.vg}),
 		}
