@@ -37,6 +37,11 @@ type Runner struct {
 	// with a cache, whose claims take the partitions as they are. Exec must then run
 	// LVM's commands where the host's LVM runs them (hostexec.InHostMountNamespace in a pod).
 	Volumes bool
+	// IntentDir is where the volume phase records, before pvcreate, that Prism makes a
+	// partition's PV (the agent's --state-dir, on the host): a pvcreate or vgcreate of Prism's
+	// cut short is then made again (decision 0039). Empty: no record, and such a partition is
+	// refused as not proven empty.
+	IntentDir string
 
 	// allowFiles lets unit tests use a regular file as the device.
 	allowFiles bool
