@@ -5,20 +5,24 @@ package crash
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/lvm"
 )
 
 // lvmBench is one device's LVM view: an lvm.conf whose filter shows LVM this device's
-// partitions only (LVM_SYSTEM_DIR), so that no other device, and no earlier device of the test
+// partitions and the devices a test names only (LVM_SYSTEM_DIR), so that no other device, and no earlier device of the test
 // with the same names, is scanned, and each command's writes come at the same place run after
 // run; and the state dir of its passes (the record Prism writes before pvcreate).
 type lvmBench struct {
@@ -28,14 +32,18 @@ type lvmBench struct {
 	stateDir string
 }
 
-func (b *bench) lvm(dev string) *lvmBench {
+func (b *bench) lvm(dev string, others ...string) *lvmBench {
 	l := &lvmBench{bench: b, dev: dev, conf: filepath.Join(b.dir, "lvm-"+filepath.Base(dev)), stateDir: filepath.Join(b.dir, "state-"+filepath.Base(dev))}
 	for _, d := range []string{l.conf, l.stateDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.t.Fatal(err)
 		}
 	}
-	filter := fmt.Sprintf(`[ "a|^%sp[0-9]+$|", "r|.*|" ]`, dev)
+	accept := []string{fmt.Sprintf(`"a|^%sp[0-9]+$|"`, dev)}
+	for _, o := range others {
+		accept = append(accept, fmt.Sprintf(`"a|^%s$|"`, o))
+	}
+	filter := fmt.Sprintf(`[ %s, "r|.*|" ]`, strings.Join(accept, ", "))
 	conf := fmt.Sprintf("devices {\n\tfilter = %s\n\tglobal_filter = %s\n\thints = \"none\"\n}\n", filter, filter)
 	if err := os.WriteFile(filepath.Join(l.conf, "lvm.conf"), []byte(conf), 0o644); err != nil {
 		b.t.Fatal(err)
@@ -71,7 +79,17 @@ func (l *lvmBench) wrap(cmd string, kill int, log string) string {
 // path ("" for none), run in the test's own namespaces (--lvm-here: the test runs as root on the
 // host, and a sandbox may refuse nsenter into PID 1's IPC namespace). killed reports whether an LVM command of the pass died of SIGKILL.
 func (l *lvmBench) pass(invFile, planFile, path string) (killed bool, out string) {
+	return l.passKilled(invFile, planFile, path, false)
+}
+
+// passKilled is pass, with killAtOwnWrite killing prism-apply-plan on entry to its first write
+// to a partition of the device (Prism's own write: a torn head zeroed).
+func (l *lvmBench) passKilled(invFile, planFile, path string, killAtOwnWrite bool) (killed bool, out string) {
 	argv := []string{l.bin, "--mode", "Apply", "--inventory", invFile, "--plan", planFile, "--db-volumes", "--lvm-here", "--state-dir", l.stateDir}
+	if killAtOwnWrite {
+		argv = append([]string{"strace", "-f", "-qq", "-o", "/dev/null", "-P", l.dev + "p1", "-P", l.dev + "p2", "-e", "trace=write,pwrite64,pwritev,pwritev2",
+			"-e", "inject=write,pwrite64,pwritev,pwritev2:signal=KILL:when=1"}, argv...)
+	}
 	ctx, cancel := context.WithTimeout(l.ctx, quick)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -81,8 +99,14 @@ func (l *lvmBench) pass(invFile, planFile, path string) (killed bool, out string
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	_ = cmd.Run() // lvcreate fails on a kernel without device-mapper: compared, not required
-	return strings.Contains(buf.String(), "killed by signal killed"), buf.String()
+	err := cmd.Run() // lvcreate fails on a kernel without device-mapper: compared, not required
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			killed = true
+		}
+	}
+	return killed || strings.Contains(buf.String(), "killed by signal killed"), buf.String()
 }
 
 // state is what LVM reports of the device's partitions: each PV (partition, UUID, VG or
@@ -113,7 +137,11 @@ func (l *lvmBench) state() string {
 		if p.VGUnknown {
 			vg = "[unknown]"
 		}
-		s = append(s, fmt.Sprintf("PV %s %s in %q", strings.TrimPrefix(p.Name, l.dev), p.UUID, vg))
+		name := p.Name
+		if strings.HasPrefix(name, l.dev+"p") {
+			name = strings.TrimPrefix(name, l.dev)
+		}
+		s = append(s, fmt.Sprintf("PV %s %s in %q", name, p.UUID, vg))
 	}
 	for _, v := range vgs {
 		s = append(s, fmt.Sprintf("VG %s tags %v, %d PV, %d LV", v.Name, v.Tags, v.PVCount, v.LVCount))
@@ -187,6 +215,14 @@ func TestLVMKillAtEveryWrite(t *testing.T) {
 	}
 	t.Logf("an uninterrupted pass makes:\n%s", want)
 
+	// The states the kills must reach: a slot with LVM's bytes and no PV (pvcreate killed
+	// before its label), and a PV in the VG [unknown] (vgcreate killed after the label).
+	bytesNoPV, unknown := 0, 0
+	defer func() {
+		if !t.Failed() && (bytesNoPV == 0 || unknown == 0) {
+			t.Errorf("%d kills left LVM's bytes without a PV and %d a PV in the VG [unknown]; want both", bytesNoPV, unknown)
+		}
+	}()
 	for _, cmd := range []string{"pvcreate", "vgcreate"} {
 		// Every run of cmd in a pass (one a slot) is killed at the same io_submit.
 		ws := writes(t, logs[cmd])
@@ -201,6 +237,19 @@ func TestLVMKillAtEveryWrite(t *testing.T) {
 					t.Fatalf("%s was not killed at io_submit %d:\n%s", cmd, w, out)
 				}
 				torn := l.state()
+				if !strings.Contains(torn, "PV p1") && slices.ContainsFunc(b.head(l.dev+"p1"), func(c byte) bool { return c != 0 }) {
+					bytesNoPV++
+				}
+				if strings.Contains(torn, "[unknown]") {
+					unknown++
+					// Prism zeroes the torn heads: killed before its write, the next pass resumes.
+					if killed, out := l.passKilled(inv, pl, "", true); !killed {
+						t.Fatalf("the pass was not killed at Prism's own write:\n%s", out)
+					}
+					if got := l.state(); got != torn {
+						t.Fatalf("killed before its write, the pass changed LVM's view from\n%s\nto\n%s", torn, got)
+					}
+				}
 				if _, out := l.pass(inv, pl, ""); l.state() != want {
 					t.Fatalf("after the kill LVM read:\n%s\nthe next pass left:\n%s\nwant:\n%s\npass output:\n%s", torn, l.state(), want, out)
 				}
@@ -210,4 +259,87 @@ func TestLVMKillAtEveryWrite(t *testing.T) {
 			})
 		}
 	}
+}
+
+// loop is a loop device of size bytes over a file of the test's, detached at its end
+// unless detach says it is gone already.
+func (b *bench) loop(size int64) (dev string, detach func()) {
+	file := filepath.Join(b.dir, fmt.Sprintf("loop-%d.img", time.Now().UnixNano()))
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.Truncate(file, size); err != nil {
+		b.t.Fatal(err)
+	}
+	dev = strings.TrimSpace(b.must("losetup", "--find", "--show", file))
+	gone := false
+	detach = func() {
+		if !gone {
+			gone = true
+			_ = exec.Command("losetup", "-d", dev).Run()
+		}
+	}
+	b.t.Cleanup(detach)
+	return dev, detach
+}
+
+// TestLVMForeignPVOfAnUnknownVG (issue 29): a foreign PV without metadata of its own, whose
+// VG's only metadata disk is gone, reads "[unknown]" in LVM's report. The volume phase on
+// another device still makes its slots' PVs and VGs, and the foreign PV is left as it was.
+// Before lvm.ParsePVs read "[unknown]", every slot of the node failed with "pvs report:
+// pv[0].vg_name "[unknown]" and vg_uuid "": one is empty, the other not".
+func TestLVMForeignPVOfAnUnknownVG(t *testing.T) {
+	b := setup(t)
+	for _, tool := range []string{"pvcreate", "vgcreate", "pvs", "pvremove"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	foreign, _ := b.loop(64 << 20)
+	meta, detachMeta := b.loop(64 << 20)
+	both := foreign + "," + meta
+	b.must("pvcreate", "--devices", both, "--metadatacopies", "0", foreign)
+	b.must("pvcreate", "--devices", both, meta)
+	vg := fmt.Sprintf("crash-foreign-%d", time.Now().UnixNano())
+	b.must("vgcreate", "--devices", both, vg, meta, foreign)
+	detachMeta()
+	t.Cleanup(func() { _ = exec.Command("pvremove", "-ff", "-y", "--devices", foreign, foreign).Run() })
+	before := b.head(foreign)
+
+	dev := b.device("")
+	inv, pl := b.inputsWith(dev, false, prismv1.CacheNone)
+	if ok, _, out := b.apply(dev, inv, pl, 0); !ok {
+		t.Fatalf("partitioning failed:\n%s", out)
+	}
+	l := b.lvm(dev, foreign)
+	if got := l.state(); !strings.Contains(got, `PV `+foreign+` `) || !strings.Contains(got, `"[unknown]"`) {
+		t.Fatalf("LVM does not read the foreign PV in the VG [unknown]:\n%s", got)
+	}
+	_, out := l.pass(inv, pl, "")
+	got := l.state()
+	for _, slot := range []string{"p1", "p2"} {
+		if !regexp.MustCompile(`PV ` + slot + ` \S+ in "prism-db-[0-9a-f]+-0[01]"`).MatchString(got) {
+			t.Errorf("slot partition %s has no PV in Prism's VG:\n%s\npass output:\n%s", slot, got, out)
+		}
+	}
+	if strings.Count(got, "VG prism-db-") != 2 {
+		t.Errorf("want Prism's two VGs:\n%s", got)
+	}
+	if !bytes.Equal(b.head(foreign), before) {
+		t.Error("the foreign PV's first MiB changed")
+	}
+}
+
+// head is the device's first MiB.
+func (b *bench) head(dev string) []byte {
+	f, err := os.Open(dev)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		b.t.Fatal(err)
+	}
+	return buf
 }
