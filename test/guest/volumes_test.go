@@ -63,6 +63,7 @@ func checkVolumeResults(t *testing.T, dir string) {
 	v.checkReactivation(t)
 	v.checkVolumes(t, "reactivate")
 	v.checkDeviceMapper(t)
+	v.checkLVCreateKills(t)
 	t.Logf("steps (name, seconds, since start):\n%s", r.read(t, "steps.tsv"))
 }
 
@@ -641,5 +642,38 @@ func (v *volumeRuns) checkDeviceMapper(t *testing.T) {
 			t.Errorf("lsblk: under %s %+v, want the lvm device %s (%s)", part, under, dmName, kname)
 		}
 		t.Logf("%s -> %s (%s, %s): dmsetup table %q", path, node, dmName, dev, tables[dmName])
+	}
+}
+
+// checkLVCreateKills: db-volumes.sh step 8 killed lvcreate on entry to each io_submit that
+// writes (decision 0039); each kill shows in its pass as a failed CreateLV, and the pass after
+// it ends with every volume Ready.
+func (v *volumeRuns) checkLVCreateKills(t *testing.T) {
+	writes := strings.Fields(v.read(t, "lvcreate-writes.txt"))
+	kills := strings.Fields(v.read(t, "lvcreate-kills.txt"))
+	if len(writes) == 0 || !slices.Equal(writes, kills) {
+		t.Fatalf("lvcreate wrote at io_submit %v; killed at %v: want each, once", writes, kills)
+	}
+	for _, w := range kills {
+		killed := v.run(t, "lvcreate-kill-"+w)
+		var after []string
+		for _, p := range killed.out.Partitions {
+			if p.Volume != nil && p.Volume.State != prismv1.DBVolumeReady {
+				after = append(after, fmt.Sprintf("partition %d %s: %s", p.Number, p.Volume.State, p.Volume.Message))
+			}
+		}
+		if len(after) != 1 || !strings.Contains(after[0], "CreateLV failed") || !strings.Contains(after[0], "killed by signal") {
+			t.Errorf("lvcreate killed at io_submit %s: the pass reported %q; want one CreateLV killed", w, after)
+		}
+		resumed := v.run(t, "lvcreate-resume-"+w)
+		if resumed.exit != 0 {
+			t.Errorf("lvcreate killed at io_submit %s: the next pass exited %d", w, resumed.exit)
+		}
+		for _, p := range resumed.out.Partitions {
+			if p.Volume == nil || p.Volume.State != prismv1.DBVolumeReady {
+				t.Errorf("lvcreate killed at io_submit %s: after the next pass partition %d has volume %+v; want Ready", w, p.Number, p.Volume)
+			}
+		}
+		t.Logf("lvcreate killed at io_submit %s: %s; resumed, every volume Ready", w, strings.Join(after, "; "))
 	}
 }
