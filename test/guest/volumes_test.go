@@ -22,8 +22,9 @@ import (
 // and a spare, and each slot a volume.
 var volumeDisks = disks[:2]
 
-// volumeGuestTimeout bounds the volume run: no Ceph, a few dozen short commands.
-const volumeGuestTimeout = 15 * time.Minute
+// volumeGuestTimeout bounds the volume run: no Ceph, a few dozen short commands, and lvcreate
+// killed at each of its writes.
+const volumeGuestTimeout = 25 * time.Minute
 
 // The tags Prism puts on a DB slot's VG and LV, written out here (not taken from
 // internal/host/lvm) so that the test checks the package instead of trusting it.
