@@ -109,25 +109,27 @@ func (l *lvmBench) passKilled(invFile, planFile, path string, killAtOwnWrite boo
 	return killed || strings.Contains(buf.String(), "killed by signal killed"), buf.String()
 }
 
+// run runs an LVM command in the device's view (its lvm.conf, its backup directory).
+func (l *lvmBench) run(argv ...string) []byte {
+	ctx, cancel := context.WithTimeout(l.ctx, quick)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "LVM_SYSTEM_DIR="+l.conf, "LVM_SUPPRESS_FD_WARNINGS=1")
+	out, err := cmd.Output()
+	if err != nil {
+		l.t.Fatalf("%q: %v", argv, err)
+	}
+	return out
+}
+
 // state is what LVM reports of the device's partitions: each PV (partition, UUID, VG or
 // [unknown]) and each VG (name, tags, PV and LV counts).
 func (l *lvmBench) state() string {
-	run := func(argv []string) []byte {
-		ctx, cancel := context.WithTimeout(l.ctx, quick)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), "LVM_SYSTEM_DIR="+l.conf, "LVM_SUPPRESS_FD_WARNINGS=1")
-		out, err := cmd.Output()
-		if err != nil {
-			l.t.Fatalf("%q: %v", argv, err)
-		}
-		return out
-	}
-	pvs, err := lvm.ParsePVs(run(lvm.PVsArgv()))
+	pvs, err := lvm.ParsePVs(l.run(lvm.PVsArgv()...))
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	vgs, err := lvm.ParseVGs(run(lvm.VGsArgv()))
+	vgs, err := lvm.ParseVGs(l.run(lvm.VGsArgv()...))
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -297,21 +299,19 @@ func TestLVMForeignPVOfAnUnknownVG(t *testing.T) {
 	}
 	foreign, _ := b.loop(64 << 20)
 	meta, detachMeta := b.loop(64 << 20)
-	both := foreign + "," + meta
-	b.must("pvcreate", "--devices", both, "--metadatacopies", "0", foreign)
-	b.must("pvcreate", "--devices", both, meta)
-	vg := fmt.Sprintf("crash-foreign-%d", time.Now().UnixNano())
-	b.must("vgcreate", "--devices", both, vg, meta, foreign)
+	dev := b.device("")
+	l := b.lvm(dev, foreign, meta)
+	l.run("pvcreate", "--metadatacopies", "0", foreign)
+	l.run("pvcreate", meta)
+	l.run("vgcreate", "crash-foreign", meta, foreign)
 	detachMeta()
 	t.Cleanup(func() { _ = exec.Command("pvremove", "-ff", "-y", "--devices", foreign, foreign).Run() })
 	before := b.head(foreign)
 
-	dev := b.device("")
 	inv, pl := b.inputsWith(dev, false, prismv1.CacheNone)
 	if ok, _, out := b.apply(dev, inv, pl, 0); !ok {
 		t.Fatalf("partitioning failed:\n%s", out)
 	}
-	l := b.lvm(dev, foreign)
 	if got := l.state(); !strings.Contains(got, `PV `+foreign+` `) || !strings.Contains(got, `"[unknown]"`) {
 		t.Fatalf("LVM does not read the foreign PV in the VG [unknown]:\n%s", got)
 	}

@@ -86,13 +86,13 @@ func TestDecide(t *testing.T) {
 	otherSlot := func(s *Slot) { s.Partition, s.Minor = "/dev/loop0p2", 1 }
 	pvcreate := []string{"pvcreate", "--uuid", prismPV, "--norestorefile", "/dev/loop0p1"}
 	// tornPV is the slot after Prism's pvcreate was killed before its label (lvm's
-	// torn-pv-head fixture); tornVG the slot on loop1p1 of the unknown-* fixtures, after
+	// torn-pv-head fixture); tornVG the slot on loop5p1 of the unknown-* fixtures, after
 	// Prism's vgcreate was killed before its last write (torn-vg-head).
 	tornPV := func(s *Slot) {
 		s.Unproven, s.Intent, s.Head = "it holds non-zero bytes at offset 4096", true, &lvm.Head{MDA: true}
 	}
 	tornVG := func(s *Slot) {
-		s.Partition, s.Minor = "/dev/loop1p1", 2
+		s.Partition, s.Minor = "/dev/loop5p1", 7
 		s.Intent, s.Head = true, &lvm.Head{PVUUID: prismPV, MDA: true, VGName: vg}
 	}
 	then := func(fs ...func(*Slot)) func(*Slot) {
@@ -136,7 +136,7 @@ func TestDecide(t *testing.T) {
 		{name: "a label LVM does not list", state: "empty", slot: then(tornPV, func(s *Slot) { s.Head.PVUUID = prismPV }), want: Refused, message: "not proven empty"},
 		{name: "an unknown VG without the intent record", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Intent = false }), want: Refused, message: "whose metadata it cannot find ([unknown])"},
 		{name: "an unknown VG whose text names another VG", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Head.VGName = "othervg" }), want: Refused, message: "[unknown]"},
-		{name: "an unknown VG on a PV of another UUID", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Partition, s.Minor = "/dev/loop1p2", 3 }), want: Refused, message: "physical volume 53LYoR-Uv2r"},
+		{name: "an unknown VG on a PV of another UUID", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Partition, s.Minor = "/dev/loop5p2", 8 }), want: Refused, message: "physical volume dkERG0-g9LT"},
 		{name: "an unknown VG, and Prism's VG name elsewhere", state: "unknown", slot: tornVG, edit: func(r *lvm.Report) {
 			r.VGs = append(r.VGs, lvm.VG{Name: vg, UUID: "x", PVCount: 1})
 		}, want: Refused, message: "[unknown]"},

@@ -30,7 +30,7 @@ func FuzzDecide(f *testing.F) {
 		f.Add(in[0], in[1], in[2], 259, 0, "", false, false, "", "")
 		f.Add(in[0], in[1], in[2], 259, 1, "xfs", false, false, "", "")
 		f.Add(in[0], in[1], in[2], 259, 0, "non-zero bytes", true, true, "", "")
-		f.Add(in[0], in[1], in[2], 259, 2, "LVM2_member", true, true, prismPV, "prism-db-49bd38895b20-00")
+		f.Add(in[0], in[1], in[2], 259, 7, "LVM2_member", true, true, prismPV, "prism-db-49bd38895b20-00")
 	}
 	f.Fuzz(func(t *testing.T, pvs, vgs, lvs []byte, major, minor int, unproven string, intent, mda bool, label, text string) {
 		var rep lvm.Report

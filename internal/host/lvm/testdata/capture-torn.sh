@@ -12,6 +12,10 @@
 # label used and before its last metadata area header. It detaches only its own loop devices.
 set -euo pipefail
 export LVM_SUPPRESS_FD_WARNINGS=1
+# LVM's metadata backups of these throwaway VGs go to a directory of their own, not /etc/lvm.
+conf=$(mktemp -d /var/tmp/prism-lvm-torn-conf.XXXXXX)
+touch "$conf/lvm.conf"
+export LVM_SYSTEM_DIR=$conf
 img=$(mktemp /var/tmp/prism-lvm-torn.XXXXXX)
 img2=$(mktemp /var/tmp/prism-lvm-torn.XXXXXX)
 loop="" meta=""
@@ -22,6 +26,7 @@ cleanup() {
   fi
   [[ -z $meta ]] || losetup -d "$meta" 2>/dev/null || true
   rm -f "$img" "$img2"
+  rm -rf "$conf"
 }
 trap cleanup EXIT
 truncate -s 3G "$img"
