@@ -50,11 +50,11 @@ func TestIntentRecord(t *testing.T) {
 
 // TestReadTornHead reads a 4 MiB partition (a file) whose head is lvm's torn-vg fixture.
 func TestReadTornHead(t *testing.T) {
-	zr, err := gzip.NewReader(bytes.NewReader(must(os.ReadFile(filepath.Join("..", "..", "host", "lvm", "testdata", "torn-vg-head.bin.gz")))))
+	zr, err := gzip.NewReader(bytes.NewReader(tornMust(os.ReadFile(filepath.Join("..", "..", "host", "lvm", "testdata", "torn-vg-head.bin.gz")))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := must(io.ReadAll(zr))
+	head := tornMust(io.ReadAll(zr))
 	file := filepath.Join(t.TempDir(), "part")
 	if err := os.WriteFile(file, append(head, make([]byte, 3<<20)...), 0o644); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestReadTornHead(t *testing.T) {
 	}
 }
 
-func must[T any](v T, err error) T {
+func tornMust[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
