@@ -99,7 +99,8 @@ func runAgent(args []string) error {
 	}
 	if *doProvision {
 		// Every host tool runs through this executor; device paths are mapped under --host-root.
-		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot, Volumes: *dbVolumes, Proc: host.procs()}
+		// The state dir also keeps the record Prism writes before each pvcreate (decision 0039).
+		runner := provision.Runner{Exec: hostexec.Local{}, HostRoot: host.hostRoot, Volumes: *dbVolumes, Proc: host.procs(), IntentDir: *stateDir}
 		if *dbVolumes {
 			runner.Exec = hostexec.InHostMountNamespace{Inner: hostexec.Local{}, Tools: lvm.Commands}
 		}

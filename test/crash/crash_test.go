@@ -126,8 +126,14 @@ func (b *bench) put(dev string, off int64, data []byte) {
 }
 
 // inputs writes the inventory document of dev (as the agent's inventory sees it, under the
-// test's stable path) and the plan for it.
+// test's stable path) and the plan for it, with a write-through cache.
 func (b *bench) inputs(dev string, grant bool) (invFile, planFile string) {
+	return b.inputsWith(dev, grant, prismv1.CacheWriteThrough)
+}
+
+// inputsWith is inputs with the cache mode cache (CacheNone: DB slots only, which the volume
+// phase makes LVM volumes on).
+func (b *bench) inputsWith(dev string, grant bool, cache prismv1.CacheMode) (invFile, planFile string) {
 	t := b.t
 	rep, err := inventory.Take(b.ctx, inventory.Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true})
 	if err != nil {
@@ -151,7 +157,7 @@ func (b *bench) inputs(dev string, grant bool) (invFile, planFile string) {
 		devs = append(devs, prismv1.Device{Name: fmt.Sprintf("qlc%d", i), StablePath: p, SizeBytes: 100 * gib})
 	}
 	spec := &prismv1.HybridStoragePolicySpec{Mode: prismv1.ModeApply,
-		DB: prismv1.DBSizing{Size: resource.NewQuantity(2*gib, resource.BinarySI)}, Cache: prismv1.CacheSpec{Mode: prismv1.CacheWriteThrough}}
+		DB: prismv1.DBSizing{Size: resource.NewQuantity(2*gib, resource.BinarySI)}, Cache: prismv1.CacheSpec{Mode: cache}}
 	if grant {
 		spec.AllowWipe = []prismv1.WipeGrant{{Node: "crash", Path: b.stable}}
 	}

@@ -13,6 +13,7 @@
 #  5. One more Apply: nothing to do.
 #  6. lvchange -an of one of Prism's LVs, then Apply: the partitioner activates it again.
 #  7. What the kernel and the tools say: dmsetup table, each LV's dm node, sizes, lsblk.
+#  8. That LV removed, and lvcreate killed at each of its writes in turn: the next pass ends Ready.
 # Everything the host test asserts on is a tool's own output, saved under $out; every
 # prism-apply-plan run keeps its exit status in runs.tsv and its commands (--record) in
 # <run>.calls.jsonl.
@@ -46,7 +47,7 @@ apply() {
   local name=$1 mode=$2 rc=0
   shift 2
   prism-apply-plan --plan "$out/plan.json" --inventory "$out/inventory.json" --node "$node" --mode "$mode" \
-    --db-volumes --record "$out/$name.calls.jsonl" "$@" >"$out/$name.json" 2>"$out/$name.stderr" || rc=$?
+    --db-volumes --state-dir /var/lib/prism --record "$out/$name.calls.jsonl" "$@" >"$out/$name.json" 2>"$out/$name.stderr" || rc=$?
   printf '%s\t%s\t%s\n' "$name" "$rc" "$mode $*" >>"$out/runs.tsv"
   touch "$out/$name.calls.jsonl"
   udevadm settle --timeout=60
@@ -158,3 +159,33 @@ lsblk --json -b -o NAME,KNAME,MAJ:MIN,TYPE,SIZE,PARTUUID,PARTLABEL,PARTTYPE "$fa
 lsblk -o NAME,TYPE,SIZE,PARTLABEL "$fast"
 cat "$out/lv-nodes.txt"
 step collect
+
+# 8. lvcreate killed at every write (decision 0039). The LV deactivated in step 6 is removed (it
+# holds nothing), which leaves its slot as a crash after vgcreate would; a pass with lvcreate
+# traced (a wrapper first on PATH, which nsenter keeps) finds which of its io_submit calls write.
+# Then, for each: the LV removed again, a pass whose lvcreate is killed on entry to that call,
+# and a pass that must end with every volume Ready. Each kill's index is in lvcreate-kills.txt.
+wrap=/tmp/prism-lvcreate-wrap
+mkdir -p "$wrap"
+lvcreate_real=$(command -v lvcreate)
+wrap_lvcreate() { # wrap_lvcreate STRACE-ARGS...: lvcreate under strace
+  printf '#!/bin/sh\nexec strace -qq %s -e trace=io_submit %s "$@"\n' "$*" "$lvcreate_real" >"$wrap/lvcreate"
+  chmod +x "$wrap/lvcreate"
+}
+lvremove -y "$lv"
+udevadm settle --timeout=60
+wrap_lvcreate -o "$out/lvcreate.trace"
+PATH=$wrap:$PATH apply lvcreate-traced Apply
+grep '^io_submit(' "$out/lvcreate.trace" | grep -n IOCB_CMD_PWRITE | cut -d: -f1 >"$out/lvcreate-writes.txt"
+[[ -s $out/lvcreate-writes.txt ]] || { echo "lvcreate wrote nothing in the trace"; false; }
+: >"$out/lvcreate-kills.txt"
+while read -r w <&3; do
+  lvremove -y "$lv"
+  udevadm settle --timeout=60
+  wrap_lvcreate -o /dev/null -e "inject=io_submit:signal=KILL:when=$w"
+  PATH=$wrap:$PATH apply "lvcreate-kill-$w" Apply || true
+  apply "lvcreate-resume-$w" Apply || true
+  echo "$w" >>"$out/lvcreate-kills.txt"
+done 3<"$out/lvcreate-writes.txt"
+rm -rf "$wrap"
+step lvcreate-kills

@@ -17,8 +17,9 @@
 // Apply stopped after every single step (--step-limit 1) until every DB slot has its VG and LV,
 // a run with nothing to do, and a run that activates an LV deactivated with lvchange -an. It
 // checks Prism's names and tags, the LV filling its partition, each LVM create command run once
-// per slot, and device-mapper's table mapping each LV onto its partition. The scripts share
-// lib.sh (in the guest /prism/lib.sh).
+// per slot, and device-mapper's table mapping each LV onto its partition. Then it removes that
+// LV and kills lvcreate on entry to each of its writes (strace, decision 0039): each next pass
+// must end with every volume Ready. The scripts share lib.sh (in the guest /prism/lib.sh).
 //
 // Run it as root (it installs qemu-system-x86, qemu-utils, debootstrap and cpio; the guest is
 // cached in ~/.cache/prism/guest):

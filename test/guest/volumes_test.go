@@ -22,8 +22,9 @@ import (
 // and a spare, and each slot a volume.
 var volumeDisks = disks[:2]
 
-// volumeGuestTimeout bounds the volume run: no Ceph, a few dozen short commands.
-const volumeGuestTimeout = 15 * time.Minute
+// volumeGuestTimeout bounds the volume run: no Ceph, a few dozen short commands, and lvcreate
+// killed at each of its writes.
+const volumeGuestTimeout = 25 * time.Minute
 
 // The tags Prism puts on a DB slot's VG and LV, written out here (not taken from
 // internal/host/lvm) so that the test checks the package instead of trusting it.
@@ -63,6 +64,7 @@ func checkVolumeResults(t *testing.T, dir string) {
 	v.checkReactivation(t)
 	v.checkVolumes(t, "reactivate")
 	v.checkDeviceMapper(t)
+	v.checkLVCreateKills(t)
 	t.Logf("steps (name, seconds, since start):\n%s", r.read(t, "steps.tsv"))
 }
 
@@ -84,6 +86,16 @@ type applyRun struct {
 
 // volumeSlot is one DB slot: the names Prism gives its volume, and its partition as the
 // kernel (sysfs, blockdev) and the table (sfdisk, lsblk) have it.
+// pvUUIDOf is the PV UUID Prism gives a slot's PV (decision 0039): the partition GUID's 32 hex
+// digits in LVM's 6-4-4-4-4-4-6 form, written out here rather than taken from internal/host/lvm.
+func pvUUIDOf(partUUID string) string {
+	hex := strings.ReplaceAll(partUUID, "-", "")
+	if len(hex) != 32 {
+		return "(no GUID: " + partUUID + ")"
+	}
+	return strings.Join([]string{hex[0:6], hex[6:10], hex[10:14], hex[14:18], hex[18:22], hex[22:26], hex[26:32]}, "-")
+}
+
 type volumeSlot struct {
 	number         int32
 	vg, lv         string
@@ -405,7 +417,7 @@ func (v *volumeRuns) checkStepRuns(t *testing.T) {
 	for i, s := range v.slots {
 		tags := []string{"--addtag", tagDBSlot, "--addtag", tagPartUUID + s.partUUID}
 		want := map[string][]string{
-			"pvcreate": {"pvcreate", s.partition},
+			"pvcreate": {"pvcreate", "--uuid", pvUUIDOf(s.partUUID), "--norestorefile", s.partition},
 			"vgcreate": slices.Concat([]string{"vgcreate"}, tags, []string{s.vg, s.partition}),
 			"lvcreate": slices.Concat([]string{"lvcreate", "--name", s.lv, "--extents", "100%FREE"}, tags, []string{s.vg}),
 		}
@@ -631,5 +643,38 @@ func (v *volumeRuns) checkDeviceMapper(t *testing.T) {
 			t.Errorf("lsblk: under %s %+v, want the lvm device %s (%s)", part, under, dmName, kname)
 		}
 		t.Logf("%s -> %s (%s, %s): dmsetup table %q", path, node, dmName, dev, tables[dmName])
+	}
+}
+
+// checkLVCreateKills: db-volumes.sh step 8 killed lvcreate on entry to each io_submit that
+// writes (decision 0039); each kill shows in its pass as a failed CreateLV, and the pass after
+// it ends with every volume Ready.
+func (v *volumeRuns) checkLVCreateKills(t *testing.T) {
+	writes := strings.Fields(v.read(t, "lvcreate-writes.txt"))
+	kills := strings.Fields(v.read(t, "lvcreate-kills.txt"))
+	if len(writes) == 0 || !slices.Equal(writes, kills) {
+		t.Fatalf("lvcreate wrote at io_submit %v; killed at %v: want each, once", writes, kills)
+	}
+	for _, w := range kills {
+		killed := v.run(t, "lvcreate-kill-"+w)
+		var after []string
+		for _, p := range killed.out.Partitions {
+			if p.Volume != nil && p.Volume.State != prismv1.DBVolumeReady {
+				after = append(after, fmt.Sprintf("partition %d %s: %s", p.Number, p.Volume.State, p.Volume.Message))
+			}
+		}
+		if len(after) != 1 || !strings.Contains(after[0], "CreateLV failed") || !strings.Contains(after[0], "killed by signal") {
+			t.Errorf("lvcreate killed at io_submit %s: the pass reported %q; want one CreateLV killed", w, after)
+		}
+		resumed := v.run(t, "lvcreate-resume-"+w)
+		if resumed.exit != 0 {
+			t.Errorf("lvcreate killed at io_submit %s: the next pass exited %d", w, resumed.exit)
+		}
+		for _, p := range resumed.out.Partitions {
+			if p.Volume == nil || p.Volume.State != prismv1.DBVolumeReady {
+				t.Errorf("lvcreate killed at io_submit %s: after the next pass partition %d has volume %+v; want Ready", w, p.Number, p.Volume)
+			}
+		}
+		t.Logf("lvcreate killed at io_submit %s: %s; resumed, every volume Ready", w, strings.Join(after, "; "))
 	}
 }

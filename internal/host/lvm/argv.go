@@ -43,13 +43,19 @@ func reportArgv(cmd string, fields []string) []string {
 // the executor's empty stdin the answer is no, so a signature that appeared after Prism's
 // proof fails the command instead of being wiped.
 
-// PVCreateArgv is `pvcreate <dev>`: an LVM label and metadata area at the start of the
-// partition (pvcreate zeroes its first 2 KiB).
-func PVCreateArgv(dev string) ([]string, error) {
+// PVCreateArgv is `pvcreate --uuid <uuid> --norestorefile <dev>`: an LVM label and metadata
+// area at the start of the partition (pvcreate zeroes its first 8 KiB), the label naming the
+// PV uuid, which Prism derives from the partition (PVUUID) so that a label names whose PV it
+// is. --norestorefile says no metadata backup describes the PV (pvcreate wants one or the
+// other with --uuid).
+func PVCreateArgv(dev, uuid string) ([]string, error) {
 	if err := hostexec.CheckDevicePath(dev); err != nil {
 		return nil, err
 	}
-	return []string{"pvcreate", dev}, nil
+	if err := checkID(uuid); err != nil {
+		return nil, err
+	}
+	return []string{"pvcreate", "--uuid", uuid, "--norestorefile", dev}, nil
 }
 
 // VGCreateArgv is `vgcreate --addtag T... <vg> <pv>`: a volume group of the one physical

@@ -32,7 +32,7 @@ func TestWriteArgv(t *testing.T) {
 	for _, tc := range []struct {
 		got, want []string
 	}{
-		{must(PVCreateArgv("/dev/nvme0n1p1")), []string{"pvcreate", "/dev/nvme0n1p1"}},
+		{must(PVCreateArgv("/dev/nvme0n1p1", "8f3c1e-526a-0b4c-1d9e-2f01-2345-6789ab")), []string{"pvcreate", "--uuid", "8f3c1e-526a-0b4c-1d9e-2f01-2345-6789ab", "--norestorefile", "/dev/nvme0n1p1"}},
 		{must(VGCreateArgv("prism-db-49bd38895b20-00", "/dev/nvme0n1p1", tags...)), []string{"vgcreate",
 			"--addtag", "prism.storage.io/db-slot", "--addtag", "prism.storage.io/partuuid=8f3c1e52-6a0b-4c1d-9e2f-0123456789ab",
 			"prism-db-49bd38895b20-00", "/dev/nvme0n1p1"}},
@@ -49,15 +49,18 @@ func TestWriteArgv(t *testing.T) {
 		}
 	}
 	for name, err := range map[string]error{
-		"relative device":  second(PVCreateArgv("nvme0n1p1")),
-		"option as device": second(PVCreateArgv("--yes")),
-		"unclean device":   second(VGCreateArgv("vg", "/dev/../dev/sda1")),
-		"bad VG name":      second(VGCreateArgv("-vg", "/dev/sda1")),
-		"bad tag":          second(VGCreateArgv("vg", "/dev/sda1", "a b")),
-		"bad LV name":      second(LVCreateArgv("vg", "snapshot0")),
-		"bad LV tag":       second(LVCreateArgv("vg", "lv", "")),
-		"activate bad VG":  second(LVActivateArgv("..", "lv")),
-		"activate bad LV":  second(LVActivateArgv("vg", "a/b")),
+		"relative device":   second(PVCreateArgv("nvme0n1p1", pvUUID)),
+		"option as device":  second(PVCreateArgv("--yes", pvUUID)),
+		"short PV UUID":     second(PVCreateArgv("/dev/sda1", "8f3c1e-526a")),
+		"PV UUID as option": second(PVCreateArgv("/dev/sda1", "--yes-526a-0b4c-1d9e-2f01-2345-6789ab")),
+		"undashed PV UUID":  second(PVCreateArgv("/dev/sda1", "8f3c1e526a0b4c1d9e2f0123456789ab")),
+		"unclean device":    second(VGCreateArgv("vg", "/dev/../dev/sda1")),
+		"bad VG name":       second(VGCreateArgv("-vg", "/dev/sda1")),
+		"bad tag":           second(VGCreateArgv("vg", "/dev/sda1", "a b")),
+		"bad LV name":       second(LVCreateArgv("vg", "snapshot0")),
+		"bad LV tag":        second(LVCreateArgv("vg", "lv", "")),
+		"activate bad VG":   second(LVActivateArgv("..", "lv")),
+		"activate bad LV":   second(LVActivateArgv("vg", "a/b")),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)

@@ -13,4 +13,8 @@
 // "value", ...}]}]}, every value a string, sizes in bytes without a suffix, lists such as tags
 // joined with commas, flags as a word or "". Fixtures in testdata/ are real output of lvm2
 // 2.03.16 (Debian 12) on a loop device (testdata/README.md).
+//
+// ReadHead reads a partition's first MiB as LVM's on-disk format (label, metadata area header,
+// metadata text) and refuses any other byte; PVUUID is the PV UUID Prism gives a partition's PV.
+// Together they tell Prism's own pvcreate or vgcreate cut short (decision 0039).
 package lvm

@@ -59,8 +59,15 @@ func FuzzParsePVs(f *testing.F) {
 			if p.Missing {
 				missing = "missing"
 			}
+			vg := p.VGName
+			if p.VGUnknown {
+				if vg != "" || p.VGUUID != "" {
+					t.Fatalf("PV of an unknown VG with a VG %+v", p)
+				}
+				vg = unknownVG
+			}
 			rows = append(rows, map[string]string{"pv_name": p.Name, "pv_uuid": p.UUID, "pv_major": itoa(p.Major), "pv_minor": itoa(p.Minor),
-				"dev_size": i64(p.DevSize), "pv_size": i64(p.Size), "vg_name": p.VGName, "vg_uuid": p.VGUUID, "pv_tags": tags(p.Tags), "pv_missing": missing})
+				"dev_size": i64(p.DevSize), "pv_size": i64(p.Size), "vg_name": vg, "vg_uuid": p.VGUUID, "pv_tags": tags(p.Tags), "pv_missing": missing})
 		}
 		again, err := ParsePVs(render(t, "pv", rows))
 		if err != nil || !reflect.DeepEqual(again, pvs) {

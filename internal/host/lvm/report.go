@@ -26,7 +26,16 @@ type PV struct {
 	Tags           []string
 	// Missing is set when the VG's metadata lists the PV but its device is not found.
 	Missing bool
+	// VGUnknown is set when the PV's label says it is in a VG but no metadata LVM can read
+	// lists it: LVM prints vg_name "[unknown]" and no vg_uuid (a vgcreate cut short after it
+	// marked the label used, or a VG whose only metadata was on a disk now gone). VGName and
+	// VGUUID are then empty, but the PV is not an orphan.
+	VGUnknown bool
 }
+
+// unknownVG is what LVM prints as vg_name for a PV of a VG it cannot read; no VG may be named
+// so ('[' is not a name character).
+const unknownVG = "[unknown]"
 
 // VG is one row of VGsArgv's report.
 type VG struct {
@@ -96,6 +105,9 @@ func ParsePVs(out []byte) ([]PV, error) {
 		p.Major, p.Minor = r.count("pv_major"), r.count("pv_minor")
 		p.DevSize, p.Size = r.bytes("dev_size"), r.bytes("pv_size")
 		p.Missing = r.flag("pv_missing", "missing")
+		if p.VGName == unknownVG && p.VGUUID == "" {
+			p.VGName, p.VGUnknown = "", true
+		}
 		r.nonEmpty("pv_name")
 		r.nonEmpty("pv_uuid")
 		if (p.VGName == "") != (p.VGUUID == "") {

@@ -28,6 +28,8 @@ const (
 	slotGUID = "8f3c1e52-6a0b-4c1d-9e2f-0123456789ab"
 	vgUUID   = "JYOGjJ-FHl2-JShJ-ia6h-LMxH-1der-jn1yLO"
 	pvUUID   = "t6MreC-LvBs-jGwV-GcI4-7tay-PD2w-vTfNST"
+	// unknownPV is the foreign PV of the unknown-* fixtures.
+	unknownPV = "dkERG0-g9LT-z7ec-0krk-HMch-fYZ2-tOINHf"
 )
 
 var slotTags = []string{TagDBSlot, "prism.storage.io/partuuid=" + slotGUID}
@@ -59,6 +61,11 @@ func TestParseFixtures(t *testing.T) {
 		{"pv-vg", Report{PVs: []PV{inVG}, VGs: []VG{vgNoLV}}},
 		{"ready", Report{PVs: []PV{inVG}, VGs: []VG{vgFull}, LVs: []LV{lv}}},
 		{"foreign", Report{PVs: []PV{inVG, other}, VGs: []VG{otherVG, vgFull}, LVs: []LV{otherLV, lv}}},
+		// vgcreate killed on the slot (loop5p1), and a foreign PV whose VG lost its metadata disk.
+		{"unknown", Report{PVs: []PV{
+			{Name: "/dev/loop5p1", UUID: "8f3c1e-526a-0b4c-1d9e-2f01-2345-6789ab", Major: 259, Minor: 7, DevSize: 1 << 30, Size: 1 << 30, VGUnknown: true},
+			{Name: "/dev/loop5p2", UUID: unknownPV, Major: 259, Minor: 8, DevSize: 1 << 30, Size: 1 << 30, VGUnknown: true},
+		}}},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			got := readFixtures(t, tc.state)

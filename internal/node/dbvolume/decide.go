@@ -35,6 +35,15 @@ type Slot struct {
 	// is mounted from it). Only a partition without a PV is asked; once Prism's PV is there
 	// libblkid finds LVM2_member and, with the LV active, device-mapper holds the partition.
 	Unproven string
+	// Intent is set when Prism recorded, before running pvcreate on this partition, that it
+	// makes the partition's PV (provision's intent record): LVM bytes found there without a
+	// whole PV or VG are then Prism's own pvcreate or vgcreate cut short.
+	Intent bool
+	// Head is what the partition's first MiB holds of LVM (lvm.ReadHead), read only when
+	// Intent is set, and set only when those are LVM's bytes alone, the last MiB is zeros,
+	// nothing holds or mounts the partition, and neither probe finds anything but LVM2_member;
+	// nil otherwise.
+	Head *lvm.Head
 }
 
 // Action is the next step for a slot's volume.
@@ -47,6 +56,12 @@ const (
 	CreateLV Action = "CreateLV"
 	// Activate: the LV is there but not mapped (a host that does not autoactivate).
 	Activate Action = "ActivateLV"
+	// ClearHead: Prism's vgcreate was cut short after it marked the PV's label used, and
+	// LVM finds no VG for it (nor lets pvcreate, pvremove or vgcreate use it without
+	// --force): Prism zeroes the partition's first lvm.HeadSize bytes, which hold only LVM's
+	// label and metadata of Prism's PV and VG, and makes the PV again. Argv is nil: Prism
+	// writes the zeros itself.
+	ClearHead Action = "ClearLVMHead"
 	// Ready: Prism's LV, on exactly this partition, active: nothing to do.
 	Ready Action = "Ready"
 	// Refused: the partition or the names hold LVM that is not Prism's.
@@ -74,10 +89,12 @@ type Decision struct {
 // step is one LVM command and the decision is made again from a new report after it, so a
 // crash anywhere resumes: after pvcreate the partition holds a PV in no VG (CreateVG), after
 // vgcreate Prism's tagged VG without an LV (CreateLV), after lvcreate an LV not yet active
-// (Activate). LVM commits a VG's metadata with one write of its metadata area header, so
-// vgcreate and lvcreate leave the state before or after them; a pvcreate torn between its
-// label and its metadata area leaves an LVM2_member signature LVM does not list as a PV, which
-// is not proven empty and is refused (the decision document says what is left to test). Pure.
+// (Activate). pvcreate and vgcreate cut short leave states of their own (decision 0039): a
+// pvcreate killed before its label leaves a metadata area header and no PV, which is made
+// again; a vgcreate killed after it marked the label used leaves a PV LVM puts in the VG
+// "[unknown]", whose head Prism clears (ClearHead) before making the PV again. Both only with
+// Prism's intent record for the partition and LVM's bytes alone on it, naming Prism's PV UUID
+// and VG. Pure.
 func Decide(s Slot, rep lvm.Report) Decision {
 	d := Decision{Path: lvm.LVPath(s.VG, s.LV)}
 	refuse := func(format string, args ...any) Decision {
@@ -102,6 +119,10 @@ func Decide(s Slot, rep lvm.Report) Decision {
 		return refuse("%v", err)
 	}
 	tags := []string{lvm.TagDBSlot, lvm.TagPartUUID(s.PartUUID)}
+	pvUUID, err := lvm.PVUUID(s.PartUUID)
+	if err != nil {
+		return refuse("%v", err)
+	}
 
 	var onPart []lvm.PV
 	for _, p := range rep.PVs {
@@ -135,17 +156,27 @@ func Decide(s Slot, rep lvm.Report) Decision {
 		if len(named) > 0 {
 			return refuse("a volume group named %s, Prism's name for this slot, exists on %s", s.VG, elsewhere())
 		}
+		msg := "to be made an LVM physical volume"
 		if s.Unproven != "" {
-			return refuse("it holds no LVM physical volume and is not proven empty: %s", s.Unproven)
+			if !s.tornPV() {
+				return refuse("it holds no LVM physical volume and is not proven empty: %s", s.Unproven)
+			}
+			msg = "Prism's pvcreate was cut short before its label (a metadata area header only): to be made an LVM physical volume again"
 		}
-		argv, err := lvm.PVCreateArgv(s.Partition)
-		return step(CreatePV, argv, err, "to be made an LVM physical volume")
+		argv, err := lvm.PVCreateArgv(s.Partition, pvUUID)
+		return step(CreatePV, argv, err, msg)
 	}
 
 	pv := onPart[0]
 	switch {
 	case pv.Missing:
 		return refuse("LVM marks the physical volume %s on it missing", pv.UUID)
+	case pv.VGUnknown:
+		if len(named) == 0 && s.tornVG(pv, pvUUID) {
+			d.Action, d.Message = ClearHead, prismv1.TruncateMessage(fmt.Sprintf("Prism's vgcreate of %s was cut short: LVM finds no volume group for the physical volume %s it marked used; its first MiB, LVM's label and metadata alone, to be zeroed and the physical volume made again", s.VG, pv.UUID))
+			return d
+		}
+		return refuse("LVM reads a physical volume %s on it marked used by a volume group whose metadata it cannot find ([unknown])", pv.UUID)
 	case pv.VGName == "":
 		// A PV in no VG holds no data, only LVM's label and an empty metadata area: Prism's own
 		// pvcreate before a crash, on the partition Prism proved empty. Making the VG on it
@@ -209,6 +240,19 @@ func Decide(s Slot, rep lvm.Report) Decision {
 	}
 	d.Action, d.Size, d.Message = Ready, lv.Size, fmt.Sprintf("logical volume %s, %d bytes", d.Path, lv.Size)
 	return d
+}
+
+// tornPV reports whether the partition holds Prism's pvcreate cut short before its label:
+// Prism's intent, and LVM's bytes alone without a label or metadata text.
+func (s Slot) tornPV() bool {
+	return s.Intent && s.Head != nil && s.Head.PVUUID == "" && s.Head.VGName == ""
+}
+
+// tornVG reports whether the PV LVM puts in the VG "[unknown]" is Prism's vgcreate cut short:
+// Prism's intent, the label naming the PV UUID Prism gives this partition, and LVM's bytes
+// alone, with metadata text, if any, of Prism's VG for the slot (without logical volumes).
+func (s Slot) tornVG(pv lvm.PV, pvUUID string) bool {
+	return s.Intent && s.Head != nil && pv.UUID == pvUUID && s.Head.PVUUID == pvUUID && (s.Head.VGName == "" || s.Head.VGName == s.VG)
 }
 
 // lvsOf lists the LVs of the VG named vg (the LV report names VGs by name only).

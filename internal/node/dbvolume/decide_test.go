@@ -45,6 +45,9 @@ func (f lvmFixtureExec) Run(_ context.Context, argv []string, _ []byte) ([]byte,
 	return nil, errors.New("unexpected argv")
 }
 
+// prismPV is the PV UUID Prism gives the fixtures' slot partition (its GUID).
+const prismPV = "8f3c1e-526a-0b4c-1d9e-2f01-2345-6789ab"
+
 // fixtureSlot is the slot the fixtures were made for (slot 0 of
 // /dev/disk/by-id/nvme-PRISMTEST_FAST on loop0p1).
 func fixtureSlot(t *testing.T) Slot {
@@ -81,6 +84,24 @@ func TestDecide(t *testing.T) {
 	vg, lv := base.VG, base.LV
 	tags := []string{"--addtag", "prism.storage.io/db-slot", "--addtag", "prism.storage.io/partuuid=8f3c1e52-6a0b-4c1d-9e2f-0123456789ab"}
 	otherSlot := func(s *Slot) { s.Partition, s.Minor = "/dev/loop0p2", 1 }
+	pvcreate := []string{"pvcreate", "--uuid", prismPV, "--norestorefile", "/dev/loop0p1"}
+	// tornPV is the slot after Prism's pvcreate was killed before its label (lvm's
+	// torn-pv-head fixture); tornVG the slot on loop5p1 of the unknown-* fixtures, after
+	// Prism's vgcreate was killed before its last write (torn-vg-head).
+	tornPV := func(s *Slot) {
+		s.Unproven, s.Intent, s.Head = "it holds non-zero bytes at offset 4096", true, &lvm.Head{MDA: true}
+	}
+	tornVG := func(s *Slot) {
+		s.Partition, s.Minor = "/dev/loop5p1", 7
+		s.Intent, s.Head = true, &lvm.Head{PVUUID: prismPV, MDA: true, VGName: vg}
+	}
+	then := func(fs ...func(*Slot)) func(*Slot) {
+		return func(s *Slot) {
+			for _, f := range fs {
+				f(s)
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		state   string
@@ -92,7 +113,7 @@ func TestDecide(t *testing.T) {
 		ceph    bool
 	}{
 		// The path of one slot, and every state a crash leaves on it.
-		{name: "empty and proven empty: pvcreate", state: "empty", want: CreatePV, argv: []string{"pvcreate", "/dev/loop0p1"}},
+		{name: "empty and proven empty: pvcreate", state: "empty", want: CreatePV, argv: pvcreate},
 		{name: "a PV only (crash after pvcreate): vgcreate", state: "pv-only", want: CreateVG,
 			argv: append(append([]string{"vgcreate"}, tags...), vg, "/dev/loop0p1")},
 		{name: "PV and VG without LV (crash after vgcreate): lvcreate", state: "pv-vg", want: CreateLV,
@@ -104,6 +125,21 @@ func TestDecide(t *testing.T) {
 			activate(r)
 			r.LVs[0].Tags = append(r.LVs[0].Tags, "ceph.osd_id=0", "ceph.type=db", "ceph.db_uuid=Vf18CS")
 		}, want: Ready},
+
+		// LVM cut short (issue 29): Prism's own torn pvcreate and vgcreate are redone.
+		{name: "pvcreate cut before its label: pvcreate again", state: "empty", slot: tornPV, want: CreatePV, argv: pvcreate, message: "cut short before its label"},
+		{name: "vgcreate cut after the label: Prism clears the head", state: "unknown", slot: tornVG, want: ClearHead, message: "vgcreate of " + vg + " was cut short"},
+		{name: "vgcreate cut before its text: Prism clears the head", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Head.VGName = "" }), want: ClearHead},
+		{name: "a foreign PV of an unknown VG changes nothing elsewhere", state: "unknown", want: CreatePV, argv: pvcreate},
+		{name: "the head without Prism's intent record", state: "empty", slot: then(tornPV, func(s *Slot) { s.Intent = false }), want: Refused, message: "not proven empty: it holds non-zero bytes"},
+		{name: "the head not LVM's alone", state: "empty", slot: then(tornPV, func(s *Slot) { s.Head = nil }), want: Refused, message: "not proven empty"},
+		{name: "a label LVM does not list", state: "empty", slot: then(tornPV, func(s *Slot) { s.Head.PVUUID = prismPV }), want: Refused, message: "not proven empty"},
+		{name: "an unknown VG without the intent record", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Intent = false }), want: Refused, message: "whose metadata it cannot find ([unknown])"},
+		{name: "an unknown VG whose text names another VG", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Head.VGName = "othervg" }), want: Refused, message: "[unknown]"},
+		{name: "an unknown VG on a PV of another UUID", state: "unknown", slot: then(tornVG, func(s *Slot) { s.Partition, s.Minor = "/dev/loop5p2", 8 }), want: Refused, message: "physical volume dkERG0-g9LT"},
+		{name: "an unknown VG, and Prism's VG name elsewhere", state: "unknown", slot: tornVG, edit: func(r *lvm.Report) {
+			r.VGs = append(r.VGs, lvm.VG{Name: vg, UUID: "x", PVCount: 1})
+		}, want: Refused, message: "[unknown]"},
 
 		// Refusals before pvcreate.
 		{name: "empty but not proven empty", state: "empty", slot: func(s *Slot) { s.Unproven = "xfs at byte 0 (libblkid)" },

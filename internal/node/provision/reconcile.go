@@ -41,6 +41,11 @@ type Runner struct {
 	// Proc is where the processes that hold a device open are found (procfs.Proc; Dir "/proc"
 	// when empty: the host's with hostPID). Test harnesses set Ignore.
 	Proc procfs.Proc
+	// IntentDir is where the volume phase records, before pvcreate, that Prism makes a
+	// partition's PV (the agent's --state-dir, on the host): a pvcreate or vgcreate of Prism's
+	// cut short is then made again (decision 0039). Empty: no record, and such a partition is
+	// refused as not proven empty.
+	IntentDir string
 
 	// allowFiles lets unit tests use a regular file as the device.
 	allowFiles bool

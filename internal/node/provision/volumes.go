@@ -14,9 +14,9 @@ import (
 	"github.com/prism-storage/prism/internal/node/dbvolume"
 )
 
-// volumeSteps bounds one slot's LVM steps in one pass: pvcreate, vgcreate, lvcreate, lvchange.
-// More would mean the host keeps changing under Prism.
-const volumeSteps = 4
+// volumeSteps bounds one slot's LVM steps in one pass: a torn head cleared, pvcreate,
+// vgcreate, lvcreate, lvchange. More would mean the host keeps changing under Prism.
+const volumeSteps = 5
 
 // bluestoreLabel is the name libblkid and Prism's detector give BlueStore's label.
 const bluestoreLabel = "ceph_bluestore"
@@ -51,8 +51,16 @@ type volumeRun struct {
 	wipeAllowed bool
 	now         fresh
 	report      *lvm.Report
+	// torn caches, by partition number, what the slot's partition holds of Prism's LVM cut
+	// short (tornHead), read with now and report and dropped with them.
+	torn map[int]tornRead
 	// proven is set when now and report were read after the last LVM command ran.
 	proven bool
+}
+
+type tornRead struct {
+	intent bool
+	head   *lvm.Head
 }
 
 // refresh observes the device and reads LVM again.
@@ -65,7 +73,7 @@ func (v *volumeRun) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v.now, v.report, v.proven = now, &rep, true
+	v.now, v.report, v.proven, v.torn = now, &rep, true, nil
 	return nil
 }
 
@@ -133,11 +141,29 @@ func (v *volumeRun) slot(ctx context.Context, s prismv1.DBSlot, mode prismv1.Pol
 		steps++
 		log.Info("Running", "step", d.Action, "argv", d.Argv)
 		v.proven, ran = false, true
-		if _, err := v.r.Exec.Run(ctx, d.Argv, nil); err != nil {
-			v.report = nil // whatever the command left is read again next time
+		if err := v.run(ctx, d, slot); err != nil {
+			v.report, v.torn = nil, nil // whatever the step left is read again next time
 			return fail(fmt.Errorf("%s failed: %w", d.Action, err))
 		}
 	}
+}
+
+// run takes one step. Before pvcreate Prism records its intent (decision 0039), so that the
+// pvcreate or a vgcreate after it, cut short, is known as Prism's own; clearing a torn head is
+// Prism's own write.
+func (v *volumeRun) run(ctx context.Context, d dbvolume.Decision, slot dbvolume.Slot) error {
+	switch d.Action {
+	case dbvolume.ClearHead:
+		return v.r.clearHead(slot, *slot.Head)
+	case dbvolume.CreatePV:
+		if v.r.IntentDir != "" {
+			if err := v.r.recordIntent(slot.PartUUID, slot.VG); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := v.r.Exec.Run(ctx, d.Argv, nil)
+	return err
 }
 
 // observed is the slot as the latest observation has it, or why its partition is not Ready
@@ -165,13 +191,39 @@ func (v *volumeRun) observed(s prismv1.DBSlot, vg, lv string) (dbvolume.Slot, st
 	if hs := obs.PartitionHolders[n]; len(hs) > 0 {
 		unproven = append(unproven, "held by "+strings.Join(hs, ", "))
 	}
+	var mounts []string
 	for _, m := range obs.Mounts {
 		if strings.HasPrefix(m, name+" on ") {
+			mounts = append(mounts, m)
 			unproven = append(unproven, "mounted: "+m)
 		}
 	}
 	slot.Unproven = strings.Join(unproven, "; ")
+	// Only a partition not proven empty, on which LVM lists no PV or one of the VG [unknown],
+	// may hold Prism's LVM cut short; others are not read again.
+	if slot.Unproven != "" && v.r.IntentDir != "" && v.mayBeTorn(slot) {
+		tr, ok := v.torn[n]
+		if !ok {
+			tr = tornRead{v.r.hasIntent(slot.PartUUID, vg), v.r.tornHead(slot, obs.Content[n], obs.PartitionHolders[n], mounts)}
+			if v.torn == nil {
+				v.torn = map[int]tornRead{}
+			}
+			v.torn[n] = tr
+		}
+		slot.Intent, slot.Head = tr.intent, tr.head
+	}
 	return slot, ""
+}
+
+// mayBeTorn reports whether LVM lists no PV on the slot's partition, or only one in the VG
+// [unknown]: the states a pvcreate or vgcreate cut short leaves.
+func (v *volumeRun) mayBeTorn(slot dbvolume.Slot) bool {
+	for _, p := range v.report.PVs {
+		if p.Major == slot.Major && p.Minor == slot.Minor && !p.VGUnknown {
+			return false
+		}
+	}
+	return true
 }
 
 // rawOSD says why the slot's partition is an OSD's DB as it is: it holds BlueStore's label

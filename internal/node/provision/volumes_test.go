@@ -28,7 +28,7 @@ type fakeLVM struct {
 	noAutoActivate bool
 }
 
-type fakePV struct{ name, dev, vg string }
+type fakePV struct{ name, uuid, dev, vg string }
 
 type fakeVG struct {
 	name string
@@ -69,7 +69,10 @@ func (l *fakeLVM) run(argv []string) ([]byte, error) {
 	case "pvs", "vgs", "lvs":
 		return l.report(argv[0])
 	case "pvcreate":
-		dev := rest[0]
+		dev := rest[len(rest)-1]
+		if len(rest) != 4 || rest[0] != "--uuid" || rest[2] != "--norestorefile" {
+			return fail("  pvcreate %q: not as Prism runs it", argv)
+		}
 		n, ok := parsePartitionName(l.h.name, strings.TrimPrefix(dev, "/dev/"))
 		if !ok {
 			return fail("  No device found for %s.", dev)
@@ -77,7 +80,7 @@ func (l *fakeLVM) run(argv []string) ([]byte, error) {
 		if slices.ContainsFunc(l.pvs, func(p *fakePV) bool { return p.name == dev }) {
 			return fail("  Can't initialize physical volume %q of volume group %q without -ff", dev, "")
 		}
-		l.pvs = append(l.pvs, &fakePV{name: dev, dev: "259:" + strconv.Itoa(n)})
+		l.pvs = append(l.pvs, &fakePV{name: dev, uuid: rest[1], dev: "259:" + strconv.Itoa(n)})
 	case "vgcreate":
 		name, dev := rest[0], rest[1]
 		i := slices.IndexFunc(l.pvs, func(p *fakePV) bool { return p.name == dev })
@@ -116,7 +119,7 @@ func (l *fakeLVM) report(cmd string) ([]byte, error) {
 	case "pvs":
 		for _, p := range l.pvs {
 			maj, min, _ := strings.Cut(p.dev, ":")
-			r := map[string]string{"pv_name": p.name, "pv_uuid": uuid("pv", p.name), "pv_major": maj, "pv_minor": min,
+			r := map[string]string{"pv_name": p.name, "pv_uuid": p.uuid, "pv_major": maj, "pv_minor": min,
 				"dev_size": "2147483648", "pv_size": "2146435072", "vg_name": p.vg, "vg_uuid": "", "pv_tags": "", "pv_missing": ""}
 			if p.vg != "" {
 				r["vg_uuid"] = uuid("vg", p.vg)
@@ -221,7 +224,11 @@ func slotCommands(t *testing.T, n int) []string {
 		}
 	}
 	tags := "--addtag " + lvm.TagDBSlot + " --addtag " + lvm.TagPartUUID(guid)
-	return []string{"pvcreate " + part, "vgcreate " + tags + " " + vg + " " + part, "lvcreate --name " + lv + " --extents 100%FREE " + tags + " " + vg}
+	pv, err := lvm.PVUUID(guid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"pvcreate --uuid " + pv + " --norestorefile " + part, "vgcreate " + tags + " " + vg + " " + part, "lvcreate --name " + lv + " --extents 100%FREE " + tags + " " + vg}
 }
 
 // gptPartitions is the table Prism writes for the test plan, read back from a fresh host.
@@ -350,11 +357,11 @@ func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 			h.put(fd.Slots[1].Partition.StartBytes+mib+100, []byte("not Prism's"))
 		}, "Ready,Refused,Ready", "not proven empty: it holds non-zero bytes at offset 1048676"},
 		{"another VG on the partition", func(h *fakeHost, l *fakeLVM) {
-			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p2", dev: "259:2", vg: "data"})
+			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p2", uuid: "pv-data", dev: "259:2", vg: "data"})
 			l.vgs = append(l.vgs, &fakeVG{name: "data", size: 1 << 30})
 		}, "Ready,Refused,Ready", "physical volume of the volume group data"},
 		{"an OSD that ceph-volume made from the partition", func(h *fakeHost, l *fakeLVM) {
-			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p3", dev: "259:3", vg: "ceph-7d1f"})
+			l.pvs = append(l.pvs, &fakePV{name: "/dev/nvme0n1p3", uuid: "pv-ceph", dev: "259:3", vg: "ceph-7d1f"})
 			l.vgs = append(l.vgs, &fakeVG{name: "ceph-7d1f", size: 1 << 30})
 			l.lvs = append(l.lvs, &fakeLV{name: "osd-db-1", vg: "ceph-7d1f", size: 1 << 30, active: true, tags: []string{"ceph.osd_id=3", "ceph.type=db"}})
 		}, "Ready,Ready,PartitionInUse", "ceph-volume's volume group ceph-7d1f"},
@@ -363,7 +370,7 @@ func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 		}, "PartitionInUse,Ready,Ready", "BlueStore label and no LVM"},
 		{"the slot's VG name taken elsewhere", func(h *fakeHost, l *fakeLVM) {
 			vg, _, _ := prismv1.DBVolumeNames(fd.StablePath, fd.Slots[1].Index)
-			l.pvs = append(l.pvs, &fakePV{name: "/dev/sdz1", dev: "8:1", vg: vg})
+			l.pvs = append(l.pvs, &fakePV{name: "/dev/sdz1", uuid: "pv-sdz1", dev: "8:1", vg: vg})
 			l.vgs = append(l.vgs, &fakeVG{name: vg, size: 1 << 30})
 		}, "Ready,Refused,Ready", "exists on /dev/sdz1"},
 	} {

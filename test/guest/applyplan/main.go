@@ -66,6 +66,8 @@ type options struct {
 	cacheStepLimit          int
 	dbVolumes               bool
 	stepLimit               int
+	stateDir                string
+	lvmHere                 bool
 }
 
 func main() {
@@ -82,6 +84,8 @@ func main() {
 	cacheStepLimit := flag.Int("cache-step-limit", 0, "stop the cache pass after this many steps, as a crash would (0: no limit)")
 	dbVolumes := flag.Bool("db-volumes", false, "also make each DB slot's LVM volume, with LVM run in PID 1's mount namespace as the agent runs it")
 	stepLimit := flag.Int("step-limit", 0, "stop the partitioner after this many mutating steps, as a crash would (0: no limit)")
+	lvmHere := flag.Bool("lvm-here", false, "with --db-volumes, run LVM in this process's namespaces, not through nsenter into PID 1's (a test host already in them that refuses nsenter)")
+	stateDir := flag.String("state-dir", "", "where the volume phase records its intent before pvcreate, as the agent's --state-dir")
 	flag.Parse()
 	for name, v := range map[string]int{"cache-step-limit": *cacheStepLimit, "step-limit": *stepLimit} {
 		if v < 0 {
@@ -91,7 +95,7 @@ func main() {
 	}
 	o := options{planFile: *planFile, invFile: *invFile, node: *node, mode: prismv1.PolicyMode(*mode),
 		timeout: *timeout, cache: *cacheOn || *cacheOff, cacheOff: *cacheOff, partitionsFile: *partitionsFile,
-		hostRoot: *hostRoot, record: *record, cacheStepLimit: *cacheStepLimit, dbVolumes: *dbVolumes, stepLimit: *stepLimit}
+		hostRoot: *hostRoot, record: *record, cacheStepLimit: *cacheStepLimit, dbVolumes: *dbVolumes, stepLimit: *stepLimit, stateDir: *stateDir, lvmHere: *lvmHere}
 	out, slots, err := run(o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "prism-apply-plan: %v\n", err)
@@ -201,7 +205,7 @@ func run(o options) (Output, []prismv1.PartitionStatus, error) {
 		defer f.Close()
 		exec = &recorder{inner: exec, file: f}
 	}
-	if o.dbVolumes {
+	if o.dbVolumes && !o.lvmHere {
 		// As cmd/agent does; inside the recorder's wrapping, so the transcript shows nsenter.
 		exec = hostexec.InHostMountNamespace{Inner: exec, Tools: lvm.Commands}
 	}
@@ -221,7 +225,7 @@ func run(o options) (Output, []prismv1.PartitionStatus, error) {
 		if err != nil {
 			return Output{}, nil, err
 		}
-		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot, Volumes: o.dbVolumes, StepLimit: o.stepLimit, Proc: proc}
+		runner := provision.Runner{Exec: exec, HostRoot: o.hostRoot, Volumes: o.dbVolumes, StepLimit: o.stepLimit, Proc: proc, IntentDir: o.stateDir}
 		res := runner.Reconcile(ctx, &np, doc.Devices, o.mode)
 		out.Changed, out.Partitions = res.Changed, res.Partitions
 	}
