@@ -548,7 +548,7 @@ const (
 )
 
 // PartitionStatus is one planned partition as observed on the node.
-// +kubebuilder:validation:XValidation:rule="!has(self.dbContent) || self.dbContent != 'Empty' || !has(self.dbFound) || self.dbFound == ''",message="a DB slot reported Empty lists no signature in dbFound",fieldPath=".dbContent"
+// +kubebuilder:validation:XValidation:rule="!has(self.dbContent) || self.dbContent != 'Empty' || !has(self.dbFound) || size(self.dbFound) == 0",message="a DB slot reported Empty lists no signature in dbFound",fieldPath=".dbContent"
 type PartitionStatus struct {
 	// device is the fast device's stable path.
 	// +required
