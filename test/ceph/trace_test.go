@@ -25,18 +25,29 @@ const (
 	// of hours of filling. `ceph tell osd.N compact` writes its output to RocksDB's first
 	// path (the DB device) whatever the level sizes, so only a full DB device makes BlueFS
 	// allocate on the slow one. A fresh OSD on Ceph 16.2.15 uses 298 MiB of its DB device
-	// (db_used_bytes, the same in every run); the workloads below grow that by 2-12 MiB and
-	// leave the compaction about 25 MiB to flush and rewrite: 320 MiB holds the workloads
-	// and not the compaction. Prism's planner never makes a slot this
-	// small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by the agent.
-	traceDBSize = 320 * plan.MiB
+	// (db_used_bytes, the same in every run; 282 MiB of it is the WAL RocksDB preallocates,
+	// 1.1 write buffers), which leaves traceHeadroom free. Before the compaction only the
+	// BlueFS log grows the DB (the WAL stays inside its preallocation: the workloads write
+	// about 110 MiB to it), and traceLogCompactMin bounds that; the compaction then flushes
+	// and rewrites about 22 MiB of tables, more than the headroom. Prism's planner never makes
+	// a slot this small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by
+	// the agent.
+	traceDBSize = 312 * plan.MiB
+	// traceHeadroom is what the fresh OSD leaves free on its DB slot. Its margins: the BlueFS
+	// log grew the DB by up to 8 MiB before the compaction (logged per workload), and the
+	// compaction needs about 22 MiB.
+	traceHeadroom = 14 * plan.MiB
+	// traceLogCompactMin is bluefs_log_compact_min_size. At Ceph's default, 16 MiB, the BlueFS
+	// log grew by however many WAL syncs the load made the OSD do before BlueFS compacted
+	// it, and on a loaded machine that alone filled the slot during rados-4k-write.
+	traceLogCompactMin = plan.MiB
 	// traceFile is the committed summary, relative to this package.
 	traceFile = "../../internal/ioclass/defaults/testdata/ceph-osd-trace.json"
 )
 
 // traceConfig are the OSD settings that decide what its devices see; the summary records them.
 var traceConfig = []string{
-	"bluefs_buffered_io", "bluestore_prefer_deferred_size_ssd", "bluestore_max_blob_size_ssd",
+	"bluefs_buffered_io", "bluefs_log_compact_min_size", "bluestore_prefer_deferred_size_ssd", "bluestore_max_blob_size_ssd",
 	"bluestore_volume_selection_policy", "bdev_aio", "bluestore_rocksdb_options",
 }
 
@@ -66,6 +77,7 @@ func TestCephOSDTrace(t *testing.T) {
 	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
 	// trace shows the OSD as Prism deploys it on QLC.
 	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
+	c.mustCeph("config", "set", "osd", "bluefs_log_compact_min_size", strconv.FormatInt(traceLogCompactMin, 10))
 	o := c.createOSD(plan.RookDevice{Name: slowDev.stablePath, Config: plan.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
 	})}, kernel, fp)
@@ -79,6 +91,10 @@ func TestCephOSDTrace(t *testing.T) {
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
+	// The margins of traceDBSize hold only for the footprint they were measured on.
+	if free := b["db_total_bytes"] - b["db_used_bytes"]; free < traceHeadroom-2*plan.MiB || free > traceHeadroom+2*plan.MiB {
+		t.Fatalf("%s starts with %d MiB free on its DB slot, want %d MiB ± 2: this Ceph's footprint differs from the one traceDBSize was sized on; resize it so that the workloads cannot fill the slot and the compaction must", o.name(), free>>20, traceHeadroom>>20)
+	}
 	summary := defaults.Summary{Host: c.traceHost(o, slowDev)}
 	logThreads(t, o)
 	data, fastNums := devNumbers(e, sysBlock(slowDev.name, "")), devNumbers(e, sysBlock(fast.name, ""))
@@ -128,8 +144,13 @@ func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
 			t.Fatalf("%s: client bytes: %v\n%s", w.name, err, tail(out, 20))
 		}
 	}
-	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
-		before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
+	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d, db_used %d -> %d, written_wal %d -> %d, log_bytes %d -> %d; %s",
+		w.name, secs, len(tr.Records), client, before["slow_used_bytes"], after["slow_used_bytes"], before["db_used_bytes"], after["db_used_bytes"],
+		before["bytes_written_wal"], after["bytes_written_wal"], before["log_bytes"], after["log_bytes"], tail(out, 1))
+	if w.name != defaults.Compaction && (after["slow_used_bytes"] != 0 || after["bytes_written_slow"] != 0) {
+		t.Fatalf("BlueFS spilled during %s, before the compaction (slow_used_bytes %d, bytes_written_slow %d, db_used_bytes %d of %d): the trace could not tell the compaction's writes apart",
+			w.name, after["slow_used_bytes"], after["bytes_written_slow"], after["db_used_bytes"], after["db_total_bytes"])
+	}
 	pid := tb.o.daemon.cmd.Process.Pid
 	return defaults.Workload{
 		Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
