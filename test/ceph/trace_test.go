@@ -132,7 +132,7 @@ func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) defaults.Workload {
 	}
 	tb.bt.start()
 	start := time.Now()
-	out := c.e.must(4*time.Minute, w.argv...)
+	out := c.e.must(10*time.Minute, w.argv...)
 	secs := time.Since(start).Seconds()
 	c.idleCounters(tb.fast, []*loopDev{tb.slowDev})
 	tr := tb.bt.stop()
@@ -173,8 +173,8 @@ type tracedWorkload struct {
 // 4 MiB object writes (sequential: each fills fresh 64 KiB allocation units), reads of those
 // 4 MiB objects and 4 KiB random reads of the image, then a full RocksDB compaction, whose
 // output spills onto the data device (traceDBSize). Write volumes are fixed (object counts,
-// --io-total), so the metadata the compaction rewrites, and with it the spill, does not
-// depend on the machine's speed.
+// checked, and --io-total), so the metadata the compaction rewrites, and with it the spill,
+// does not depend on the machine's speed.
 func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
 	rados := []string{"rados", "--cluster", clusterName, "-c", c.conf, "-p", pool}
 	rbd := []string{"rbd", "--cluster", clusterName, "-c", c.conf}
@@ -183,14 +183,30 @@ func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
 	return []tracedWorkload{
 		{defaults.RBD4KRandWrite, append(rbd, "bench", "--io-type", "write", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "128M", "--io-threads", "16", image), func(string) (int64, error) { return 128 << 20, nil }},
-		{defaults.Rados4KWrite, append(rados, "bench", "120", "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
-			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchBytes},
-		{defaults.Rados4MWrite, append(rados, "bench", "120", "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
-			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchBytes},
-		{defaults.Rados4MRead, append(rados, "bench", "60", "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
+		{defaults.Rados4KWrite, append(rados, "bench", traceBenchSecs, "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
+			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchAll(16000 * 4096)},
+		{defaults.Rados4MWrite, append(rados, "bench", traceBenchSecs, "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
+			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchAll(128 << 22)},
+		{defaults.Rados4MRead, append(rados, "bench", traceBenchSecs, "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
 		{defaults.RBD4KRandRead, append(rbd, "bench", "--io-type", "read", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "32M", "--io-threads", "16", image), nil},
 		{defaults.Compaction, []string{"ceph", "--cluster", clusterName, "-c", c.conf, "tell", o.name(), "compact"}, nil},
+	}
+}
+
+// traceBenchSecs is rados bench's duration, only a bound: the object counts end the benches
+// (a 4 KiB bench cut short at 120 s on a loaded machine would have left the compaction less
+// metadata to rewrite, and perhaps no spill). It stays under traceOne's command timeout.
+const traceBenchSecs = "480"
+
+// radosBenchAll parses the bytes rados bench wrote and fails unless it wrote every object.
+func radosBenchAll(want int64) func(string) (int64, error) {
+	return func(out string) (int64, error) {
+		n, err := radosBenchBytes(out)
+		if err == nil && n != want {
+			err = fmt.Errorf("rados bench wrote %d bytes, want %d: it stopped before its last object", n, want)
+		}
+		return n, err
 	}
 }
 
