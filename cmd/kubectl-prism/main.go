@@ -86,7 +86,7 @@ func dispatch(args []string, stdout, stderr io.Writer, terminal bool) int {
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help", "help":
-		if _, ok := lookup(safeIndex(args, 1)); ok && name == "help" {
+		if name == "help" && len(args) > 1 {
 			return dispatch([]string{args[1], "--help"}, stdout, stderr, terminal)
 		}
 		fmt.Fprint(stdout, generalUsage())
@@ -125,13 +125,6 @@ func lookup(name string) (subcommand, bool) {
 		}
 	}
 	return subcommand{}, false
-}
-
-func safeIndex(args []string, i int) string {
-	if i < len(args) {
-		return args[i]
-	}
-	return ""
 }
 
 // printHelp prints a subcommand's synopsis and the flags of the flag set it parsed.

@@ -64,6 +64,7 @@ func TestGeneralUsageAndUsageErrors(t *testing.T) {
 		{args: []string{"help"}, code: 0, stdout: "kubectl prism: Prism's view"},
 		{args: nil, code: 2, stderr: "kubectl prism: Prism's view", stdoutNone: true},
 		{args: []string{"bogus"}, code: 2, stderr: `unknown subcommand "bogus"`, stdoutNone: true},
+		{args: []string{"help", "bogus"}, code: 2, stderr: `unknown subcommand "bogus"`, stdoutNone: true},
 		{args: []string{"osds", "--bogus"}, code: 2, stderr: "kubectl prism osds: flag provided but not defined: -bogus", stdoutNone: true},
 		{args: []string{"simulate", "--bogus"}, code: 2, stderr: "kubectl prism simulate: flag provided but not defined: -bogus", stdoutNone: true},
 		{args: []string{"nodes", "extra"}, code: 2, stderr: `kubectl prism nodes: unexpected argument "extra"`, stdoutNone: true},
