@@ -171,7 +171,7 @@ func TestDocsShowTheCommittedTrace(t *testing.T) {
 }
 
 // TestCheckCephOSDFactsAllowsPageRewrites: a compaction whose trace shows 3 % more bytes
-// than BlueFS counted, as page rewrites on a loaded machine do, still meets the facts.
+// than BlueFS counted, as pages written again do, still meets the facts.
 func TestCheckCephOSDFactsAllowsPageRewrites(t *testing.T) {
 	s := loadTrace(t)
 	w, _ := s.Workload(Compaction)
