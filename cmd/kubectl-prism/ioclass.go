@@ -21,7 +21,7 @@ func runIOClass(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("ioclass", flag.ContinueOnError)
 	policyFile := fs.String("policy", "", "a ClassificationPolicy manifest (default: Prism's Ceph OSD policy)")
 	ioSpec := fs.String("io", "", "explain: the IO, e.g. size=4096,dir=write,comm=bstore_kv_sync,lba=2048")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	policy, cfg, err := compiledClassification(*policyFile)

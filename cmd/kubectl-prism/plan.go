@@ -42,7 +42,7 @@ func runPlan(args []string, out io.Writer) error {
 	var nodeLabels stringList
 	fs.Var(&nodeLabels, "node-labels", "NODE:key=value,key=value: a node's labels, matched against spec.nodeSelector (repeat per node; default: the inventory's labels)")
 	classesFile := fs.String("classes", "", "the ClassificationPolicy manifest the policy's spec.cache.classificationPolicyName names (default: Prism's built-in ceph-osd policy when that is the name)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if len(inventories) == 0 || *policyFile == "" {

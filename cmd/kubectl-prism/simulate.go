@@ -38,7 +38,7 @@ func runSimulate(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "zipf: random seed")
 	svg := fs.String("svg", "", "also write the curves as an SVG plot to this file")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "sizes replayed in parallel")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

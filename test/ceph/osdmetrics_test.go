@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,18 @@ func (m *osdMetrics) alertSelects(alert string, labels ...string) []string {
 		out = append(out, strings.Join(v, "/"))
 	}
 	return out
+}
+
+// waitAlertSelects waits until the alert's expression selects exactly want (alertSelects'
+// labels), as it does once Prometheus has scraped what the test just made happen, and
+// returns it; the test fails if it does not within a minute (30 scrapes).
+func (m *osdMetrics) waitAlertSelects(alert string, want []string, labels ...string) []string {
+	var got []string
+	m.c.e.waitFor(time.Minute, fmt.Sprintf("%s's expression to select %v", alert, want), func() (bool, string) {
+		got = m.alertSelects(alert, labels...)
+		return slices.Equal(got, want), fmt.Sprintf("it selects %v", got)
+	})
+	return got
 }
 
 // checkPanels runs every dashboard query that reads prism_osd_* against the Prometheus

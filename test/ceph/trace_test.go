@@ -27,18 +27,29 @@ const (
 	// of hours of filling. `ceph tell osd.N compact` writes its output to RocksDB's first
 	// path (the DB device) whatever the level sizes, so only a full DB device makes BlueFS
 	// allocate on the slow one. A fresh OSD on Ceph 16.2.15 uses 298 MiB of its DB device
-	// (db_used_bytes, the same in every run); the workloads below grow that by 2-12 MiB and
-	// leave the compaction about 25 MiB to flush and rewrite: 320 MiB holds the workloads
-	// and not the compaction. Prism's planner never makes a slot this
-	// small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by the agent.
-	traceDBSize = 320 * plan.MiB
+	// (db_used_bytes, the same in every run; 282 MiB of it is the WAL RocksDB preallocates,
+	// 1.1 write buffers), which leaves traceHeadroom free. Before the compaction only the
+	// BlueFS log grows the DB (the WAL stays inside its preallocation: the workloads write
+	// about 110 MiB to it), and traceLogCompactMin bounds that; the compaction then flushes
+	// and rewrites about 22 MiB of tables, more than the headroom. Prism's planner never makes
+	// a slot this small (plan.MinSlotBytes); the slot is laid out by hand and partitioned by
+	// the agent.
+	traceDBSize = 312 * plan.MiB
+	// traceHeadroom is what the fresh OSD leaves free on its DB slot. Its margins: the BlueFS
+	// log grew the DB by 6 MiB before the compaction (logged per workload), and the
+	// compaction took 22-24 MiB (decision 0043).
+	traceHeadroom = 14 * plan.MiB
+	// traceLogCompactMin is bluefs_log_compact_min_size. At Ceph's default, 16 MiB, the BlueFS
+	// log grew by however many WAL syncs the load made the OSD do before BlueFS compacted
+	// it, and on a loaded machine that alone filled the slot during rados-4k-write.
+	traceLogCompactMin = plan.MiB
 	// traceFile is the committed summary, relative to this package.
 	traceFile = "../../internal/ioclass/defaults/testdata/ceph-osd-trace.json"
 )
 
 // traceConfig are the OSD settings that decide what its devices see; the summary records them.
 var traceConfig = []string{
-	"bluefs_buffered_io", "bluestore_prefer_deferred_size_ssd", "bluestore_max_blob_size_ssd",
+	"bluefs_buffered_io", "bluefs_log_compact_min_size", "bluestore_prefer_deferred_size_ssd", "bluestore_max_blob_size_ssd",
 	"bluestore_volume_selection_policy", "bdev_aio", "bluestore_rocksdb_options",
 }
 
@@ -68,6 +79,7 @@ func TestCephOSDTrace(t *testing.T) {
 	// The setting that takes effect at mkfs on this Ceph (see minalloc_test.go): the
 	// trace shows the OSD as Prism deploys it on QLC.
 	c.mustCeph("config", "set", "osd", "bluestore_min_alloc_size", strconv.Itoa(qlcWriteUnit))
+	c.mustCeph("config", "set", "osd", "bluefs_log_compact_min_size", strconv.FormatInt(traceLogCompactMin, 10))
 	o := c.createOSD(rook.RookDevice{Name: slowDev.stablePath, Config: rook.DeviceConfigOf(map[string]string{
 		"metadataDevice": prismv1.PartitionPath(fp.StablePath, 1), "databaseSizeMB": strconv.FormatInt(traceDBSize/plan.MiB, 10), "deviceClass": deviceClass,
 	})}, kernel, fp)
@@ -81,6 +93,10 @@ func TestCephOSDTrace(t *testing.T) {
 
 	b := c.bluefsCounters(o)
 	t.Logf("%s bluefs at start: db_total %d db_used %d slow_used %d written_wal %d", o.name(), b["db_total_bytes"], b["db_used_bytes"], b["slow_used_bytes"], b["bytes_written_wal"])
+	// The margins of traceDBSize hold only for the footprint they were measured on.
+	if free := b["db_total_bytes"] - b["db_used_bytes"]; free < traceHeadroom-2*plan.MiB || free > traceHeadroom+2*plan.MiB {
+		t.Fatalf("%s starts with %d MiB free on its DB slot, want %d MiB ± 2: this Ceph's footprint differs from the one traceDBSize was sized on; resize it so that the workloads cannot fill the slot and the compaction must", o.name(), free>>20, traceHeadroom>>20)
+	}
 	summary := blktrace.Summary{Host: c.traceHost(o, slowDev)}
 	logThreads(t, o)
 	data, fastNums := devNumbers(e, sysBlock(slowDev.name, "")), devNumbers(e, sysBlock(fast.name, ""))
@@ -118,7 +134,7 @@ func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) blktrace.Workload {
 	}
 	tb.bt.start()
 	start := time.Now()
-	out := c.e.must(4*time.Minute, w.argv...)
+	out := c.e.must(10*time.Minute, w.argv...)
 	secs := time.Since(start).Seconds()
 	c.idleCounters(tb.fast, []*loopDev{tb.slowDev})
 	tr := tb.bt.stop()
@@ -130,8 +146,13 @@ func (c *cluster) traceOne(tb *traceBed, w tracedWorkload) blktrace.Workload {
 			t.Fatalf("%s: client bytes: %v\n%s", w.name, err, tail(out, 20))
 		}
 	}
-	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d; %s", w.name, secs, len(tr.Records), client,
-		before["slow_used_bytes"], after["slow_used_bytes"], tail(out, 1))
+	t.Logf("%s: %.1f s, %d bios traced, client %d bytes, bluefs slow_used %d -> %d, db_used %d -> %d, written_wal %d -> %d, log_bytes %d -> %d; %s",
+		w.name, secs, len(tr.Records), client, before["slow_used_bytes"], after["slow_used_bytes"], before["db_used_bytes"], after["db_used_bytes"],
+		before["bytes_written_wal"], after["bytes_written_wal"], before["log_bytes"], after["log_bytes"], tail(out, 1))
+	if w.name != defaults.Compaction && (after["slow_used_bytes"] != 0 || after["bytes_written_slow"] != 0) {
+		t.Fatalf("BlueFS spilled during %s, before the compaction (slow_used_bytes %d, bytes_written_slow %d, db_used_bytes %d of %d): the trace could not tell the compaction's writes apart",
+			w.name, after["slow_used_bytes"], after["bytes_written_slow"], after["db_used_bytes"], after["db_total_bytes"])
+	}
 	pid := tb.o.daemon.cmd.Process.Pid
 	return blktrace.Workload{
 		Name: w.name, Command: strings.ReplaceAll(strings.Join(w.argv, " "), c.conf, "<conf>"), ClientBytes: client,
@@ -154,8 +175,8 @@ type tracedWorkload struct {
 // 4 MiB object writes (sequential: each fills fresh 64 KiB allocation units), reads of those
 // 4 MiB objects and 4 KiB random reads of the image, then a full RocksDB compaction, whose
 // output spills onto the data device (traceDBSize). Write volumes are fixed (object counts,
-// --io-total), so the metadata the compaction rewrites, and with it the spill, does not
-// depend on the machine's speed.
+// checked, and --io-total), so the metadata the compaction rewrites, and with it the spill,
+// does not depend on the machine's speed.
 func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
 	rados := []string{"rados", "--cluster", clusterName, "-c", c.conf, "-p", pool}
 	rbd := []string{"rbd", "--cluster", clusterName, "-c", c.conf}
@@ -164,14 +185,30 @@ func (c *cluster) traceWorkloads(pool string, o *osd) []tracedWorkload {
 	return []tracedWorkload{
 		{defaults.RBD4KRandWrite, append(rbd, "bench", "--io-type", "write", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "128M", "--io-threads", "16", image), func(string) (int64, error) { return 128 << 20, nil }},
-		{defaults.Rados4KWrite, append(rados, "bench", "120", "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
-			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchBytes},
-		{defaults.Rados4MWrite, append(rados, "bench", "120", "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
-			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchBytes},
-		{defaults.Rados4MRead, append(rados, "bench", "60", "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
+		{defaults.Rados4KWrite, append(rados, "bench", traceBenchSecs, "write", "-b", "4096", "-t", "16", "--max-objects", "16000",
+			"--no-cleanup", "--run-name", "prismtrace4k"), radosBenchAll(16000 * 4096)},
+		{defaults.Rados4MWrite, append(rados, "bench", traceBenchSecs, "write", "-b", "4194304", "-t", "16", "--max-objects", "128",
+			"--no-cleanup", "--run-name", "prismtrace4m"), radosBenchAll(128 << 22)},
+		{defaults.Rados4MRead, append(rados, "bench", traceBenchSecs, "seq", "-t", "16", "--run-name", "prismtrace4m"), nil},
 		{defaults.RBD4KRandRead, append(rbd, "bench", "--io-type", "read", "--io-pattern", "rand", "--io-size", "4096",
 			"--io-total", "32M", "--io-threads", "16", image), nil},
 		{defaults.Compaction, []string{"ceph", "--cluster", clusterName, "-c", c.conf, "tell", o.name(), "compact"}, nil},
+	}
+}
+
+// traceBenchSecs is rados bench's duration, only a bound: the object counts end the benches
+// (a 4 KiB bench cut short at 120 s on a loaded machine would have left the compaction less
+// metadata to rewrite, and perhaps no spill). It stays under traceOne's command timeout.
+const traceBenchSecs = "480"
+
+// radosBenchAll parses the bytes rados bench wrote and fails unless it wrote every object.
+func radosBenchAll(want int64) func(string) (int64, error) {
+	return func(out string) (int64, error) {
+		n, err := radosBenchBytes(out)
+		if err == nil && n != want {
+			err = fmt.Errorf("rados bench wrote %d bytes, want %d: it stopped before its last object", n, want)
+		}
+		return n, err
 	}
 }
 

@@ -33,6 +33,11 @@ const (
 	// minOSDShare: other processes (udev, LVM scans of a shared machine) may
 	// read the devices; the OSD itself must submit its writes.
 	minOSDShare = 0.99
+	// maxRewriteShare: the tracepoint sees a page each time it is written, BlueFS counts
+	// a byte once, and a file's partial last page is written again when the file grows.
+	// Traced equalled counted in the committed trace; with test/ceph's 312 MiB slot, where
+	// more of the compaction spills, the trace saw 84 pages (2.4 %) more in each of 6 runs.
+	maxRewriteShare = 0.05
 )
 
 // CheckCephOSDFacts checks, on one trace summary, the facts the default Ceph
@@ -103,9 +108,9 @@ func CheckCephOSDFacts(s *blktrace.Summary) []error {
 	if sh := share(w.Data, blktrace.Write, rocksDB); sh < minShare {
 		fail(Compaction, "RocksDB's threads wrote %.1f %% of the data device's write bytes, want at least %.0f %%", 100*sh, 100*minShare)
 	}
-	// The tracepoint sees what BlueFS says it wrote to the slow device.
+	// The tracepoint sees what BlueFS says it wrote to the slow device, and little more.
 	traced, counted := float64(sumBytes(w.Data, blktrace.Write, rocksDB)), float64(w.BlueFS.WrittenSlowAfter-w.BlueFS.WrittenSlowBefore)
-	if counted <= 0 || traced < minShare*counted || traced > (2-minShare)*counted {
+	if counted <= 0 || traced < minShare*counted || traced > (1+maxRewriteShare)*counted {
 		fail(Compaction, "traced %.0f bytes from RocksDB's threads on the data device, BlueFS counted %.0f (bytes_written_slow)", traced, counted)
 	}
 	return errs
