@@ -50,7 +50,14 @@ func FuzzParsePVs(f *testing.F) {
 			return
 		}
 		var rows []map[string]string
+		var whole []PV
 		for _, p := range pvs {
+			if p.Problem != "" {
+				if p.Major < 0 || p.Minor < 0 {
+					t.Fatalf("odd row with a bad device number %+v", p)
+				}
+				continue
+			}
 			if p.Name == "" || p.UUID == "" || p.Major < 0 || p.Minor < 0 || p.Size < 0 || p.DevSize < 0 || (p.VGName == "") != (p.VGUUID == "") {
 				t.Fatalf("bad PV %+v", p)
 			}
@@ -68,10 +75,11 @@ func FuzzParsePVs(f *testing.F) {
 			}
 			rows = append(rows, map[string]string{"pv_name": p.Name, "pv_uuid": p.UUID, "pv_major": itoa(p.Major), "pv_minor": itoa(p.Minor),
 				"dev_size": i64(p.DevSize), "pv_size": i64(p.Size), "vg_name": vg, "vg_uuid": p.VGUUID, "pv_tags": tags(p.Tags), "pv_missing": missing})
+			whole = append(whole, p)
 		}
 		again, err := ParsePVs(render(t, "pv", rows))
-		if err != nil || !reflect.DeepEqual(again, pvs) {
-			t.Fatalf("round trip: %+v -> %+v (%v)", pvs, again, err)
+		if err != nil || len(again)+len(whole) > 0 && !reflect.DeepEqual(again, whole) {
+			t.Fatalf("round trip: %+v -> %+v (%v)", whole, again, err)
 		}
 	})
 }

@@ -31,6 +31,10 @@ type PV struct {
 	// marked the label used, or a VG whose only metadata was on a disk now gone). VGName and
 	// VGUUID are then empty, but the PV is not an orphan.
 	VGUnknown bool
+	// Problem says why the row could not be read whole, for a row whose device number could:
+	// only that device is then in doubt (the row's other fields are as printed, unchecked).
+	// Empty for a row read whole.
+	Problem string
 }
 
 // unknownVG is what LVM prints as vg_name for a PV of a VG it cannot read; no VG may be named
@@ -114,11 +118,28 @@ func ParsePVs(out []byte) ([]PV, error) {
 			r.fail("vg_name", "%q and vg_uuid %q: one is empty, the other not", p.VGName, p.VGUUID)
 		}
 		if r.err != nil {
-			return nil, r.err
+			// One odd row (a foreign PV LVM half understands) must not hide every other
+			// device's PVs: it is kept, marked, when its device number says whose it is.
+			major, minor, ok := r.devNumber()
+			if !ok {
+				return nil, r.err
+			}
+			pvs = append(pvs, PV{Name: p.Name, UUID: p.UUID, Major: major, Minor: minor, VGName: p.VGName, VGUUID: p.VGUUID, Problem: r.err.Error()})
+			continue
 		}
 		pvs = append(pvs, p)
 	}
 	return pvs, nil
+}
+
+// devNumber reads the row's pv_major and pv_minor apart from its other fields.
+func (r *row) devNumber() (major, minor int, ok bool) {
+	a, err1 := strconv.ParseInt(r.vals["pv_major"], 10, 32)
+	b, err2 := strconv.ParseInt(r.vals["pv_minor"], 10, 32)
+	if err1 != nil || err2 != nil || a < 0 || b < 0 || strconv.FormatInt(a, 10) != r.vals["pv_major"] || strconv.FormatInt(b, 10) != r.vals["pv_minor"] {
+		return 0, 0, false
+	}
+	return int(a), int(b), true
 }
 
 // ParseVGs parses VGsArgv's output.

@@ -147,7 +147,17 @@ func TestParseErrorsNameTheField(t *testing.T) {
 	pvs := func(set map[string]string, drop string) []byte { return oneRow("pv", PVFields, set, drop) }
 	vgs := func(set map[string]string, drop string) []byte { return oneRow("vg", VGFields, set, drop) }
 	lvs := func(set map[string]string, drop string) []byte { return oneRow("lv", LVFields, set, drop) }
-	parsePV := func(b []byte) error { _, err := ParsePVs(b); return err }
+	// An odd PV row whose device number reads is kept with its problem (only that device is
+	// in doubt); its problem is what the error would have said.
+	parsePV := func(b []byte) error {
+		pvs, err := ParsePVs(b)
+		for _, p := range pvs {
+			if p.Problem != "" {
+				return errors.New(p.Problem)
+			}
+		}
+		return err
+	}
 	parseVG := func(b []byte) error { _, err := ParseVGs(b); return err }
 	parseLV := func(b []byte) error { _, err := ParseLVs(b); return err }
 	for _, tc := range []struct {
@@ -187,6 +197,30 @@ func TestParseErrorsNameTheField(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// One broken foreign PV never fails the report (issue 29): its row is kept, marked, by its
+// device number, and every other row reads as before. A row whose device number cannot be
+// read fails the whole report, since nothing says which device is in doubt.
+func TestParseKeepsAnOddPVRowApart(t *testing.T) {
+	good := map[string]string{"pv_name": "/dev/nvme0n1p1", "pv_uuid": "u1", "pv_major": "259", "pv_minor": "1", "dev_size": "4194304", "pv_size": "4194304",
+		"vg_name": "", "vg_uuid": "", "pv_tags": "", "pv_missing": ""}
+	odd := map[string]string{"pv_name": "/dev/sdz", "pv_uuid": "u2", "pv_major": "8", "pv_minor": "208", "dev_size": "4194304", "pv_size": "1.00m",
+		"vg_name": "foreign", "vg_uuid": "", "pv_tags": "", "pv_missing": "yes"}
+	pvs, err := ParsePVs(render(t, "pv", []map[string]string{odd, good}))
+	if err != nil || len(pvs) != 2 {
+		t.Fatalf("ParsePVs = %+v, %v; want both rows", pvs, err)
+	}
+	if pvs[0].Major != 8 || pvs[0].Minor != 208 || !strings.Contains(pvs[0].Problem, `pv[0].pv_size "1.00m" is not a byte count`) {
+		t.Errorf("odd row %+v", pvs[0])
+	}
+	if pvs[1].Problem != "" || pvs[1].Name != "/dev/nvme0n1p1" || pvs[1].Size != 4194304 {
+		t.Errorf("good row %+v", pvs[1])
+	}
+	odd["pv_major"] = "x"
+	if pvs, err := ParsePVs(render(t, "pv", []map[string]string{odd, good})); err == nil || pvs != nil {
+		t.Errorf("a row without a device number: %+v, %v; want the report to fail", pvs, err)
 	}
 }
 

@@ -149,6 +149,11 @@ func Decide(s Slot, rep lvm.Report) Decision {
 		return strings.Join(on, ", ")
 	}
 
+	for _, p := range onPart {
+		if p.Problem != "" {
+			return refuse("LVM lists a physical volume on the partition that Prism cannot read whole (%s); Prism leaves it alone", p.Problem)
+		}
+	}
 	switch {
 	case len(onPart) > 1:
 		return refuse("LVM lists %d physical volumes on the partition (%s): duplicate PVs", len(onPart), pvNames(onPart))

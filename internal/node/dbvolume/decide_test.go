@@ -141,6 +141,14 @@ func TestDecide(t *testing.T) {
 			r.VGs = append(r.VGs, lvm.VG{Name: vg, UUID: "x", PVCount: 1})
 		}, want: Refused, message: "[unknown]"},
 
+		// A PV row LVM prints oddly (issue 29: one broken foreign PV never fails other devices).
+		{name: "an odd PV row on another device changes nothing", state: "empty", edit: func(r *lvm.Report) {
+			r.PVs = append(r.PVs, lvm.PV{Name: "/dev/sdz", Major: 8, Minor: 208, Problem: `pvs report: pv[1].pv_size "1.00m" is not a byte count`})
+		}, want: CreatePV, argv: pvcreate},
+		{name: "an odd PV row on the slot's partition", state: "empty", edit: func(r *lvm.Report) {
+			r.PVs = append(r.PVs, lvm.PV{Name: "/dev/loop0p1", Major: base.Major, Minor: base.Minor, Problem: `pvs report: pv[1].pv_size "1.00m" is not a byte count`})
+		}, want: Refused, message: "that Prism cannot read whole"},
+
 		// Refusals before pvcreate.
 		{name: "empty but not proven empty", state: "empty", slot: func(s *Slot) { s.Unproven = "xfs at byte 0 (libblkid)" },
 			want: Refused, message: "not proven empty: xfs at byte 0 (libblkid)"},
