@@ -15,7 +15,7 @@ func plannedIdentity(path string, prev *prismv1.FastDevicePlan, devices []prismv
 	var now *prismv1.DeviceIdentity
 	for i := range devices {
 		if devices[i].StablePath == path && devices[i].Identity != nil {
-			now = stableIdentity(devices[i].Identity)
+			now = devices[i].Identity.Stable()
 			break
 		}
 	}
@@ -24,46 +24,9 @@ func plannedIdentity(path string, prev *prismv1.FastDevicePlan, devices []prismv
 	}
 	if now != nil && *now != *prev.Identity {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s now reports %s, but it was planned as %s: the agent writes nothing to it; if the drive was replaced on purpose, follow docs/runbooks/replace-fast-device.md",
-			path, identityString(now), identityString(prev.Identity)))
+			path, now, prev.Identity))
 	}
 	return prev.Identity.DeepCopy()
-}
-
-func stableIdentity(id *prismv1.DeviceIdentity) *prismv1.DeviceIdentity {
-	s := prismv1.DeviceIdentity{WWID: id.WWID, Serial: id.Serial, BackingFile: id.BackingFile}
-	if s == (prismv1.DeviceIdentity{}) {
-		return nil
-	}
-	return &s
-}
-
-// identityKey is what two devices share only when they report the same identity ("" when a
-// device reports none): the WWID, else the serial, else a loop device's file.
-func identityKey(id *prismv1.DeviceIdentity) string {
-	switch {
-	case id == nil:
-		return ""
-	case id.WWID != "":
-		return "wwid " + id.WWID
-	case id.Serial != "":
-		return "serial " + id.Serial
-	case id.BackingFile != "":
-		return "loop file " + id.BackingFile
-	}
-	return ""
-}
-
-func identityString(id *prismv1.DeviceIdentity) string {
-	var parts []string
-	for _, p := range []struct{ k, v string }{{"wwid", id.WWID}, {"serial", id.Serial}, {"loop file", id.BackingFile}} {
-		if p.v != "" {
-			parts = append(parts, fmt.Sprintf("%s %q", p.k, p.v))
-		}
-	}
-	if len(parts) == 0 {
-		return "no identity"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // ambiguities lists what makes a node's inventory ambiguous: two records under one stable
@@ -80,7 +43,7 @@ func ambiguities(devices []*prismv1.Device) []string {
 			}
 			byPath[d.StablePath] = append(byPath[d.StablePath], d)
 		}
-		if k := identityKey(d.Identity); k != "" {
+		if k := d.Identity.Key(); k != "" {
 			if len(byKey[k]) == 0 {
 				keys = append(keys, k)
 			}
@@ -112,11 +75,7 @@ func sameStablePath(ds []*prismv1.Device) bool {
 func describeAll(ds []*prismv1.Device) string {
 	var s []string
 	for _, d := range ds {
-		id := "no identity"
-		if d.Identity != nil {
-			id = identityString(d.Identity)
-		}
-		s = append(s, fmt.Sprintf("%s: %s", d.Path, id))
+		s = append(s, fmt.Sprintf("%s: %s", d.Path, d.Identity.Stable()))
 	}
 	return strings.Join(s, "; ")
 }

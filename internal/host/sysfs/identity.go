@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 )
 
 // Identity is what the kernel reports of a block device itself, as opposed to the name it
@@ -28,58 +31,15 @@ type Identity struct {
 	DiskSeq uint64
 }
 
-// Stable is the identity without DiskSeq: what stays the same across reboots.
-func (id Identity) Stable() Identity { id.DiskSeq = 0; return id }
-
 // Empty says whether the kernel reported nothing that identifies the device.
 func (id Identity) Empty() bool { return id == Identity{} }
 
-// String names the identity in messages: "wwid eui.0025…, serial S4…, diskseq 9".
-func (id Identity) String() string {
-	var parts []string
-	for _, p := range []struct{ k, v string }{{"wwid", id.WWID}, {"serial", id.Serial}, {"loop file", id.BackingFile}} {
-		if p.v != "" {
-			parts = append(parts, p.k+" "+strconv.Quote(p.v))
-		}
+// API is the identity as the StorageNode reports it (nil for nothing).
+func (id Identity) API() *prismv1.DeviceIdentity {
+	if id.Empty() {
+		return nil
 	}
-	if id.DiskSeq != 0 {
-		parts = append(parts, fmt.Sprintf("diskseq %d", id.DiskSeq))
-	}
-	if len(parts) == 0 {
-		return "no identity reported"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Differs says how got differs from want, "" when it does not: a field want has that got
-// lacks or has otherwise. Fields want lacks are not compared (an older record, or a kernel
-// without diskseq).
-func (want Identity) Differs(got Identity) string {
-	var diffs []string
-	for _, f := range []struct{ k, w, g string }{{"wwid", want.WWID, got.WWID}, {"serial", want.Serial, got.Serial}, {"loop file", want.BackingFile, got.BackingFile}} {
-		if f.w != "" && f.w != f.g {
-			diffs = append(diffs, fmt.Sprintf("%s %q, not %q", f.k, f.g, f.w))
-		}
-	}
-	if want.DiskSeq != 0 && want.DiskSeq != got.DiskSeq {
-		diffs = append(diffs, fmt.Sprintf("diskseq %d, not %d (the kernel made it a new disk since)", got.DiskSeq, want.DiskSeq))
-	}
-	return strings.Join(diffs, "; ")
-}
-
-// Key is a string that two devices share only when the kernel reports the same identity
-// for both: the WWID when there is one, else the serial, else a loop device's file; ""
-// when the device reports none of them.
-func (id Identity) Key() string {
-	switch {
-	case id.WWID != "":
-		return "wwid:" + id.WWID
-	case id.Serial != "":
-		return "serial:" + id.Serial
-	case id.BackingFile != "":
-		return "loop:" + id.BackingFile
-	}
-	return ""
+	return &prismv1.DeviceIdentity{WWID: id.WWID, Serial: id.Serial, BackingFile: id.BackingFile, DiskSeq: int64(min(id.DiskSeq, math.MaxInt64))}
 }
 
 // IdentityOf reads the identity of the block device major:minor through

@@ -59,39 +59,3 @@ func TestIdentityOf(t *testing.T) {
 		})
 	}
 }
-
-func TestIdentityDiffers(t *testing.T) {
-	a := Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 9}
-	for _, tc := range []struct {
-		name      string
-		want, got Identity
-		diff      string
-	}{
-		{"same", a, a, ""},
-		{"a new disk under the same name", a, Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 12}, "diskseq 12, not 9"},
-		{"another drive", a, Identity{WWID: "eui.2", Serial: "S2", DiskSeq: 9}, `wwid "eui.2", not "eui.1"; serial "S2", not "S1"`},
-		{"the record has no diskseq (older agent)", a.Stable(), Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 40}, ""},
-		{"the device lost its wwid", a, Identity{Serial: "S1", DiskSeq: 9}, `wwid "", not "eui.1"`},
-		{"another loop file", Identity{BackingFile: "/a", DiskSeq: 1}, Identity{BackingFile: "/b", DiskSeq: 2}, `loop file "/b", not "/a"`},
-	} {
-		if got := tc.want.Differs(tc.got); !strings.Contains(got, tc.diff) || (tc.diff == "") != (got == "") {
-			t.Errorf("%s: Differs = %q, want %q", tc.name, got, tc.diff)
-		}
-	}
-}
-
-func TestIdentityKey(t *testing.T) {
-	for _, tc := range []struct {
-		id   Identity
-		want string
-	}{
-		{Identity{WWID: "eui.1", Serial: "S1", DiskSeq: 3}, "wwid:eui.1"},
-		{Identity{Serial: "S1", DiskSeq: 3}, "serial:S1"},
-		{Identity{BackingFile: "/a.img", DiskSeq: 3}, "loop:/a.img"},
-		{Identity{DiskSeq: 3}, ""},
-	} {
-		if got := tc.id.Key(); got != tc.want {
-			t.Errorf("%+v.Key() = %q, want %q", tc.id, got, tc.want)
-		}
-	}
-}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -241,7 +240,7 @@ func describe(ctx context.Context, opts Options, disk sysfs.BlockDevice, byIDNam
 		Holders:                holders(disk.Holders, users),
 	}
 	d.StablePath = sysfs.StablePath(append(udevByID(udev.Symlinks), byIDNames...))
-	d.Identity = apiIdentity(disk.Identity)
+	d.Identity = disk.Identity.API()
 
 	var id identified
 	if disk.NVMeController != "" && opts.Identifier != nil {
@@ -479,12 +478,4 @@ func firstOf(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-// apiIdentity is the API form of what the kernel reports of a device (nil for nothing).
-func apiIdentity(id sysfs.Identity) *prismv1.DeviceIdentity {
-	if id.Empty() {
-		return nil
-	}
-	return &prismv1.DeviceIdentity{WWID: id.WWID, Serial: id.Serial, BackingFile: id.BackingFile, DiskSeq: int64(min(id.DiskSeq, math.MaxInt64))}
 }

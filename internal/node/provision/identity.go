@@ -23,14 +23,6 @@ type IdentityError struct{ msg string }
 
 func (e *IdentityError) Error() string { return e.msg }
 
-// FromAPI is the sysfs form of an API identity (the zero Identity for nil).
-func FromAPI(id *prismv1.DeviceIdentity) sysfs.Identity {
-	if id == nil {
-		return sysfs.Identity{}
-	}
-	return sysfs.Identity{WWID: id.WWID, Serial: id.Serial, BackingFile: id.BackingFile, DiskSeq: uint64(max(id.DiskSeq, 0))}
-}
-
 // checkIdentity compares the device open as f (a block device; under allowFiles a file whose
 // kernel attributes the fixture host keeps under /sys/class/block/<name>) with the
 // inventory's record of it (its identity and diskseq) and with the plan's identity. The kernel
@@ -39,14 +31,15 @@ func FromAPI(id *prismv1.DeviceIdentity) sysfs.Identity {
 // only what the device reports of itself tells them apart. A host root without
 // /sys/class/block (the demo's fixture nodes) has no kernel attributes to read.
 func (r Runner) checkIdentity(f statter, path string, dev prismv1.Device, plan *prismv1.DeviceIdentity) error {
-	record, planned := FromAPI(dev.Identity), FromAPI(plan)
-	if (record.Empty() && planned.Empty()) || !r.hasClassBlock() {
+	record, planned := dev.Identity, plan
+	if (record == nil && planned == nil) || !r.hasClassBlock() {
 		return nil
 	}
-	now, err := r.identityNow(f, dev.Name)
+	read, err := r.identityNow(f, dev.Name)
 	if err != nil {
 		return fmt.Errorf("reading the identity of %s (it cannot be told apart from another device): %w", path, err)
 	}
+	now := read.API()
 	if d := record.Differs(now); d != "" {
 		return &IdentityError{fmt.Sprintf("%s is not the device the inventory read: it reports %s (the inventory read %s); waiting for the next inventory", path, d, record)}
 	}
@@ -93,25 +86,25 @@ func ambiguous(devices []prismv1.Device, stablePath string) string {
 	if len(named) > 1 {
 		var ids []string
 		for _, d := range named {
-			ids = append(ids, fmt.Sprintf("%s (%s)", d.Path, FromAPI(d.Identity)))
+			ids = append(ids, fmt.Sprintf("%s (%s)", d.Path, d.Identity.String()))
 		}
 		return fmt.Sprintf("%s names %d devices: %s; Prism writes none of them until each has a name of its own", stablePath, len(named), strings.Join(ids, " and "))
 	}
 	if len(named) == 0 {
 		return ""
 	}
-	key := FromAPI(named[0].Identity).Stable().Key()
+	key := named[0].Identity.Stable().Key()
 	if key == "" {
 		return ""
 	}
 	i := slices.IndexFunc(devices, func(d prismv1.Device) bool {
-		return d.StablePath != stablePath && FromAPI(d.Identity).Stable().Key() == key
+		return d.StablePath != stablePath && d.Identity.Stable().Key() == key
 	})
 	if i < 0 {
 		return ""
 	}
 	return fmt.Sprintf("%s (%s) reports the same identity as %s (%s); Prism writes neither until they can be told apart",
-		named[0].Path, FromAPI(named[0].Identity), devices[i].Path, FromAPI(devices[i].Identity))
+		named[0].Path, named[0].Identity, devices[i].Path, devices[i].Identity)
 }
 
 // linkGone says whether the stable link is missing where udev keeps its links: the device the
