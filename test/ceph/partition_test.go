@@ -9,6 +9,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/hostexec"
+	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/node/provision"
 )
 
@@ -20,7 +21,13 @@ const partitioner = "internal/node/provision.Reconcile (the node agent's partiti
 // the inventory, which maps each plan stable path to its kernel path (Device.Path). It fails
 // unless the partitioner reports every planned partition Ready.
 func partitionFast(ctx context.Context, ex hostexec.Executor, p prismv1.NodePlan, devices []prismv1.Device) ([]prismv1.PartitionStatus, error) {
-	statuses := provision.Reconcile(ctx, ex, "/", &p, devices, prismv1.ModeApply)
+	// This machine's /proc without the test's ancestors: a sandbox's supervisor may hide its
+	// files even from root, and none of them opened the test's loops (decision 0040).
+	proc, err := procfs.Proc{Dir: "/proc"}.IgnoringAncestors()
+	if err != nil {
+		return nil, err
+	}
+	statuses := provision.Runner{Exec: ex, HostRoot: "/", Proc: proc}.Reconcile(ctx, &p, devices, prismv1.ModeApply).Partitions
 	want := 0
 	for _, f := range p.FastDevices {
 		want += len(f.Slots)
