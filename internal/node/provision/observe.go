@@ -37,9 +37,6 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		return obs, nil, err
 	}
 	defer f.Close()
-	if err := r.checkIdentity(f, path, dev, fd.Identity); err != nil {
-		return obs, nil, err
-	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)
@@ -63,6 +60,11 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		// Without it the holders and mounts of the device's partitions are unknown.
 		return obs, nil, fmt.Errorf("reading the kernel's view of %s under %s (it cannot be proven unused without its partitions, holders and mounts): %w",
 			dev.Name, r.classBlockDir(), kerr)
+	}
+	// The device open is the one the inventory read and the plan names (decision 0044); read
+	// after the kernel's view, whose absence says more.
+	if err := r.checkIdentity(f, path, dev, fd.Identity); err != nil {
+		return obs, nil, err
 	}
 	if kerr == nil {
 		if dev.Holders, err = r.sysfs().ClassHolders(dev.Name); err != nil {
