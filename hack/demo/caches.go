@@ -15,7 +15,10 @@ import (
 func (d *demo) startCaches(ctx context.Context) error {
 	d.goroutine(ctx, func(ctx context.Context) { runUdev(ctx, d.loops, d.hosts, 200*time.Millisecond) })
 	var pending []string
-	err := waitFor(ctx, 90*time.Second, func() bool {
+	// A bound, not a pace: each agent's first pass reads its fast devices sparsely before their
+	// first table (decision 0041), twice per device, 763,000 samples of an 800 GB loop each,
+	// which took 20-40 s a read on a loaded 2-core machine; the caches follow the partitions.
+	err := waitFor(ctx, 6*time.Minute, func() bool {
 		pending = d.pendingCaches(ctx)
 		return len(pending) == 0
 	})
