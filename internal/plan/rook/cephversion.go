@@ -69,7 +69,7 @@ func imageCephVersion(image string) (string, bool) {
 	ref, _, _ := strings.Cut(strings.TrimSpace(image), "@")
 	name := ref[strings.LastIndex(ref, "/")+1:]
 	_, tag, ok := strings.Cut(name, ":")
-	if !ok {
+	if !ok || !validTag(tag) {
 		return "", false
 	}
 	version := strings.TrimPrefix(tag, "v")
@@ -91,4 +91,19 @@ func cephMajor(version string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// validTag says whether tag is an image tag as the OCI distribution grammar has it
+// ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}): a reference whose "tag" holds anything else (a space
+// before a digest, a stray colon) names no version.
+func validTag(tag string) bool {
+	if tag == "" || len(tag) > 128 || tag[0] == '.' || tag[0] == '-' {
+		return false
+	}
+	for _, c := range tag {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
