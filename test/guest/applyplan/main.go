@@ -182,14 +182,24 @@ func run(o options) (Output, []prismv1.PartitionStatus, error) {
 	if node == "" {
 		node = doc.Node
 	}
-	// What `kubectl prism plan -o json` prints: the planner's result, and the operator's
-	// Rook decision (not this command's business).
-	var cp struct {
-		plan.ClusterPlan
-		Rook json.RawMessage `json:"rook"`
+	// What `kubectl prism plan -o json` prints: the planner's result (each node with its claim
+	// OSDs), and what internal/plan/rook makes of it (not this command's business).
+	var printed struct {
+		Nodes []struct {
+			plan.NodeResult
+			ClaimOSDs json.RawMessage `json:"claimOSDs"`
+		} `json:"nodes"`
+		Problems         []string        `json:"problems"`
+		CacheRefused     string          `json:"cacheRefused"`
+		RookStorageNodes json.RawMessage `json:"rookStorageNodes"`
+		Rook             json.RawMessage `json:"rook"`
 	}
-	if err := decodeFile(o.planFile, &cp); err != nil {
+	if err := decodeFile(o.planFile, &printed); err != nil {
 		return Output{}, nil, err
+	}
+	cp := plan.ClusterPlan{Problems: printed.Problems, CacheRefused: printed.CacheRefused}
+	for _, n := range printed.Nodes {
+		cp.Nodes = append(cp.Nodes, n.NodeResult)
 	}
 	np, ok := cp.Plans()[node]
 	if !ok {
