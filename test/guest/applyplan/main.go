@@ -75,7 +75,9 @@ func main() {
 	invFile := flag.String("inventory", "", "`prism-agent inventory -o json` output of this host")
 	node := flag.String("node", "", "the node whose plan to carry out (default: the inventory's node)")
 	mode := flag.String("mode", string(prismv1.ModeDryRun), "Apply changes the devices; DryRun only reports")
-	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	// The first pass reads an emulated 800 GB fast device sparsely twice before its first table
+	// (decision 0041): about 90 s a read under TCG, which the 5 min of before ran out on.
+	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
 	cacheOn := flag.Bool("cache", false, "also run the agent's cache pass on the plan's cache")
 	cacheOff := flag.Bool("cache-off", false, "run the cache pass with the plan's cache taken away (flush and stop)")
 	partitionsFile := flag.String("partitions", "", "an earlier output whose partitions to use instead of running the partitioner")
