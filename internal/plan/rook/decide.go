@@ -70,6 +70,9 @@ type Input struct {
 	Volumes map[string]*corev1.PersistentVolume
 	// Now is the clock for replacement pacing.
 	Now time.Time
+	// Answers are Ceph's answers per node, as the last probe read them (decision 0046);
+	// a node without answers holds its re-created OSDs.
+	Answers map[string]CephAnswers
 }
 
 // Node is one node with a plan, as observed.

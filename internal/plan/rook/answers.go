@@ -1,0 +1,22 @@
+package rook
+
+import "time"
+
+// CephAnswers are Ceph's own answers about one node's OSDs, read by a short-lived probe
+// (decision 0046): the raw JSON each command printed, kept raw so that the planner, not the
+// probe, decides what they mean and recorded outputs replay through the same code.
+type CephAnswers struct {
+	// At is when the probe finished; answers older than the gate's limit decide nothing.
+	At time.Time
+	// Health is `ceph health -f json`: the status and each check's code, severity and muted.
+	Health []byte
+	// PGStat is `ceph pg stat -f json`: PG counts by state.
+	PGStat []byte
+	// Devices is `ceph device ls-by-host <node> -f json`: which OSD daemons use which device.
+	Devices []byte
+	// SafeToDestroy is `ceph osd safe-to-destroy <the node's OSD ids> -f json`.
+	SafeToDestroy []byte
+	// Err is why the probe could not answer (then the other fields may be partial); a
+	// non-empty Err holds every release.
+	Err string
+}
