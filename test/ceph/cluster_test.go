@@ -102,6 +102,15 @@ osd memory target = 1610612736
 // bootstrap writes the configuration and keyrings, makes and starts the mon and the mgr,
 // and waits until the cluster answers and the mgr is available.
 func (e *env) bootstrap() *cluster {
+	port, err := freePort()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.bootstrapOn(port)
+}
+
+// bootstrapOn is bootstrap with the mon on 127.0.0.1:port.
+func (e *env) bootstrapOn(port int) *cluster {
 	t := e.t
 	c := &cluster{e: e, fsid: newUUID(), daemons: map[string]*daemon{}}
 	for _, d := range []string{"etc", "varlib/bootstrap-osd", "varlib/osd", "mon/" + clusterName + "-a", "mgr/" + clusterName + "-x", "run", "log", "crash"} {
@@ -116,10 +125,6 @@ func (e *env) bootstrap() *cluster {
 	}
 	for _, d := range []string{"run", "log", "crash"} {
 		_ = os.Chmod(c.path(d), 0o1777)
-	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
 	}
 	c.monPort = port
 	c.conf = c.path("etc", clusterName+".conf")

@@ -1,0 +1,133 @@
+//go:build linux
+
+package ceph
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/prism-storage/prism/internal/plan/rook"
+)
+
+// probeRecordDir is where PRISM_UPDATE_PROBE=1 writes what the probe answered, relative to
+// this package.
+const probeRecordDir = "../../internal/plan/rook/testdata/probe/ceph16"
+
+// TestCephProbeClient runs the probe pod's own script (rook.ProbeScript) against a real Ceph
+// as a cephx client with only the probe's caps (rook.ProbeCaps), as the pod does: no config
+// file, the mons as Rook's ConfigMap lists them, the bare key in a file, nothing else in the
+// environment. Each question must be answered with Ceph's JSON, and the answers read back
+// through rook.ProbeAnswers with no error; the client must be refused any change. The mon
+// listens on 127.0.0.1:3300, Ceph's msgr2 port, which a Rook endpoint names without a type.
+// About 1-2 minutes.
+func TestCephProbeClient(t *testing.T) {
+	e := newEnv(t)
+	if l, err := net.Listen("tcp", "127.0.0.1:3300"); err != nil {
+		t.Fatalf("the test's mon needs 127.0.0.1:3300, Ceph's msgr2 port: %v", err)
+	} else {
+		_ = l.Close()
+	}
+	c := e.bootstrapOn(3300)
+
+	// A CRUSH host with one OSD id under it, as Rook's OSDs of node probe.node.example sit
+	// under host probe-node-example.
+	node := "probe.node.example"
+	host := rook.CrushHost(node, "")
+	c.mustCeph("osd", "crush", "add-bucket", host, "host")
+	c.mustCeph("osd", "crush", "move", host, "root=default")
+	id := strings.TrimSpace(c.mustCeph("osd", "create"))
+	c.mustCeph("osd", "crush", "add", "osd."+id, "0.01", "host="+host)
+
+	caps := []string{"auth", "get-or-create-key", "client." + rook.ProbeClient}
+	for _, k := range []string{"mon", "mgr"} {
+		caps = append(caps, k, rook.ProbeCaps[k])
+	}
+	key := strings.TrimSpace(c.mustCeph(caps...))
+	keyfile := c.path("prism-probe.key")
+	if err := os.WriteFile(keyfile, []byte(key), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("client.%s: %s", rook.ProbeClient, strings.TrimSpace(c.mustCeph("auth", "get", "client."+rook.ProbeClient)))
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
+	for _, name := range rook.ProbeContainers {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
+		out, rc, stderr := runProbe(t, c, name, node, host, keyfile)
+		t.Logf("%s: exit %d, %d bytes: %s", name, rc, len(out), out)
+		if !json.Valid(out) {
+			t.Errorf("%s: exit %d, not JSON: %q (stderr %q)", name, rc, out, stderr)
+		}
+		if len(out) >= rook.ProbeMessageLimit(len(rook.ProbeContainers)) {
+			t.Errorf("%s: %d bytes, more than a probe pod keeps", name, len(out))
+		}
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(rc), Message: string(out), FinishedAt: metav1.Now()}}})
+		if os.Getenv("PRISM_UPDATE_PROBE") != "" {
+			if err := os.MkdirAll(probeRecordDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(probeRecordDir, name+".json"), out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, done := rook.ProbeAnswers(pod, time.Now())
+	if !done || a.Err != "" || a.Health == nil || a.PGStat == nil || a.Devices == nil || a.SafeToDestroy == nil {
+		t.Errorf("answers read back: done %v, %+v", done, a)
+	}
+	var safe struct {
+		Safe  []int `json:"safe_to_destroy"`
+		Other []int `json:"missing_stats"`
+	}
+	if err := json.Unmarshal(a.SafeToDestroy, &safe); err != nil || len(safe.Safe)+len(safe.Other) != 1 || fmt.Sprint(append(safe.Safe, safe.Other...)[0]) != id {
+		t.Errorf("safe-to-destroy does not ask about osd.%s alone: %s (%v)", id, a.SafeToDestroy, err)
+	}
+
+	// Read-only: every change is refused.
+	for _, argv := range [][]string{{"osd", "set", "noout"}, {"osd", "out", id}, {"config", "set", "osd", "osd_max_backfills", "2"}} {
+		out, err := c.e.run(quick, append([]string{"ceph", "--conf", "/dev/null", "--mon-host", "[v2:127.0.0.1:3300]", "--id", rook.ProbeClient,
+			"--keyfile", keyfile, "--connect-timeout", "20"}, argv...)...)
+		if err == nil || !strings.Contains(out+err.Error(), "EACCES: access denied") {
+			t.Errorf("ceph %s as the probe client: want permission denied, got %v: %s", strings.Join(argv, " "), err, out)
+		}
+	}
+}
+
+// runProbe runs one probe container's script the way the pod does, in an environment of its
+// own; it returns the termination message, the exit status and stderr.
+func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string) ([]byte, int, string) {
+	t.Helper()
+	msg := c.path("termination-" + name)
+	cmd := exec.CommandContext(c.e.ctx, "/bin/sh", "-c", rook.ProbeScript, "prism-probe", name)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "LC_ALL=C",
+		"PRISM_MON_ENDPOINTS=a=127.0.0.1:3300", "PRISM_NODE=" + node, "PRISM_CRUSH_HOST=" + host,
+		"PRISM_KEYFILE=" + keyfile, "PRISM_TERMINATION_LOG=" + msg}
+	cmd.WaitDelay = time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	rc := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		rc = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out, rerr := os.ReadFile(msg)
+	if rerr != nil {
+		t.Fatalf("%s: exit %d, no termination message: %v (stderr %q)", name, rc, rerr, stderr.String())
+	}
+	return out, rc, stderr.String()
+}
