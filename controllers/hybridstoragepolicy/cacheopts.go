@@ -13,12 +13,18 @@ import (
 // CacheOptions keeps the manager's informer on PersistentVolumes to Prism's own local volumes
 // (those labelled with a policy): a cluster can hold thousands of other volumes, which the
 // operator never reads. Reads of any other volume go to the API server (Reconciler.APIReader).
+// Likewise for Pods: the operator reads only its Ceph probes (probe.go).
 func CacheOptions() cache.Options {
 	ours, err := labels.NewRequirement(rook.LabelPolicy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant label key
 	}
+	probes, err := labels.NewRequirement(rook.LabelProbePolicy, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.PersistentVolume{}: {Label: labels.NewSelector().Add(*ours)},
+		&corev1.Pod{}:              {Label: labels.NewSelector().Add(*probes)},
 	}}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
@@ -56,6 +57,8 @@ type scope struct {
 	// claimed, released or withdrawn from Rook on anything less.
 	observed bool
 	obs      decide.Observation
+	// probes are the policy's Ceph probe pods, as observed.
+	probes []*corev1.Pod
 	// invalidSelector is why spec.nodeSelector cannot be used (naming the field); "" when valid.
 	invalidSelector string
 	// planned: decidePolicy ran to its end; decision is what it decided.
@@ -107,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := policy.DeepCopy()
 	s := &scope{policy: policy}
-	res, err := runPhases(ctx, s, r.observe, r.decidePolicy, r.claimNodes, r.releaseNodes, r.applyRook)
+	res, err := runPhases(ctx, s, r.observe, r.decidePolicy, r.claimNodes, r.releaseNodes, r.applyRook, r.probeCeph)
 	policy.Status = computeStatus(policy, statusInputOf(s, err))
 	r.recordTransitions(before, policy, s)
 	if !equality.Semantic.DeepEqual(before.Status, policy.Status) {

@@ -9,11 +9,13 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/plan/decide"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // observe reads everything the decision needs, before anything is decided: every Node and
 // StorageNode (one list each, so a node is never seen twice in two states), the
-// ClassificationPolicy the cache names, the CephCluster and the policy's local volumes. Any
+// ClassificationPolicy the cache names, the CephCluster, the policy's local volumes and its
+// finished Ceph probes (probe.go). Any
 // failed read stops the reconcile here: no node is claimed or released and no Rook entry
 // withdrawn on less than a complete observation.
 func (r *Reconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -42,6 +44,10 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error)
 	if obs.Ledger, err = r.ledger(ctx, s.policy.Name); err != nil {
 		return ctrl.Result{}, err
 	}
+	if s.probes, err = r.probePods(ctx, s.policy, obs.Cluster); err != nil {
+		return ctrl.Result{}, err
+	}
+	obs.Answers = rook.PlanProbes(s.probes, nil, obs.Now).Answers
 	s.obs, s.observed = obs, true
 	return ctrl.Result{}, nil
 }

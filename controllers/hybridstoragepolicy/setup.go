@@ -16,11 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/plan/rook"
 )
 
 // SetupWithManager watches policies, StorageNodes (inventories change selections), Node
 // labels (they change which nodes a selector matches), ClassificationPolicies (their
-// classes go into the cache plans) and Prism's local volumes.
+// classes go into the cache plans), Prism's local volumes and its Ceph probe pods.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	allPolicies := handler.EnqueueRequestsFromMapFunc(r.allPolicies)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -44,7 +45,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&prismv1.ClassificationPolicy{}, allPolicies, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, compiledHashChanged()))).
 		// Prism's local volumes (the only ones cached, see CacheOptions): a claim binding one
 		// means an OSD may exist, which keeps its device set.
-		Watches(&corev1.PersistentVolume{}, allPolicies)
+		Watches(&corev1.PersistentVolume{}, allPolicies).
+		// Prism's Ceph probes (the only pods cached): a finished probe brings Ceph's answers.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.probeOwner))
 	// Watch the CephClusters when Rook is installed: someone editing spec.storage must see
 	// Prism's entries restored; Rook's frequent status updates do not change the generation.
 	if _, err := mgr.GetRESTMapper().RESTMapping(CephClusterGVK.GroupKind(), CephClusterGVK.Version); err == nil {
@@ -104,4 +107,20 @@ func compiledHashChanged() predicate.Funcs {
 		n, ok2 := e.ObjectNew.(*prismv1.ClassificationPolicy)
 		return ok1 && ok2 && o.Status.CompiledHash != n.Status.CompiledHash
 	}}
+}
+
+// probeOwner maps a Ceph probe pod to the policy that started it (its label holds
+// rook.LabelValue of the policy's name).
+func (r *Reconciler) probeOwner(ctx context.Context, o client.Object) []reconcile.Request {
+	label, ok := o.GetLabels()[rook.LabelProbePolicy]
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, req := range r.allPolicies(ctx, o) {
+		if rook.LabelValue(req.Name) == label {
+			out = append(out, req)
+		}
+	}
+	return out
 }

@@ -50,6 +50,8 @@ type Observation struct {
 	Volumes map[string]*corev1.PersistentVolume
 	// Now is the clock for replacement pacing.
 	Now time.Time
+	// Answers are Ceph's answers per node, as the operator's probes read them (rook.Input).
+	Answers map[string]rook.CephAnswers
 	// AssumeProvisioned takes every planned node's partitions as Ready, its Pending DB volumes
 	// as Ready at their planned paths, and its planned cache cores as Ready (core ids 1, 2, ...
 	// in slot order, as an agent starting from nothing assigns them) for the Rook decision:
@@ -142,7 +144,7 @@ func Policy(obs Observation) Decision {
 		Policy: policy.Name, Manager: CephClusterManager(policy.Name), DryRun: dryRun, PlanRefused: refused,
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
-		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
+		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now, Answers: obs.Answers,
 	}
 	for _, n := range d.Plan.Nodes {
 		rin.Selections = append(rin.Selections, n.Selection)

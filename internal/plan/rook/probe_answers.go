@@ -193,3 +193,16 @@ func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
 	}
 	return ch
 }
+
+// ProbeNodes are the nodes whose Ceph answers the gate waits for: those with a held
+// replacement (GateResult.Held reads "<node> <device>: why"), sorted.
+func ProbeNodes(g GateResult) []string {
+	var out []string
+	for _, h := range g.Held {
+		if node, _, ok := strings.Cut(h, " "); ok && !slices.Contains(out, node) {
+			out = append(out, node)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

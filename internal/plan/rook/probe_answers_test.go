@@ -244,3 +244,23 @@ func FuzzProbeAnswers(f *testing.F) {
 		}
 	})
 }
+
+// TestProbeNodes reads the nodes out of what GateReplacements holds.
+func TestProbeNodes(t *testing.T) {
+	existing := []any{
+		map[string]any{"name": "n2", "devices": []any{map[string]any{"name": "/dev/a", "config": map[string]any{"metadataDevice": "/dev/old"}},
+			map[string]any{"name": "/dev/b", "config": map[string]any{"metadataDevice": "/dev/old"}}}},
+		map[string]any{"name": "n1", "devices": []any{map[string]any{"name": "/dev/c", "config": map[string]any{"metadataDevice": "/dev/old"}}}},
+	}
+	entries := []RookNode{
+		{Name: "n2", Devices: []RookDevice{{Name: "/dev/a", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}, {Name: "/dev/b", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
+		{Name: "n1", Devices: []RookDevice{{Name: "/dev/c", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
+	}
+	g := GateReplacements(entries, existing, CephHealth{}, nil, probeT0)
+	if got := ProbeNodes(g); !slices.Equal(got, []string{"n1", "n2"}) {
+		t.Errorf("ProbeNodes = %v of held %q", got, g.Held)
+	}
+	if got := ProbeNodes(GateResult{}); got != nil {
+		t.Errorf("nothing held: %v", got)
+	}
+}
