@@ -95,6 +95,23 @@ func TestCephProbeClient(t *testing.T) {
 		t.Errorf("safe-to-destroy does not ask about osd.%s alone: %s (%v)", id, a.SafeToDestroy, err)
 	}
 
+	// A key Ceph does not know: the probe fails with Ceph's own reason, which the operator
+	// reports (recorded for the envtest's failing probe).
+	wrong := c.path("wrong.key")
+	if err := os.WriteFile(wrong, []byte("AQBQlBVrAAAAABAAp3SR1fH0UDLzRtoIIXCsZw=="), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	out, rc, _ := runProbe(t, c, rook.ProbeHealth, node, host, wrong)
+	t.Logf("health with a wrong key: exit %d: %s", rc, out)
+	if rc == 0 || json.Valid(out) || !strings.HasPrefix(string(out), "ceph health: exit ") {
+		t.Errorf("health with a wrong key: exit %d, message %q", rc, out)
+	}
+	if os.Getenv("PRISM_UPDATE_PROBE") != "" {
+		if err := os.WriteFile(filepath.Join(probeRecordDir, "health-wrong-key.txt"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Read-only: every change is refused.
 	for _, argv := range [][]string{{"osd", "set", "noout"}, {"osd", "out", id}, {"config", "set", "osd", "osd_max_backfills", "2"}} {
 		out, err := c.e.run(quick, append([]string{"ceph", "--conf", "/dev/null", "--mon-host", "[v2:127.0.0.1:3300]", "--id", rook.ProbeClient,

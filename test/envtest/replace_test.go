@@ -41,6 +41,27 @@ func setCephHealth(t *testing.T, ref *unstructured.Unstructured, health string, 
 	}
 }
 
+// replaceFastDevice has node's agent report its planned fast device replaced: same slot, new
+// serial and stable path, which it returns.
+func replaceFastDevice(t *testing.T, node string) string {
+	t.Helper()
+	sn := &prismv1.StorageNode{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: node}, sn); err != nil {
+		t.Fatal(err)
+	}
+	oldFast := sn.Spec.Plan.FastDevices[0].StablePath
+	newFast := oldFast + "NEW"
+	for i := range sn.Status.Devices {
+		if sn.Status.Devices[i].StablePath == oldFast {
+			sn.Status.Devices[i].StablePath, sn.Status.Devices[i].Serial = newFast, sn.Status.Devices[i].Serial+"NEW"
+		}
+	}
+	if err := env.Client.Status().Update(context.Background(), sn); err != nil {
+		t.Fatal(err)
+	}
+	return newFast
+}
+
 // TestFastDeviceReplacementRecreatesOSDsOneAtATime: node a's Optane is replaced (new serial,
 // new stable path). The operator plans the slots on the new device; once the agent reports
 // them, the OSDs whose DB moved are handed to Rook one at a time, each only while the
@@ -83,21 +104,7 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 		t.Fatalf("node a's OSDs before the replacement: %v", before)
 	}
 
-	// The Optane is replaced: same slot, new serial.
-	sn := &prismv1.StorageNode{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: a}, sn); err != nil {
-		t.Fatal(err)
-	}
-	oldFast := sn.Spec.Plan.FastDevices[0].StablePath
-	newFast := oldFast + "NEW"
-	for i := range sn.Status.Devices {
-		if sn.Status.Devices[i].StablePath == oldFast {
-			sn.Status.Devices[i].StablePath, sn.Status.Devices[i].Serial = newFast, sn.Status.Devices[i].Serial+"NEW"
-		}
-	}
-	if err := env.Client.Status().Update(ctx, sn); err != nil {
-		t.Fatal(err)
-	}
+	newFast := replaceFastDevice(t, a)
 	run()
 	markProvisioned(t, a)
 

@@ -1,0 +1,198 @@
+package envtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+	"github.com/prism-storage/prism/internal/plan/rook"
+	"github.com/prism-storage/prism/test/support/testenv"
+)
+
+// probeRecordings are the probe's answers and a failure recorded on Ceph 16 (test/ceph
+// TestCephProbeClient).
+func probeRecordings(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	dir := filepath.Join(testenv.RepoRoot(), "internal/plan/rook/testdata/probe/ceph16")
+	for _, name := range append(rook.ProbeContainers, "health-wrong-key") {
+		file := name + ".json"
+		if name == "health-wrong-key" {
+			file = name + ".txt"
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = string(raw)
+	}
+	return out
+}
+
+// probePods are the policy's probe pods in namespace ns.
+func probePods(t *testing.T, ns, policy string) []corev1.Pod {
+	t.Helper()
+	list := &corev1.PodList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{rook.LabelProbePolicy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// finishProbe acts as the kubelet: the probe's containers ended at `at` with these messages
+// (a message that is not Ceph's JSON with exit 1).
+func finishProbe(t *testing.T, p *corev1.Pod, at time.Time, messages map[string]string) {
+	t.Helper()
+	p.Status.Phase = corev1.PodSucceeded
+	p.Status.ContainerStatuses = nil
+	for _, c := range p.Spec.Containers {
+		code := int32(0)
+		if !strings.HasPrefix(messages[c.Name], "{") && !strings.HasPrefix(messages[c.Name], "[") {
+			code, p.Status.Phase = 1, corev1.PodFailed
+		}
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: messages[c.Name],
+				StartedAt: metav1.NewTime(at.Add(-3 * time.Second)), FinishedAt: metav1.NewTime(at)}}})
+	}
+	if err := env.Client.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHeldReplacementsAskCephThroughAProbe: while the gate holds node a's re-created OSDs, the
+// operator (with its generated RBAC) keeps one probe pod for node a in the CephCluster's
+// namespace, running the cluster's Ceph image as the read-only CephClient it applies; the test
+// acts as the kubelet with answers recorded on Ceph 16. Fresh answers are kept, old ones asked
+// again, a failed probe is reported with Ceph's reason, and once nothing is held no probe is
+// left. A healthy cluster with nothing held never runs one.
+func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
+	ctx := context.Background()
+	rec := probeRecordings(t)
+	label := unique("probe")
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	cluster := newCephCluster(t)
+	ns := cluster.GetNamespace()
+	// The envtest has no controller-manager to make the namespace's default service account,
+	// which pod admission requires even when no token is mounted.
+	if err := env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: ns, Name: cluster.GetName()}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t), Recorder: operatorRecorder(t), Now: func() time.Time { return now }}
+	run := func() {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: policy.Name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	onePod := func(what string) corev1.Pod {
+		t.Helper()
+		pods := probePods(t, ns, policy.Name)
+		if len(pods) != 1 {
+			t.Fatalf("%s: %d probe pods, want 1", what, len(pods))
+		}
+		return pods[0]
+	}
+	a := nodes["optane-qlc-a"].name
+	run()
+	markProvisioned(t, a)
+	run()
+	if pods := probePods(t, ns, policy.Name); len(pods) != 0 {
+		t.Fatalf("nothing held: %d probe pods", len(pods))
+	}
+
+	replaceFastDevice(t, a)
+	run()
+	markProvisioned(t, a)
+	run()
+	first := onePod("replacements held")
+	if rook.ProbeNodeOf(&first) != a || first.Spec.Containers[0].Image != "quay.io/ceph/ceph:v19.2.3" ||
+		len(first.OwnerReferences) != 1 || first.OwnerReferences[0].UID != policy.UID {
+		t.Errorf("probe pod: node %q image %s owners %v", rook.ProbeNodeOf(&first), first.Spec.Containers[0].Image, first.OwnerReferences)
+	}
+	cc := &unstructured.Unstructured{}
+	cc.SetGroupVersionKind(rook.CephClientGVK)
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rook.ProbeClient}, cc); err != nil {
+		t.Fatal(err)
+	}
+	if caps, _, _ := unstructured.NestedStringMap(cc.Object, "spec", "caps"); len(caps) != 2 || caps["mon"] != "allow r" || caps["mgr"] != "allow r" {
+		t.Errorf("CephClient caps %v", caps)
+	}
+
+	// The kubelet's part: the probe answers. Fresh answers are kept, not asked again.
+	finishProbe(t, &first, now, rec)
+	now = now.Add(30 * time.Second)
+	run()
+	if p := onePod("fresh answers"); p.Name != first.Name {
+		t.Errorf("fresh answers: probe %s replaced by %s", first.Name, p.Name)
+	}
+	// A minute on, Ceph is asked again.
+	now = now.Add(time.Minute)
+	run()
+	second := onePod("old answers")
+	if second.Name == first.Name {
+		t.Fatalf("old answers: probe %s kept", first.Name)
+	}
+	// The new probe fails: Ceph's reason reaches the admin when it is replaced.
+	failing := map[string]string{}
+	for k, v := range rec {
+		failing[k] = v
+	}
+	failing[rook.ProbeHealth] = rec["health-wrong-key"]
+	finishProbe(t, &second, now, failing)
+	now = now.Add(2 * time.Minute)
+	run()
+	if p := onePod("after a failed probe"); p.Name == second.Name {
+		t.Errorf("a failed probe was kept")
+	}
+	wantEvent(t, policy.Name, hybridstoragepolicy.EventCephProbeFailed, "asking Ceph about node "+a+": health: exit 1: "+strings.TrimSpace(rec["health-wrong-key"]))
+
+	// Everything released: no probe is left.
+	for i := 0; i < 20 && len(heldDevices(t, policy.Name)) > 0; i++ {
+		now = now.Add(20 * time.Minute)
+		setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Minute))
+		run()
+	}
+	if held := heldDevices(t, policy.Name); len(held) > 0 {
+		t.Fatalf("still held: %v", held)
+	}
+	if pods := probePods(t, ns, policy.Name); len(pods) != 0 {
+		t.Errorf("nothing held any more: %d probe pods left", len(pods))
+	}
+}
+
+// heldDevices is the RookConfigured message when it reports replacements held ("" entries: none).
+func heldDevices(t *testing.T, policy string) []string {
+	t.Helper()
+	p := &prismv1.HybridStoragePolicy{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: policy}, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == prismv1.ConditionRookConfigured && c.Reason == hybridstoragepolicy.ReasonReplacingOSDs && strings.Contains(c.Message, "one at a time") {
+			return []string{c.Message}
+		}
+	}
+	return nil
+}
