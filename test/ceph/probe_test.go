@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +53,7 @@ func TestCephProbeClient(t *testing.T) {
 	c.mustCeph("osd", "crush", "add", "osd."+id, "0.01", "host="+host)
 
 	caps := []string{"auth", "get-or-create-key", "client." + rook.ProbeClient}
-	for _, k := range []string{"mon", "mgr"} {
+	for _, k := range slices.Sorted(maps.Keys(rook.ProbeCaps)) {
 		caps = append(caps, k, rook.ProbeCaps[k])
 	}
 	key := strings.TrimSpace(c.mustCeph(caps...))
@@ -127,7 +129,7 @@ func TestCephProbeClient(t *testing.T) {
 func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string) ([]byte, int, string) {
 	t.Helper()
 	msg := c.path("termination-" + name)
-	cmd := exec.CommandContext(c.e.ctx, "/bin/sh", "-c", rook.ProbeScript, "prism-probe", name)
+	cmd := exec.CommandContext(c.e.ctx, "sh", "-c", rook.ProbeScript, "prism-probe", name)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "LC_ALL=C",
 		"PRISM_MON_ENDPOINTS=a=127.0.0.1:3300", "PRISM_NODE=" + node, "PRISM_CRUSH_HOST=" + host,
 		"PRISM_KEYFILE=" + keyfile, "PRISM_TERMINATION_LOG=" + msg}

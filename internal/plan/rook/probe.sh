@@ -27,12 +27,13 @@ cephq() {
 	ceph --conf /dev/null --mon-host "$mon_host" --id prism-probe --keyfile "$PRISM_KEYFILE" --connect-timeout 20 "$@"
 }
 
-# answer runs one ceph command: its JSON is the answer whatever the exit status (safe-to-destroy
-# prints its JSON and exits EBUSY when the OSDs are not safe); with no JSON, stderr says why.
+# answer runs one ceph command: its output is the answer whatever the exit status (safe-to-destroy
+# may print its JSON and refuse); a failure with nothing but blank lines on stdout (a refused
+# mgr command prints a newline) leaves stderr, which says why.
 answer() {
 	err=$(cephq "$@" --format json 2>&1 >"$out")
 	rc=$?
-	if [ "$rc" -ne 0 ] && [ ! -s "$out" ]; then
+	if [ "$rc" -ne 0 ] && [ -z "$(tr -d '[:space:]' <"$out")" ]; then
 		fail "ceph $*: exit $rc: $err"
 	fi
 	exit "$rc"

@@ -181,7 +181,7 @@ func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
 		}
 		for _, p := range rest {
 			ch.Delete = append(ch.Delete, p)
-			if a, done := ProbeAnswers(p, now); done && a.Err != "" && p == newest {
+			if p == newest && done && a.Err != "" {
 				ch.Failed[n] = a
 			}
 		}

@@ -45,6 +45,10 @@ func TestProbeScript(t *testing.T) {
 			wantRC: 1, wantCalls: []string{"osd|ls-tree|crush-host"}, wantMsg: "ceph osd ls-tree crush-host: not an OSD id: *"},
 		{name: "an error leaves stderr", question: ProbeHealth, endpoints: "a=10.0.0.1:6789", errOut: "[errno 13] RADOS permission denied", rc: "13",
 			wantRC: 1, wantCalls: []string{"health|--format|json"}, wantMsg: "ceph health: exit 13: [errno 13] RADOS permission denied"},
+		// Ceph 16 refusing a command to a client without the cap prints a newline on stdout and
+		// its reason on stderr (test/ceph TestCephProbeClient without the mgr cap).
+		{name: "a refusal with a bare newline on stdout", question: ProbePGStat, endpoints: "a=10.0.0.1:6789", out: "\n", errOut: "Error EACCES: access denied", rc: "13",
+			wantRC: 1, wantCalls: []string{"pg|stat|--format|json"}, wantMsg: "ceph pg stat: exit 13: Error EACCES: access denied"},
 		{name: "no mons", question: ProbeHealth, endpoints: "", wantRC: 1, wantMsg: "no mon endpoints in ConfigMap rook-ceph-mon-endpoints"},
 	}
 	for _, tc := range cases {
@@ -54,7 +58,7 @@ func TestProbeScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			args, msg := filepath.Join(dir, "args"), filepath.Join(dir, "termination-log")
-			cmd := exec.Command("/bin/sh", "-c", ProbeScript, "prism-probe", tc.question)
+			cmd := exec.Command("sh", "-c", ProbeScript, "prism-probe", tc.question)
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "PRISM_MON_ENDPOINTS=" + tc.endpoints, "PRISM_NODE=n1; touch /tmp/x $(id)",
 				"PRISM_CRUSH_HOST=crush-host", "PRISM_KEYFILE=/etc/prism-probe/key", "PRISM_TERMINATION_LOG=" + msg,
