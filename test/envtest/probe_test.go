@@ -22,24 +22,26 @@ import (
 	"github.com/prism-storage/prism/test/support/testenv"
 )
 
-// probeRecordings are the probe's answers and a failure recorded on Ceph 16 (test/ceph
-// TestCephProbeClient).
-func probeRecordings(t *testing.T) map[string]string {
+// cephRecording is what the probe's containers answer in a state of Ceph 16 recorded by
+// test/ceph TestRecordGateAnswers (internal/plan/rook/testdata/ceph16/<state>).
+func cephRecording(t *testing.T, state string) map[string]string {
 	t.Helper()
+	files := map[string]string{rook.ProbeHealth: "health.json", rook.ProbePGStat: "pg-stat.json",
+		rook.ProbeDevices: "device-ls-by-host.json", rook.ProbeSafeToDestroy: "safe-to-destroy.json"}
 	out := map[string]string{}
-	dir := filepath.Join(testenv.RepoRoot(), "internal/plan/rook/testdata/probe/ceph16")
-	for _, name := range append(rook.ProbeContainers, "health-wrong-key") {
-		file := name + ".json"
-		if name == "health-wrong-key" {
-			file = name + ".txt"
-		}
-		raw, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = string(raw)
+	for name, file := range files {
+		out[name] = readRepoFile(t, "internal/plan/rook/testdata/ceph16", state, file)
 	}
 	return out
+}
+
+func readRepoFile(t *testing.T, elem ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(append([]string{testenv.RepoRoot()}, elem...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // probePods are the policy's probe pods in namespace ns.
@@ -80,7 +82,10 @@ func finishProbe(t *testing.T, p *corev1.Pod, at time.Time, messages map[string]
 // left. A healthy cluster with nothing held never runs one.
 func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	ctx := context.Background()
-	rec := probeRecordings(t)
+	// The old OSD destroyed, as the runbook says: Ceph lets its replacement go (decision 0046).
+	rec := cephRecording(t, "destroyed")
+	// A probe whose key Ceph refuses (test/ceph TestCephProbeClient).
+	wrongKey := readRepoFile(t, "internal/plan/rook/testdata/probe/ceph16/health-wrong-key.txt")
 	label := unique("probe")
 	nodes := startNodes(t, env.Client, label)
 	publishAll(t, nodes)
@@ -159,20 +164,25 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	for k, v := range rec {
 		failing[k] = v
 	}
-	failing[rook.ProbeHealth] = rec["health-wrong-key"]
+	failing[rook.ProbeHealth] = wrongKey
 	finishProbe(t, &second, now, failing)
 	now = now.Add(2 * time.Minute)
 	run()
 	if p := onePod("after a failed probe"); p.Name == second.Name {
 		t.Errorf("a failed probe was kept")
 	}
-	wantEvent(t, policy.Name, hybridstoragepolicy.EventCephProbeFailed, "asking Ceph about node "+a+": health: exit 1: "+strings.TrimSpace(rec["health-wrong-key"]))
+	wantEvent(t, policy.Name, hybridstoragepolicy.EventCephProbeFailed, "asking Ceph about node "+a+": health: exit 1: "+strings.TrimSpace(wrongKey))
 
-	// Everything released: no probe is left.
+	// Everything released, one at a time: Ceph answers each new probe (and, for the gate that
+	// read status.ceph.health, reports HEALTH_OK). Then no probe is left.
 	for i := 0; i < 20 && len(heldDevices(t, policy.Name)) > 0; i++ {
 		now = now.Add(20 * time.Minute)
 		setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Minute))
 		run()
+		if pods := probePods(t, ns, policy.Name); len(pods) == 1 && pods[0].Status.Phase == corev1.PodPending {
+			finishProbe(t, &pods[0], now, rec)
+			run()
+		}
 	}
 	if held := heldDevices(t, policy.Name); len(held) > 0 {
 		t.Fatalf("still held: %v", held)
