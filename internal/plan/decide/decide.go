@@ -144,8 +144,9 @@ func Policy(obs Observation) Decision {
 		Policy: policy.Name, Manager: CephClusterManager(policy.Name), DryRun: dryRun, PlanRefused: refused,
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
-		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now, Answers: obs.Answers,
+		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
 	}
+	rin.Answers = obs.Answers
 	for _, n := range d.Plan.Nodes {
 		rin.Selections = append(rin.Selections, n.Selection)
 	}
