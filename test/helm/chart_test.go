@@ -751,3 +751,22 @@ func TestAgentOpenCAS(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorCephClusterMaxBytes: a raised etcd limit reaches the operator's flag as the
+// integer it is (Helm reads YAML numbers as floats: 3145728 would print as 3.145728e+06).
+func TestOperatorCephClusterMaxBytes(t *testing.T) {
+	for _, tc := range []struct{ values, want string }{{"", ""}, {"operator: {cephClusterMaxBytes: 3145728}", "--cephcluster-max-bytes=3145728"}} {
+		dep := renderValues(t, tc.values, plainCaps, nil).must(t, "Deployment", "prism-operator")
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		var got string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--cephcluster-max-bytes") {
+				got = a
+			}
+		}
+		if got != tc.want {
+			t.Errorf("values %q: operator args %v, want %q", tc.values, args, tc.want)
+		}
+	}
+}
