@@ -770,3 +770,40 @@ func TestOperatorCephClusterMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeDaemonSettings: the agent rolls out one node at a time at node-critical priority;
+// the operator gets a PodDisruptionBudget only when a drain could take its last replica's
+// standby away (more than one replica), selecting exactly its pods.
+func TestNodeDaemonSettings(t *testing.T) {
+	rel := renderValues(t, "", plainCaps, nil)
+	ds := rel.must(t, "DaemonSet", "prism-agent")
+	if v, _, _ := unstructured.NestedFieldNoCopy(ds.Object, "spec", "updateStrategy", "rollingUpdate", "maxUnavailable"); fmt.Sprint(v) != "1" {
+		t.Errorf("agent maxUnavailable %v, want 1", v)
+	}
+	if v, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName"); v != "system-node-critical" {
+		t.Errorf("agent priorityClassName %q, want system-node-critical", v)
+	}
+	if rel.get("PodDisruptionBudget", "prism-operator") != nil {
+		t.Error("a PodDisruptionBudget for one operator replica would block every drain of its node")
+	}
+	rel = renderValues(t, "operator: {replicas: 2}\nagent: {priorityClassName: \"\", updateStrategy: {type: OnDelete}}", plainCaps, nil)
+	pdb := rel.must(t, "PodDisruptionBudget", "prism-operator")
+	dep := rel.must(t, "Deployment", "prism-operator")
+	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	for k, v := range sel {
+		if labels[k] != v {
+			t.Errorf("the PodDisruptionBudget selects %s=%s, the operator's pods have %q", k, v, labels[k])
+		}
+	}
+	if len(sel) == 0 || fmt.Sprint(pdb.Object["spec"].(map[string]any)["minAvailable"]) != "1" {
+		t.Errorf("PodDisruptionBudget spec %v", pdb.Object["spec"])
+	}
+	ds = rel.must(t, "DaemonSet", "prism-agent")
+	if v, ok, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName"); ok {
+		t.Errorf("agent priorityClassName %q with an empty value", v)
+	}
+	if v, _, _ := unstructured.NestedString(ds.Object, "spec", "updateStrategy", "type"); v != "OnDelete" {
+		t.Errorf("agent updateStrategy %q, want OnDelete", v)
+	}
+}
