@@ -64,7 +64,9 @@ func main() {
 		log.Error(nil, "--advisor-window must be at least 1m: shorter windows measure noise", "advisor-window", advisorWindow.String())
 		os.Exit(1)
 	}
-	if err := (&classificationpolicy.Reconciler{Client: mgr.GetClient(), Window: *advisorWindow}).SetupWithManager(mgr); err != nil {
+	// The advisor keeps its open windows in the operator's namespace, so a new leader resumes them.
+	if err := (&classificationpolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Window: *advisorWindow,
+		Namespace: os.Getenv("POD_NAMESPACE")}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "classificationpolicy")
 		os.Exit(1)
 	}
