@@ -221,7 +221,7 @@ func TestRenderDefaults(t *testing.T) {
 	sort.Strings(kinds)
 	want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
 		"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
-		"DaemonSet", "Deployment", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
+		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
 		"ServiceAccount", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 	for range realDashboards(t) {
 		want = append(want, "ConfigMap")
@@ -772,8 +772,8 @@ func TestOperatorCephClusterMaxBytes(t *testing.T) {
 }
 
 // TestNodeDaemonSettings: the agent rolls out one node at a time at node-critical priority;
-// the operator gets a PodDisruptionBudget only when a drain could take its last replica's
-// standby away (more than one replica), selecting exactly its pods.
+// the operator runs a leader and a standby, spread across nodes, with a PodDisruptionBudget
+// selecting exactly its pods (none for one replica: it would block every drain).
 func TestNodeDaemonSettings(t *testing.T) {
 	rel := renderValues(t, "", plainCaps, nil)
 	ds := rel.must(t, "DaemonSet", "prism-agent")
@@ -783,12 +783,19 @@ func TestNodeDaemonSettings(t *testing.T) {
 	if v, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName"); v != "system-node-critical" {
 		t.Errorf("agent priorityClassName %q, want system-node-critical", v)
 	}
-	if rel.get("PodDisruptionBudget", "prism-operator") != nil {
+	if rel := renderValues(t, "operator: {replicas: 1}", plainCaps, nil); rel.get("PodDisruptionBudget", "prism-operator") != nil {
 		t.Error("a PodDisruptionBudget for one operator replica would block every drain of its node")
 	}
-	rel = renderValues(t, "operator: {replicas: 2}\nagent: {priorityClassName: \"\", updateStrategy: {type: OnDelete}}", plainCaps, nil)
-	pdb := rel.must(t, "PodDisruptionBudget", "prism-operator")
 	dep := rel.must(t, "Deployment", "prism-operator")
+	if v, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); v != 2 {
+		t.Errorf("operator replicas %d by default, want a leader and a standby", v)
+	}
+	anti, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+	if len(anti) != 1 {
+		t.Errorf("operator anti-affinity %v, want the replicas spread across nodes", anti)
+	}
+	pdb := rel.must(t, "PodDisruptionBudget", "prism-operator")
+	rel = renderValues(t, "agent: {priorityClassName: \"\", updateStrategy: {type: OnDelete}}", plainCaps, nil)
 	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
 	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
 	for k, v := range sel {
