@@ -1,36 +1,20 @@
 package apivalidation
 
 import (
-	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/prism-storage/prism/config/crd"
 )
 
 // mergeTypes lists every list, map and atomic struct under spec and status of every CRD, as
 // "Kind field type"; a list or map without a declared type is "undeclared".
 func mergeTypes(t *testing.T) []string {
 	t.Helper()
-	entries, err := fs.ReadDir(crd.Bases, "bases")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
-		data, err := fs.ReadFile(crd.Bases, "bases/"+e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range baseCRDs(t) {
 		root := c.Spec.Versions[0].Schema.OpenAPIV3Schema
 		var walk func(path string, s apiextensionsv1.JSONSchemaProps)
 		walk = func(path string, s apiextensionsv1.JSONSchemaProps) {
