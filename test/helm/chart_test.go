@@ -49,9 +49,15 @@ monitoring:
 `
 
 // tunedValues keeps monitoring on and changes its knobs: thresholds (one as the string
-// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port.
+// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port;
+// with the endurance page and the NetworkPolicies.
 const tunedValues = `
 agent: {metricsPort: 9500}
+operator: {prometheusURL: http://prometheus.monitoring:9090}
+networkPolicy:
+  enabled: true
+  metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]
+  enduranceFrom: [{podSelector: {matchLabels: {app: grafana}}}]
 monitoring:
   labels: {release: kube-prometheus-stack}
   agent: {podMonitor: {interval: 30s, scrapeTimeout: 10s}}
