@@ -127,8 +127,10 @@ func leaderDiesAt(t *testing.T, hangAt int64) {
 	publishAll(t, nodes)
 	policy := createPolicy(t, label, cluster, prismv1.CacheNone)
 	eventually(t, 20*time.Second, "the leader's write to hang", func() bool { return leaderWrites.Load() >= hangAt })
-	time.Sleep(500 * time.Millisecond) // the writes before it land, with their Events
-	kill()                             // the leader dies with its write in flight; its lease is not released
+	// The writes before it land, with their Events; then the leader dies with its write in
+	// flight, its lease not released.
+	time.Sleep(500 * time.Millisecond)
+	kill()
 	eventually(t, 30*time.Second, "the standby to take the lease", func() bool {
 		h := leaseHolder(t, ns, id)
 		return h != "" && h != first
