@@ -58,6 +58,9 @@ type Observation struct {
 	// offline no agent reports them, and a preview should show where the OSDs will go. The
 	// operator never sets it.
 	AssumeProvisioned bool
+	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: its
+	// default; rook.Input).
+	MaxCephClusterBytes int64
 }
 
 // Node is a Kubernetes Node as the decision needs it.
@@ -145,6 +148,7 @@ func Policy(obs Observation) Decision {
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
 		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
+		MaxCephClusterBytes: obs.MaxCephClusterBytes,
 	}
 	rin.Answers = obs.Answers
 	for _, n := range d.Plan.Nodes {
