@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	psaapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
 )
 
 var probeOwner = metav1.OwnerReference{APIVersion: "prism.storage.io/v1alpha1", Kind: "HybridStoragePolicy", Name: "policy-7", UID: "uid-7"}
@@ -102,4 +104,19 @@ func unstructuredMap(obj map[string]any, path ...string) (map[string]any, bool, 
 		m = next
 	}
 	return m, true, nil
+}
+
+// TestProbePodIsRestricted: the probe passes Pod Security "restricted" (the API server's own
+// checks), so a Rook namespace at that level admits it.
+func TestProbePodIsRestricted(t *testing.T) {
+	p := ProbePod(ProbeTarget{Policy: "policy-7", Owner: probeOwner, Namespace: "rook-ceph", Image: "quay.io/ceph/ceph:v19.2.3", Node: "n1"})
+	ev, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ev.EvaluatePod(psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}, &p.ObjectMeta, &p.Spec) {
+		if !r.Allowed {
+			t.Errorf("not restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+		}
+	}
 }
