@@ -138,3 +138,34 @@ func TestOperatorCachesOnlyPrismVolumes(t *testing.T) {
 		t.Errorf("the API reader must still see the foreign volume: %v", err)
 	}
 }
+
+// The operator's cache holds Prism's Ceph probe pods only, not the cluster's other pods.
+func TestOperatorCachesOnlyProbePods(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr := startOperator(ctx, t)
+	ns := unique("pods")
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	}
+	ours := pod("prism-probe-x", map[string]string{rook.LabelProbePolicy: "p"})
+	foreign := pod("db", map[string]string{"app": "db"})
+	for _, p := range []*corev1.Pod{ours, foreign} {
+		if err := env.Client.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "Prism's probe in the operator's cache", func() bool {
+		return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ours), &corev1.Pod{}) == nil
+	})
+	if err := mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a foreign pod read through the cache: want NotFound, got %v", err)
+	}
+}
