@@ -11,9 +11,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,19 +127,41 @@ func TestCephProbeClient(t *testing.T) {
 	}
 }
 
-// runProbe runs one probe container's script the way the pod does, in an environment of its
-// own; it returns the termination message, the exit status and stderr.
+// runProbe runs one probe container's script the way the pod does: as the ceph user, in an
+// environment of its own, the key readable through its group (the pod's fsGroup), the
+// termination message file made world-writable beforehand (as the kubelet makes it); it
+// returns the termination message, the exit status and stderr.
 func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string) ([]byte, int, string) {
 	t.Helper()
+	ceph, err := user.Lookup("ceph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.ParseUint(ceph.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(ceph.Gid, 10, 32)
+	if err := os.Chown(keyfile, 0, int(gid)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(keyfile, 0o440); err != nil {
+		t.Fatal(err)
+	}
 	msg := c.path("termination-" + name)
+	if err := os.WriteFile(msg, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(msg, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(c.e.ctx, "sh", "-c", rook.ProbeScript, "prism-probe", name)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "LC_ALL=C",
 		"PRISM_MON_ENDPOINTS=a=127.0.0.1:3300", "PRISM_NODE=" + node, "PRISM_CRUSH_HOST=" + host,
 		"PRISM_KEYFILE=" + keyfile, "PRISM_TERMINATION_LOG=" + msg}
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	rc := 0
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
