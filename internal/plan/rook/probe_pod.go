@@ -82,9 +82,14 @@ func CrushHost(node, hostname string) string {
 }
 
 // ProbePod is the probe pod of one node: it runs anywhere (it only talks to the mons and the
-// mgr), as the ceph user, with a read-only root, no service account token, and the probe
-// client's key as its only secret.
+// mgr), preferably on the node it asks about, whose OSDs run the same image (so no pull of
+// Ceph's large image eats into the deadline), as the ceph user, with a read-only root, no
+// service account token, and the probe client's key as its only secret.
 func ProbePod(t ProbeTarget) *corev1.Pod {
+	hostname := t.Hostname
+	if hostname == "" {
+		hostname = t.Node
+	}
 	env := []corev1.EnvVar{
 		{Name: "PRISM_MON_ENDPOINTS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: MonEndpointsConfigMap}, Key: monEndpointsKey}}},
@@ -141,6 +146,10 @@ func ProbePod(t ProbeTarget) *corev1.Pod {
 				Items: []corev1.KeyToPath{{Key: probeSecretKey, Path: "key"}},
 			}}}},
 			Containers: containers,
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}}},
+			}}}},
 		},
 	}
 }

@@ -44,6 +44,12 @@ func TestProbePod(t *testing.T) {
 		*s.SecurityContext.RunAsUser != 167 || *s.SecurityContext.FSGroup != 167 {
 		t.Errorf("pod spec: %+v", s)
 	}
+	if a := s.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil ||
+		len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		!slices.Equal(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Values, []string{"h.example.com"}) ||
+		a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Key != "kubernetes.io/hostname" {
+		t.Errorf("affinity: want a preference for the probed node's hostname, got %+v", s.Affinity)
+	}
 	if len(s.Volumes) != 1 || s.Volumes[0].Secret == nil || s.Volumes[0].Secret.SecretName != "rook-ceph-client-prism-probe" ||
 		!slices.Equal(s.Volumes[0].Secret.Items, []corev1.KeyToPath{{Key: "userKey", Path: "key"}}) {
 		t.Errorf("key volume: %+v", s.Volumes)
