@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
@@ -205,4 +206,76 @@ func heldDevices(t *testing.T, policy string) []string {
 		}
 	}
 	return nil
+}
+
+// installOperatorAdmission applies the chart's admission policy on the operator's pods, as a
+// real install would.
+func installOperatorAdmission(t *testing.T) {
+	t.Helper()
+	raw := readRepoFile(t, "charts/prism/files/operator-admission.yaml")
+	for _, doc := range strings.Split(strings.ReplaceAll(raw, "{{ .Release.Namespace }}", "prism-system"), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Create(context.Background(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOperatorMayCreateOnlyProbePods: with its RBAC (pods create in every namespace) and the
+// chart's admission policy, the operator's service account creates the probe rook.ProbePod
+// builds, and no pod that is more than a probe.
+func TestOperatorMayCreateOnlyProbePods(t *testing.T) {
+	ctx := context.Background()
+	installOperatorAdmission(t)
+	op := operatorClient(t)
+	ns := unique("probe-admission")
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := func() *corev1.Pod {
+		return rook.ProbePod(rook.ProbeTarget{Policy: "p", Owner: metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "u"},
+			Namespace: ns, Image: "quay.io/ceph/ceph:v19.2.3", Node: "n1"})
+	}
+	escalations := map[string]func(p *corev1.Pod){
+		"a host path": func(p *corev1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		},
+		"a privileged container": func(p *corev1.Pod) {
+			sc := p.Spec.Containers[0].SecurityContext
+			sc.Privileged, sc.AllowPrivilegeEscalation = new(true), nil
+		},
+		"a service account token": func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = new(true) },
+		"the host network":        func(p *corev1.Pod) { p.Spec.HostNetwork = true },
+		"another service account": func(p *corev1.Pod) { p.Spec.ServiceAccountName = "rook-ceph-system" },
+		"not a probe":             func(p *corev1.Pod) { p.Labels["app.kubernetes.io/name"] = "shell" },
+		"root": func(p *corev1.Pod) {
+			p.Spec.SecurityContext.RunAsNonRoot, p.Spec.SecurityContext.RunAsUser = nil, new(int64(0))
+		},
+	}
+	// The policy compiles asynchronously after it is created: wait until it denies.
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		p := probe()
+		escalations["a host path"](p)
+		if err = op.Create(ctx, p); err != nil {
+			break
+		}
+		_ = env.Client.Delete(ctx, p)
+	}
+	for what, escalate := range escalations {
+		p := probe()
+		escalate(p)
+		if err := op.Create(ctx, p); err == nil || !strings.Contains(err.Error(), "prism-operator may create only its Ceph probe pods") {
+			t.Errorf("the operator creating a probe with %s: got %v", what, err)
+		}
+	}
+	if err := op.Create(ctx, probe()); err != nil {
+		t.Errorf("the operator creating its probe: %v", err)
+	}
 }

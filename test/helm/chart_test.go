@@ -228,7 +228,9 @@ func TestRenderDefaults(t *testing.T) {
 	want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
 		"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
 		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
-		"ServiceAccount", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+		"ServiceAccount", "ServiceAccount",
+		// The agent's own-node policy and the operator's probe-pods policy, each with its binding.
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"}
 	for range realDashboards(t) {
 		want = append(want, "ConfigMap")
 	}
