@@ -22,6 +22,9 @@ const (
 	// EventCachePlanRefused: the cache's ClassificationPolicy does not compile (or is missing),
 	// so no node gets a plan; recorded when the message changes.
 	EventCachePlanRefused = "CachePlanRefused"
+	// EventCephProbeFailed: a probe pod could not get Ceph's answers for a node, whose
+	// replacements stay held (probe.go); recorded once per failed probe, when it is replaced.
+	EventCephProbeFailed = "CephProbeFailed"
 )
 
 // Event actions (the events API's verb for what the operator did or refused).
@@ -30,6 +33,7 @@ const (
 	actionRelease   = "Release"
 	actionApplyRook = "ApplyCephCluster"
 	actionPlan      = "Plan"
+	actionProbe     = "ProbeCeph"
 )
 
 const (

@@ -23,12 +23,6 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=ceph.rook.io,resources=cephclients,verbs=create;patch
 
-// EventCephProbeFailed: a probe pod could not get Ceph's answers for a node; its replacements
-// stay held. Recorded once per failed probe, when it is replaced.
-const EventCephProbeFailed = "CephProbeFailed"
-
-const actionProbe = "ProbeCeph"
-
 // probePods lists the policy's probe pods in the CephCluster's namespace (none without a
 // CephCluster).
 func (r *Reconciler) probePods(ctx context.Context, policy *prismv1.HybridStoragePolicy, cluster *unstructured.Unstructured) ([]*corev1.Pod, error) {
