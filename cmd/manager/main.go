@@ -20,6 +20,9 @@ import (
 	"github.com/prism-storage/prism/internal/webui"
 )
 
+// version is set at build time (-X main.version): the release checks agents' version skew.
+var version = "dev"
+
 func main() {
 	var metricsAddr, probeAddr string
 	var leaderElect bool
@@ -56,7 +59,7 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("prism-operator"),
-		MaxCephClusterBytes: *maxCephCluster}).SetupWithManager(mgr); err != nil {
+		MaxCephClusterBytes: *maxCephCluster, Version: version}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
 		os.Exit(1)
 	}
