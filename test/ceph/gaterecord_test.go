@@ -95,8 +95,10 @@ func TestRecordGateAnswers(t *testing.T) {
 	c.mustCeph("osd", "pool", "set", gatePool, "size", "1", "--yes-i-really-mean-it")
 	c.mustCeph("osd", "set", "noout")
 	// The test's configuration file silences POOL_NO_REDUNDANCY (and a file's setting overrides
-	// the mon's configuration database); a real cluster warns.
-	c.mustCeph("tell", "mon.a", "config", "set", "mon_warn_on_pool_no_redundancy", "true")
+	// the mon's configuration database); a real cluster warns. The mgr computes the PG checks.
+	for _, who := range []string{"mon.a", "mgr.x"} {
+		c.mustCeph("tell", who, "config", "set", "mon_warn_on_pool_no_redundancy", "true")
+	}
 	c.gateWaitHealth("POOL_NO_REDUNDANCY")
 	c.gateWaitPGs("every PG active+clean at size 1", func(s pgSummary) bool { return s.only("active+clean") })
 	time.Sleep(5 * time.Second)
@@ -105,7 +107,9 @@ func TestRecordGateAnswers(t *testing.T) {
 	c.mustCeph("osd", "pool", "set", gatePool, "size", "3")
 	c.mustCeph("osd", "pool", "set", gatePool, "min_size", "2")
 	c.mustCeph("osd", "unset", "noout")
-	c.mustCeph("tell", "mon.a", "config", "set", "mon_warn_on_pool_no_redundancy", "false")
+	for _, who := range []string{"mon.a", "mgr.x"} {
+		c.mustCeph("tell", who, "config", "set", "mon_warn_on_pool_no_redundancy", "false")
+	}
 	c.gateWaitPGs("every PG active+clean at size 3 again", func(s pgSummary) bool { return s.only("active+clean") })
 
 	// Two of the three remaining OSDs stop: PGs below min_size are inactive.
@@ -168,12 +172,14 @@ func gateCluster(t *testing.T, e *env) (*cluster, []*osd) {
 func udevID(t *testing.T, l *loopDev, model, serial string) {
 	const db = "/run/udev/data"
 	devno := strings.TrimSpace(readFile(t, sysBlock(l.name, "dev")))
-	if _, err := os.Stat(db); os.IsNotExist(err) {
-		if err := os.MkdirAll(db, 0o755); err != nil {
-			t.Fatal(err)
+	// Directories this creates are removed after the entries (cleanups run last first).
+	for _, dir := range []string{filepath.Dir(db), db} {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Remove(dir) })
 		}
-		// Registered first, so it runs after the entries' removal.
-		t.Cleanup(func() { _ = os.Remove(db) })
 	}
 	f := filepath.Join(db, "b"+devno)
 	if _, err := os.Stat(f); err == nil {

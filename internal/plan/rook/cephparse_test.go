@@ -50,10 +50,14 @@ func TestParseRecordedCeph16(t *testing.T) {
 	}
 	all := []string{"AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED", "MON_DISK_LOW"}
 	wants := map[string]want{
-		"healthy":   {"HEALTH_WARN", all, 0, nil, nil, []int{0}},
-		"degraded":  {"HEALTH_WARN", append(slices.Clone(all), "OSD_DOWN", "PG_DEGRADED"), 0, nil, []int{0}, []int{0}},
-		"destroyed": {"HEALTH_WARN", all, 0, []int{0}, nil, nil},
-		"purged":    {"HEALTH_WARN", all, 0, []int{0}, nil, nil},
+		"healthy":             {"HEALTH_WARN", all, 0, nil, nil, []int{0}},
+		"degraded":            {"HEALTH_WARN", append(slices.Clone(all), "OSD_DOWN", "PG_DEGRADED"), 0, nil, []int{0}, []int{0}},
+		"destroyed":           {"HEALTH_WARN", all, 0, []int{0}, nil, nil},
+		"purged":              {"HEALTH_WARN", all, 0, []int{0}, nil, nil},
+		"recovering":          {"HEALTH_WARN", append(slices.Clone(all), "PG_DEGRADED"), 0, nil, []int{0}, nil},
+		"muted":               {"HEALTH_WARN", append(slices.Clone(all), "muted OSD_NEARFULL", "muted POOL_NEARFULL"), 0, []int{0}, nil, nil},
+		"no-redundancy-noout": {"HEALTH_WARN", append(slices.Clone(all), "OSDMAP_FLAGS", "POOL_NO_REDUNDANCY"), 0, []int{0}, nil, nil},
+		"inactive":            {"HEALTH_WARN", append(slices.Clone(all), "OSD_DOWN", "PG_AVAILABILITY", "PG_DEGRADED"), 16, []int{0}, []int{2}, nil},
 	}
 	for _, state := range recordedStates(t) {
 		h, err := ParseHealth(readRecorded(t, state, "health"))
