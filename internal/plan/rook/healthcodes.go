@@ -29,14 +29,17 @@ var (
 )
 
 // checkBlocks is "" when the check does not hold a re-created OSD back, else why it does.
-// Muted checks never do (Ceph's own way to say "known, leave it"); the policy's ignore list
-// covers every code but the blocking ones; an unknown code holds, as the gate cannot tell
-// whether it is about data.
+// Muted checks never do, blocking ones included: a mute is Ceph's own "known, leave it", seen by
+// every admin and possibly timed, and the PG states and safe-to-destroy still judge the data.
+// The policy's ignore list covers every code but the blocking ones; an unknown code holds, as
+// the gate cannot tell whether it is about data.
 func checkBlocks(c HealthCheck, ignore []string) string {
 	switch {
+	case c.Muted:
+		return ""
 	case blockingChecks[c.Code]:
 		return c.Code + " (" + c.Summary + ") makes data unavailable or at risk"
-	case c.Muted || harmlessChecks[c.Code] || crushSubtreeDown(c.Code):
+	case harmlessChecks[c.Code] || crushSubtreeDown(c.Code):
 		return ""
 	}
 	for _, code := range ignore {
