@@ -222,6 +222,7 @@ const (
 )
 
 // CacheCoreStatus is one capacity device as a cache core.
+// +kubebuilder:validation:XValidation:rule="self.state != 'Ready' || has(self.exportedObject)",message="a Ready core names its exportedObject: the operator gives it to Rook as the OSD's device",fieldPath=".exportedObject"
 type CacheCoreStatus struct {
 	// device is the capacity device's stable path.
 	// +required
@@ -269,7 +270,10 @@ type IOClassUsage struct {
 	WriteInvalidation string `json:"writeInvalidation,omitempty"`
 }
 
-// CacheStatus is one fast device's cache as the agent observed it.
+// CacheStatus is one fast device's cache as the agent observed it. A Ready core's exported
+// object is /dev/cas<cacheID>-<coreID>, as Open CAS names it: one that is not would put the
+// OSD on another core's disk.
+// +kubebuilder:validation:XValidation:rule="!has(self.cacheID) || self.cacheID == 0 || !has(self.cores) || !self.cores.exists(k, k.state == 'Ready' && has(k.exportedObject) && k.exportedObject != '/dev/cas%d-%d'.format([self.cacheID, has(k.coreID) ? k.coreID : 0]))",messageExpression="'cores[%d].exportedObject %s is not /dev/cas%d-%d: Open CAS exports a Ready core under its cache and core ids'.format([self.cores.transformList(i, k, k.state == 'Ready' && has(k.exportedObject) && k.exportedObject != '/dev/cas%d-%d'.format([self.cacheID, has(k.coreID) ? k.coreID : 0]), i)[0], self.cores.filter(k, k.state == 'Ready' && has(k.exportedObject) && k.exportedObject != '/dev/cas%d-%d'.format([self.cacheID, has(k.coreID) ? k.coreID : 0]))[0].exportedObject, self.cacheID, self.cores.filter(k, k.state == 'Ready' && has(k.exportedObject) && k.exportedObject != '/dev/cas%d-%d'.format([self.cacheID, has(k.coreID) ? k.coreID : 0])).map(k, has(k.coreID) ? k.coreID : 0)[0]])",fieldPath=".cores"
 type CacheStatus struct {
 	// fastDevice is the fast device's stable path.
 	// +required
@@ -285,10 +289,11 @@ type CacheStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
-	// cores are the capacity devices behind this cache.
+	// cores are the capacity devices behind this cache, sorted by device, each once.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:XValidation:rule="self.all(i, k, i == 0 || self[i-1].device < k.device)",messageExpression="'cores[%d]: cores must be sorted by device, each once'.format([self.transformList(i, k, i > 0 && self[i-1].device >= k.device, i)[0]])"
 	Cores []CacheCoreStatus `json:"cores,omitempty"`
 	// exportedWrittenBytes are the writes to this cache's exported objects (what the OSDs wrote).
 	// +optional

@@ -144,7 +144,10 @@ const (
 	AdvisorApplyAutomatic AdvisorApply = "Automatic"
 )
 
-// AdvisorSpec configures the PRISM advisor.
+// AdvisorSpec configures the PRISM advisor. Atomic for server-side apply: advisor: {} (the
+// default, Never) replaces what an earlier apply set (a granular struct emptied this way was
+// refused as "null").
+// +structType=atomic
 type AdvisorSpec struct {
 	// apply is Never (recommend only, the default) or Automatic (nodes load the classes with
 	// the recommendations applied; see docs/cache.md, section Advisor).

@@ -13,6 +13,7 @@ import (
 type NodeSelector struct {
 	// matchLabels selects nodes that carry every one of these labels (key: value).
 	// +optional
+	// +mapType=atomic
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') <= 253)",messageExpression="'key %s is not a label key: an optional DNS subdomain prefix of at most 253 characters and /, then a name of at most 63 alphanumerics, -, _ or . that starts and ends alphanumeric'.format([self.filter(k, !(k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && k.indexOf('/') <= 253))[0]])"
 	MatchLabels map[string]LabelValue `json:"matchLabels,omitempty"`

@@ -6,6 +6,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // advice, the spill forecast and its data classes (the per-OSD table; every value with more
 // precision is in the agent's prism_osd_* metrics). Byte counts are rounded to two significant
 // digits so that the status changes only when the table does.
+// +kubebuilder:validation:XValidation:rule="(has(self.spilled) && self.spilled) == (has(self.slowUsedBytes) && self.slowUsedBytes > 0)",message="spilled is true exactly when slowUsedBytes is above 0",fieldPath=".spilled"
 type OSDStatus struct {
 	// id is the OSD's number (osd.<id>).
 	// +required
@@ -29,6 +30,7 @@ type OSDStatus struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(i, o, i == 0 || self[i-1].level < o.level)",messageExpression="'slotAdvice[%d]: options must be sorted by level, each once'.format([self.transformList(i, o, i > 0 && self[i-1].level >= o.level, i)[0]])"
 	SlotAdvice []OSDSlotOption `json:"slotAdvice,omitempty"`
 	// spilled is true when BlueFS already uses the slow device.
 	// +optional
@@ -42,6 +44,7 @@ type OSDStatus struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=24
+	// +kubebuilder:validation:XValidation:rule="self.all(i, c, self.all(j, d, j <= i || d.name != c.name))",messageExpression="'classes[%d]: the class %s is listed twice'.format([self.transformList(i, c, self.exists(j, d, j < i && d.name == c.name), i)[0], self.filter(c, !self.exists_one(d, d.name == c.name))[0].name])"
 	Classes []OSDDataClass `json:"classes,omitempty"`
 	// message says what could not be read (the last failure, RocksDB level statistics off).
 	// +optional

@@ -21,7 +21,9 @@ type StorageNodeSpec struct {
 }
 
 // NodePlan is the per-node layout: GPT partitions on each fast device, one BlueStore DB slot
-// per capacity device (plus spares) and the rest as cache.
+// per capacity device (plus spares) and the rest as cache. It is atomic: the operator writes
+// it whole as one decision, and no second writer may merge a part into it.
+// +structType=atomic
 // +kubebuilder:validation:XValidation:rule="!has(self.fastDevices) || self.fastDevices.all(i, f, !has(f.cacheID) || self.fastDevices.all(j, g, j == i || !has(g.cacheID) || g.cacheID != f.cacheID))",messageExpression="'fastDevices[%d].cacheID is used by another fast device of the node'.format([self.fastDevices.transformList(i, f, has(f.cacheID) && self.fastDevices.exists(j, g, j != i && has(g.cacheID) && g.cacheID == f.cacheID), i)[0]])",fieldPath=".fastDevices"
 // +kubebuilder:validation:XValidation:rule="!has(self.fastDevices) || !has(oldSelf.fastDevices) || self.fastDevices.all(f, !oldSelf.fastDevices.exists(o, o.stablePath == f.stablePath && has(o.slots) && o.slotSizeBytes != f.slotSizeBytes))",messageExpression="'fastDevices[%d].slotSizeBytes cannot change once the device has slots: its partitions exist, and re-creating them means re-creating the OSDs (docs/runbooks/replace-fast-device.md)'.format([self.fastDevices.transformList(i, f, oldSelf.fastDevices.exists(o, o.stablePath == f.stablePath && has(o.slots) && o.slotSizeBytes != f.slotSizeBytes), i)[0]])",fieldPath=".fastDevices"
 type NodePlan struct {
@@ -510,11 +512,15 @@ type StorageNodeStatus struct {
 	// observedPlanGeneration is the StorageNode generation whose plan the partitions reflect.
 	// +optional
 	ObservedPlanGeneration int64 `json:"observedPlanGeneration,omitempty"`
-	// caches reports each fast device's cache, its cores and per-class statistics.
+	// caches reports each fast device's cache, its cores and per-class statistics, sorted by
+	// fastDevice, each once, and no two started caches with one cacheID: the operator gives
+	// Rook a cached OSD's device from this report alone (a Ready core's exportedObject), so a
+	// second entry cannot hide the first.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:XValidation:rule="self.all(i, c, i == 0 || self[i-1].fastDevice < c.fastDevice)",message="caches must be sorted by fastDevice, each once"
+	// +kubebuilder:validation:XValidation:rule="self.all(i, c, i == 0 || self[i-1].fastDevice < c.fastDevice)",messageExpression="'caches[%d]: caches must be sorted by fastDevice, each once'.format([self.transformList(i, c, i > 0 && self[i-1].fastDevice >= c.fastDevice, i)[0]])"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(i, c, has(c.cacheID) && c.cacheID != 0 && self.exists(j, d, j < i && has(d.cacheID) && d.cacheID == c.cacheID))",messageExpression="'caches[%d].cacheID %d is reported for another fast device of the node too'.format([self.transformList(i, c, has(c.cacheID) && c.cacheID != 0 && self.exists(j, d, j < i && has(d.cacheID) && d.cacheID == c.cacheID), i)[0], self.transformList(i, c, has(c.cacheID) && c.cacheID != 0 && self.exists(j, d, j < i && has(d.cacheID) && d.cacheID == c.cacheID), c.cacheID)[0]])"
 	Caches []CacheStatus `json:"caches,omitempty"`
 	// cacheWriteReduction is the node's α_cache over all its caches: 1 − writes that reached the
 	// capacity devices ÷ writes to the exported objects (decimal string; empty before any write).
@@ -522,11 +528,11 @@ type StorageNodeStatus struct {
 	// +kubebuilder:validation:MaxLength=32
 	CacheWriteReduction string `json:"cacheWriteReduction,omitempty"`
 	// osds summarises each Ceph OSD whose admin socket is on the node (the per-OSD table,
-	// docs/osd-table.md), sorted by id.
+	// docs/osd-table.md), sorted by id, each once.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=128
-	// +kubebuilder:validation:XValidation:rule="self.all(i, o, i == 0 || self[i-1].id < o.id)",message="osds must be sorted by id, each once"
+	// +kubebuilder:validation:XValidation:rule="self.all(i, o, i == 0 || self[i-1].id < o.id)",messageExpression="'osds[%d]: osds must be sorted by id, each once'.format([self.transformList(i, o, i > 0 && self[i-1].id >= o.id, i)[0]])"
 	OSDs []OSDStatus `json:"osds,omitempty"`
 }
 

@@ -32,6 +32,7 @@ func main() {
 	pageAddr := flag.String("endurance-page-address", ":8082", "address of Prism's endurance page")
 	flag.Float64Var(&qps, "kube-api-qps", 100, "sustained requests per second to the API server (a policy over 1000 nodes writes 1000 plans)")
 	flag.IntVar(&burst, "kube-api-burst", 200, "request burst to the API server")
+	maxCephCluster := flag.Int64("cephcluster-max-bytes", 0, "the largest object the cluster's etcd stores (its --max-request-bytes; 0: etcd's default, 1.5 MiB): Prism does not apply a CephCluster larger than this less 64 KiB for Rook's status, and says so in RookConfigured")
 	advisorWindow := flag.Duration("advisor-window", classificationpolicy.DefaultWindow, "how long the PRISM advisor observes the caches' per-class statistics before it recommends (docs/cache.md, section Advisor)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -54,7 +55,8 @@ func main() {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
-	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("prism-operator")}).SetupWithManager(mgr); err != nil {
+	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("prism-operator"),
+		MaxCephClusterBytes: *maxCephCluster}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
 		os.Exit(1)
 	}
@@ -62,7 +64,9 @@ func main() {
 		log.Error(nil, "--advisor-window must be at least 1m: shorter windows measure noise", "advisor-window", advisorWindow.String())
 		os.Exit(1)
 	}
-	if err := (&classificationpolicy.Reconciler{Client: mgr.GetClient(), Window: *advisorWindow}).SetupWithManager(mgr); err != nil {
+	// The advisor keeps its open windows in the operator's namespace, so a new leader resumes them.
+	if err := (&classificationpolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Window: *advisorWindow,
+		Namespace: os.Getenv("POD_NAMESPACE")}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "classificationpolicy")
 		os.Exit(1)
 	}

@@ -34,9 +34,14 @@ type Reconciler struct {
 	// Params are the advisor's thresholds (advisor.Defaults() when nil).
 	Params *advisor.Params
 
+	// Namespace keeps each policy's open window in a ConfigMap (persist.go), read with
+	// APIReader, so that a new leader resumes it; "" keeps it in memory only (then a restart
+	// waits one window, docs/decisions/0008-advisor.md).
+	Namespace string
+	APIReader client.Reader
+
 	mu sync.Mutex
-	// memory holds each policy's observations and last advice between reconciles. Memory
-	// only: after a restart the advisor waits one window (docs/decisions/0008-advisor.md).
+	// memory holds each policy's observations and last advice between reconciles.
 	memory map[string]*memory
 }
 
@@ -48,6 +53,8 @@ type memory struct {
 	advice     *advisor.Result
 	window     *advisor.Window
 	generation int64
+	// kept is the start of the window last written to the ConfigMap.
+	kept time.Time
 }
 
 // scope carries what the phases read and decide during one reconcile.

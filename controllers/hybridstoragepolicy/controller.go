@@ -33,6 +33,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Now is the clock (time.Now when nil); tests set it.
 	Now func() time.Time
+	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: etcd's
+	// default): Prism withholds an apply that would exceed it (rook.SizeLimit).
+	MaxCephClusterBytes int64
 }
 
 func (r *Reconciler) apiReader() client.Reader {

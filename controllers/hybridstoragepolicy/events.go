@@ -15,7 +15,8 @@ const (
 	EventNodeReleased      = "NodeReleased"
 	EventOSDEntriesApplied = "OSDEntriesApplied"
 	// EventOSDEntriesWithheld: Prism writes nothing to the CephCluster (a refused plan, no
-	// CephCluster, useAllNodes), or no new OSD entry (a Ceph that loses partition DBs);
+	// CephCluster, useAllNodes, a CephCluster too large to store), or no new OSD entry (a
+	// Ceph that loses partition DBs);
 	// recorded when the reason or message changes.
 	EventOSDEntriesWithheld = "OSDEntriesWithheld"
 	// EventCachePlanRefused: the cache's ClassificationPolicy does not compile (or is missing),
@@ -38,7 +39,7 @@ const (
 
 // withheld are the RookConfigured reasons under which Prism leaves the CephCluster alone.
 var withheld = map[string]bool{ReasonRookPlanRefused: true, ReasonCephClusterNotFound: true, ReasonCephClusterAllNodes: true,
-	ReasonCephLosesPartitionDB: true}
+	ReasonCephLosesPartitionDB: true, ReasonCephClusterTooLarge: true}
 
 func (r *Reconciler) event(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if r.Recorder != nil {

@@ -30,6 +30,7 @@ const (
 	ReasonReplacingOSDs          = rook.ReasonReplacingOSDs
 	ReasonWaitingForCacheCores   = rook.ReasonWaitingForCacheCores
 	ReasonCephLosesPartitionDB   = rook.ReasonCephLosesPartitionDB
+	ReasonCephClusterTooLarge    = rook.ReasonCephClusterTooLarge
 )
 
 // rookOutcome is what applyRook did, for the status.

@@ -26,12 +26,14 @@ func TestOfflineValidationAgreesWithTheAPIServer(t *testing.T) {
 		cases = append(cases, invalidCase{name: "valid " + strings.Fields(doc[strings.Index(doc, "kind:"):])[1], base: doc})
 	}
 	cases = append(cases, validEdgeCases()...)
+	cases = append(cases, statusListValidCases()...)
 	valid := len(cases)
 	cases = append(cases, basicInvalidCases()...)
 	cases = append(cases, classificationInvalidCases()...)
 	cases = append(cases, classificationMoreInvalidCases()...)
 	cases = append(cases, policyInvalidCases()...)
 	cases = append(cases, planInvalidCases()...)
+	cases = append(cases, statusListInvalidCases()...)
 	agree := 0
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,9 +49,15 @@ monitoring:
 `
 
 // tunedValues keeps monitoring on and changes its knobs: thresholds (one as the string
-// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port.
+// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port;
+// with the endurance page and the NetworkPolicies.
 const tunedValues = `
 agent: {metricsPort: 9500}
+operator: {prometheusURL: http://prometheus.monitoring:9090}
+networkPolicy:
+  enabled: true
+  metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]
+  enduranceFrom: [{podSelector: {matchLabels: {app: grafana}}}]
 monitoring:
   labels: {release: kube-prometheus-stack}
   agent: {podMonitor: {interval: 30s, scrapeTimeout: 10s}}
@@ -221,7 +227,7 @@ func TestRenderDefaults(t *testing.T) {
 	sort.Strings(kinds)
 	want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
 		"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
-		"DaemonSet", "Deployment", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
+		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
 		"ServiceAccount", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 	for range realDashboards(t) {
 		want = append(want, "ConfigMap")
@@ -749,5 +755,68 @@ func TestAgentOpenCAS(t *testing.T) {
 		} else if !hostPID || !strings.Contains(joined, "--cache=false") || strings.Contains(joined, "host-tools") || opencas != "" {
 			t.Errorf("openCAS off: hostPID %v, args %q, opencas volume %q", hostPID, joined, opencas)
 		}
+	}
+}
+
+// TestOperatorCephClusterMaxBytes: a raised etcd limit reaches the operator's flag as the
+// integer it is (Helm reads YAML numbers as floats: 3145728 would print as 3.145728e+06).
+func TestOperatorCephClusterMaxBytes(t *testing.T) {
+	for _, tc := range []struct{ values, want string }{{"", ""}, {"operator: {cephClusterMaxBytes: 3145728}", "--cephcluster-max-bytes=3145728"}} {
+		dep := renderValues(t, tc.values, plainCaps, nil).must(t, "Deployment", "prism-operator")
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		var got string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--cephcluster-max-bytes") {
+				got = a
+			}
+		}
+		if got != tc.want {
+			t.Errorf("values %q: operator args %v, want %q", tc.values, args, tc.want)
+		}
+	}
+}
+
+// TestNodeDaemonSettings: the agent rolls out one node at a time at node-critical priority;
+// the operator runs a leader and a standby, spread across nodes, with a PodDisruptionBudget
+// selecting exactly its pods (none for one replica: it would block every drain).
+func TestNodeDaemonSettings(t *testing.T) {
+	rel := renderValues(t, "", plainCaps, nil)
+	ds := rel.must(t, "DaemonSet", "prism-agent")
+	if v, _, _ := unstructured.NestedFieldNoCopy(ds.Object, "spec", "updateStrategy", "rollingUpdate", "maxUnavailable"); fmt.Sprint(v) != "1" {
+		t.Errorf("agent maxUnavailable %v, want 1", v)
+	}
+	if v, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName"); v != "system-node-critical" {
+		t.Errorf("agent priorityClassName %q, want system-node-critical", v)
+	}
+	if rel := renderValues(t, "operator: {replicas: 1}", plainCaps, nil); rel.get("PodDisruptionBudget", "prism-operator") != nil {
+		t.Error("a PodDisruptionBudget for one operator replica would block every drain of its node")
+	}
+	dep := rel.must(t, "Deployment", "prism-operator")
+	if v, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); v != 2 {
+		t.Errorf("operator replicas %d by default, want a leader and a standby", v)
+	}
+	anti, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+	if len(anti) != 1 {
+		t.Errorf("operator anti-affinity %v, want the replicas spread across nodes", anti)
+	}
+	pdb := rel.must(t, "PodDisruptionBudget", "prism-operator")
+	rel = renderValues(t, "agent: {priorityClassName: \"\", updateStrategy: {type: OnDelete}}", plainCaps, nil)
+	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	for k, v := range sel {
+		if labels[k] != v {
+			t.Errorf("the PodDisruptionBudget selects %s=%s, the operator's pods have %q", k, v, labels[k])
+		}
+	}
+	if len(sel) == 0 || fmt.Sprint(pdb.Object["spec"].(map[string]any)["minAvailable"]) != "1" {
+		t.Errorf("PodDisruptionBudget spec %v", pdb.Object["spec"])
+	}
+	ds = rel.must(t, "DaemonSet", "prism-agent")
+	if v, ok, _ := unstructured.NestedString(ds.Object, "spec", "template", "spec", "priorityClassName"); ok {
+		t.Errorf("agent priorityClassName %q with an empty value", v)
+	}
+	if v, _, _ := unstructured.NestedString(ds.Object, "spec", "updateStrategy", "type"); v != "OnDelete" {
+		t.Errorf("agent updateStrategy %q, want OnDelete", v)
 	}
 }

@@ -77,4 +77,8 @@ func needsWrite(prev, next prismv1.StorageNodeStatus, heartbeat time.Duration) b
 func sortLists(s *prismv1.StorageNodeStatus) {
 	slices.SortStableFunc(s.Devices, func(a, b prismv1.Device) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(s.Caches, func(a, b prismv1.CacheStatus) int { return strings.Compare(a.FastDevice, b.FastDevice) })
+	for i := range s.Caches {
+		slices.SortStableFunc(s.Caches[i].Cores, func(a, b prismv1.CacheCoreStatus) int { return strings.Compare(a.Device, b.Device) })
+	}
+	slices.SortStableFunc(s.OSDs, func(a, b prismv1.OSDStatus) int { return int(a.ID) - int(b.ID) })
 }

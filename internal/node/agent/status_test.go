@@ -73,12 +73,14 @@ func TestNeedsWrite(t *testing.T) {
 	}
 }
 
-// The CRD rejects devices and caches out of key order (decision 0015); inventories list
+// The CRD rejects devices, caches, their cores and OSDs out of key order (decision 0015); inventories list
 // nvme10n1 wherever the host does.
 func TestSortListsOrdersByKey(t *testing.T) {
 	s := prismv1.StorageNodeStatus{
 		Devices: []prismv1.Device{{Name: "nvme2n1"}, {Name: "nvme10n1"}, {Name: "nvme1n1"}},
-		Caches:  []prismv1.CacheStatus{{FastDevice: "/dev/disk/by-id/nvme-B"}, {FastDevice: "/dev/disk/by-id/nvme-A"}},
+		Caches: []prismv1.CacheStatus{{FastDevice: "/dev/disk/by-id/nvme-B"}, {FastDevice: "/dev/disk/by-id/nvme-A",
+			Cores: []prismv1.CacheCoreStatus{{Device: "/dev/disk/by-id/wwn-2"}, {Device: "/dev/disk/by-id/wwn-10"}}}},
+		OSDs: []prismv1.OSDStatus{{ID: 12}, {ID: 3}},
 	}
 	sortLists(&s)
 	var names, caches []string
@@ -87,11 +89,17 @@ func TestSortListsOrdersByKey(t *testing.T) {
 	}
 	for _, c := range s.Caches {
 		caches = append(caches, c.FastDevice)
+		for _, k := range c.Cores {
+			caches = append(caches, k.Device)
+		}
+	}
+	if s.OSDs[0].ID != 3 || s.OSDs[1].ID != 12 {
+		t.Errorf("osds in order %d %d", s.OSDs[0].ID, s.OSDs[1].ID)
 	}
 	if got := strings.Join(names, " "); got != "nvme10n1 nvme1n1 nvme2n1" {
 		t.Errorf("devices in order %s", got)
 	}
-	if got := strings.Join(caches, " "); got != "/dev/disk/by-id/nvme-A /dev/disk/by-id/nvme-B" {
+	if got := strings.Join(caches, " "); got != "/dev/disk/by-id/nvme-A /dev/disk/by-id/wwn-10 /dev/disk/by-id/wwn-2 /dev/disk/by-id/nvme-B" {
 		t.Errorf("caches in order %s", got)
 	}
 }

@@ -56,6 +56,9 @@ type Observation struct {
 	// offline no agent reports them, and a preview should show where the OSDs will go. The
 	// operator never sets it.
 	AssumeProvisioned bool
+	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: its
+	// default; rook.Input).
+	MaxCephClusterBytes int64
 }
 
 // Node is a Kubernetes Node as the decision needs it.
@@ -143,7 +146,8 @@ func Policy(obs Observation) Decision {
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
 		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
-		IgnoreHealthChecks: policy.Spec.OSD.IgnoreHealthChecks,
+		IgnoreHealthChecks:  policy.Spec.OSD.IgnoreHealthChecks,
+		MaxCephClusterBytes: obs.MaxCephClusterBytes,
 	}
 	for _, n := range d.Plan.Nodes {
 		rin.Selections = append(rin.Selections, n.Selection)

@@ -75,6 +75,9 @@ type Input struct {
 	Answers map[string]CephAnswers
 	// IgnoreHealthChecks are the policy's spec.osd.ignoreHealthChecks.
 	IgnoreHealthChecks []string
+	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: etcd's
+	// default, DefaultMaxCephClusterBytes).
+	MaxCephClusterBytes int64
 }
 
 // Node is one node with a plan, as observed.
@@ -245,6 +248,11 @@ func Decide(in Input) (Decision, error) {
 	d.Changed = !(equality.Semantic.DeepEqual(existing, d.Nodes) && annotations[key] == d.Managed && configApplied(cluster, config) &&
 		!sets.changed() && annotations[releaseKey] == d.Release)
 	if d.Changed {
+		why, err := tooLarge(cluster, d.Nodes, d.Entries, in.MaxCephClusterBytes)
+		if err != nil || why != "" {
+			// Nothing is applied: etcd would refuse the object on every reconcile.
+			return Decision{Outcome: Outcome{Reason: ReasonCephClusterTooLarge, Message: why}, Ready: d.Ready, Waiting: d.Waiting}, err
+		}
 		d.Object = applyObject(cluster, key, d.Managed, d.Nodes, config)
 		if d.Release != "" {
 			// Re-sent on every apply: an annotation Prism's field manager stops sending is removed.
