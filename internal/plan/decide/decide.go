@@ -154,6 +154,7 @@ func Policy(obs Observation) Decision {
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
 		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
+		IgnoreHealthChecks:  policy.Spec.OSD.IgnoreHealthChecks,
 		MaxCephClusterBytes: obs.MaxCephClusterBytes,
 	}
 	for _, n := range d.Plan.Nodes {
