@@ -4,6 +4,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"os"
 	"time"
@@ -12,24 +13,33 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/kube"
+	"github.com/prism-storage/prism/internal/kube/serving"
 	"github.com/prism-storage/prism/internal/webui"
 )
+
+// Who calls the metrics and the endurance page is asked of the API server (decisions 0048, 0049).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 func main() {
 	var metricsAddr, probeAddr string
 	var leaderElect bool
 	var qps float64
 	var burst int
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to; 0 disables it")
+	metricsSecure := flag.Bool("metrics-secure", true, "serve metrics over HTTPS to callers whose bearer token may get the non-resource URL /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
+	metricsCertDir := flag.String("metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint; empty makes a self-signed certificate")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one operator replica reconciles")
 	promURL := flag.String("prometheus-url", "", "Prometheus base URL (e.g. http://prometheus-operated.monitoring:9090); when set, the endurance page is served on --endurance-page-address")
 	pageAddr := flag.String("endurance-page-address", ":8082", "address of Prism's endurance page")
+	pageCertDir := flag.String("endurance-page-cert-dir", "", "directory with tls.crt and tls.key: the endurance page serves HTTPS with them; empty serves plain HTTP (reach it through kubectl port-forward, decision 0049)")
 	flag.Float64Var(&qps, "kube-api-qps", 100, "sustained requests per second to the API server (a policy over 1000 nodes writes 1000 plans)")
 	flag.IntVar(&burst, "kube-api-burst", 200, "request burst to the API server")
 	advisorWindow := flag.Duration("advisor-window", classificationpolicy.DefaultWindow, "how long the PRISM advisor observes the caches' per-class statistics before it recommends (docs/cache.md, section Advisor)")
@@ -42,9 +52,18 @@ func main() {
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(qps), burst
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr}
+	if *metricsSecure {
+		// kubebuilder's scaffold: HTTPS, and a TokenReview plus a SubjectAccessReview
+		// (nonResourceURLs /metrics, verb get) for every scrape (decision 0048).
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.CertDir = *metricsCertDir
+		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 kube.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "prism-operator.prism.storage.io",
@@ -67,7 +86,12 @@ func main() {
 		os.Exit(1)
 	}
 	if *promURL != "" {
-		if err := mgr.Add(&webui.Server{Addr: *pageAddr, PrometheusURL: *promURL}); err != nil {
+		access, err := serving.NewAccess(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			log.Error(err, "Unable to set up the endurance page's access reviews")
+			os.Exit(1)
+		}
+		if err := mgr.Add(&webui.Server{Addr: *pageAddr, PrometheusURL: *promURL, Access: access, CertDir: *pageCertDir}); err != nil {
 			log.Error(err, "Unable to set up the endurance page")
 			os.Exit(1)
 		}
