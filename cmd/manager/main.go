@@ -19,7 +19,7 @@ import (
 	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/kube"
-	"github.com/prism-storage/prism/internal/kube/serving"
+	"github.com/prism-storage/prism/internal/kube/access"
 	"github.com/prism-storage/prism/internal/webui"
 )
 
@@ -86,12 +86,12 @@ func main() {
 		os.Exit(1)
 	}
 	if *promURL != "" {
-		access, err := serving.NewAccess(mgr.GetConfig(), mgr.GetHTTPClient())
+		reviews, err := access.New(mgr.GetConfig(), mgr.GetHTTPClient())
 		if err != nil {
 			log.Error(err, "Unable to set up the endurance page's access reviews")
 			os.Exit(1)
 		}
-		if err := mgr.Add(&webui.Server{Addr: *pageAddr, PrometheusURL: *promURL, Access: access, CertDir: *pageCertDir}); err != nil {
+		if err := mgr.Add(&webui.Server{Addr: *pageAddr, PrometheusURL: *promURL, Access: reviews, CertDir: *pageCertDir}); err != nil {
 			log.Error(err, "Unable to set up the endurance page")
 			os.Exit(1)
 		}

@@ -11,13 +11,13 @@ import (
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/prism-storage/prism/internal/kube/serving"
+	"github.com/prism-storage/prism/internal/kube/access"
 )
 
-// Checker answers who sends a request and whether they may read the page: serving.Access,
+// Checker answers who sends a request and whether they may read the page: access.Reviews,
 // which asks the API server (TokenReview, then SubjectAccessReview).
 type Checker interface {
-	Check(ctx context.Context, r *http.Request, attrs authorizer.AttributesRecord) serving.Verdict
+	Check(ctx context.Context, r *http.Request, attrs authorizer.AttributesRecord) access.Verdict
 }
 
 // PageAccess is what a reader must be allowed (decision 0049): get StorageNodes, the

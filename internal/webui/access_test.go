@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/prism-storage/prism/internal/kube/serving"
+	"github.com/prism-storage/prism/internal/kube/access"
 )
 
 const (
@@ -24,16 +24,16 @@ const (
 // not; any other token is unknown.
 type tokenTable struct{ seen []authorizer.AttributesRecord }
 
-func (c *tokenTable) Check(_ context.Context, r *http.Request, attrs authorizer.AttributesRecord) serving.Verdict {
+func (c *tokenTable) Check(_ context.Context, r *http.Request, attrs authorizer.AttributesRecord) access.Verdict {
 	switch r.Header.Get("Authorization") {
 	case "Bearer " + readerToken:
 		attrs.User = &user.DefaultInfo{Name: "alice"}
 		c.seen = append(c.seen, attrs)
-		return serving.Verdict{Status: http.StatusOK, User: attrs.User}
+		return access.Verdict{Status: http.StatusOK, User: attrs.User}
 	case "Bearer " + outsiderToken:
-		return serving.Verdict{Status: http.StatusForbidden, Message: "bob may not get storagenodes.prism.storage.io"}
+		return access.Verdict{Status: http.StatusForbidden, Message: "bob may not get storagenodes.prism.storage.io"}
 	}
-	return serving.Verdict{Status: http.StatusUnauthorized, Message: "a Kubernetes bearer token is required"}
+	return access.Verdict{Status: http.StatusUnauthorized, Message: "a Kubernetes bearer token is required"}
 }
 
 var readers = &tokenTable{}

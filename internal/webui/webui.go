@@ -318,7 +318,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	if s.CertDir != "" {
-		tlsCfg, err := serving.TLSConfig(ctx, s.CertDir)
+		tlsCfg, err := serving.TLSConfig(s.CertDir)
 		if err != nil {
 			return err
 		}

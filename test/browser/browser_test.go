@@ -20,7 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/prism-storage/prism/internal/dashboards"
-	"github.com/prism-storage/prism/internal/kube/serving"
+	"github.com/prism-storage/prism/internal/kube/access"
 	"github.com/prism-storage/prism/internal/webui"
 	"github.com/prism-storage/prism/test/support/panelcheck"
 )
@@ -313,14 +313,14 @@ const (
 
 type browserReaders struct{}
 
-func (browserReaders) Check(_ context.Context, r *http.Request, attrs authorizer.AttributesRecord) serving.Verdict {
+func (browserReaders) Check(_ context.Context, r *http.Request, attrs authorizer.AttributesRecord) access.Verdict {
 	switch r.Header.Get("Authorization") {
 	case "Bearer " + browserReaderToken:
-		return serving.Verdict{Status: http.StatusOK, User: &user.DefaultInfo{Name: "reader"}}
+		return access.Verdict{Status: http.StatusOK, User: &user.DefaultInfo{Name: "reader"}}
 	case "Bearer " + browserOutsiderToken:
-		return serving.Verdict{Status: http.StatusForbidden, Message: "outsider may not get storagenodes.prism.storage.io"}
+		return access.Verdict{Status: http.StatusForbidden, Message: "outsider may not get storagenodes.prism.storage.io"}
 	}
-	return serving.Verdict{Status: http.StatusUnauthorized, Message: "a Kubernetes bearer token is required"}
+	return access.Verdict{Status: http.StatusUnauthorized, Message: "a Kubernetes bearer token is required"}
 }
 
 type signinVisit struct {

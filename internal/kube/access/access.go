@@ -1,4 +1,6 @@
-package serving
+// Package access asks the API server who sends an HTTP request (TokenReview of its bearer
+// token) and whether they may do what an endpoint stands for (SubjectAccessReview).
+package access
 
 import (
 	"context"
@@ -18,11 +20,11 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Access asks the API server who sends a request (TokenReview of its bearer token) and
+// Reviews asks the API server who sends a request (TokenReview of its bearer token) and
 // whether that identity may do what the endpoint stands for (SubjectAccessReview). It is
 // controller-runtime's metrics filter with the attributes chosen by the caller, so that an
 // endpoint can stand for a resource verb (get storagenodes) rather than a URL path.
-type Access struct {
+type Reviews struct {
 	authn authenticator.Request
 	authz authorizer.Authorizer
 }
@@ -31,10 +33,10 @@ type Access struct {
 // k8s.io/apiserver's DefaultAuthWebhookRetryBackoff).
 var webhookBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 
-// NewAccess reviews with the API server at cfg. Answers are cached (allowed 5 min, denied
+// New reviews with the API server at cfg. Answers are cached (allowed 5 min, denied
 // 30 s, tokens 1 min), as in controller-runtime's filter, so a page's burst of queries costs
 // one review.
-func NewAccess(cfg *rest.Config, httpClient *http.Client) (*Access, error) {
+func New(cfg *rest.Config, httpClient *http.Client) (*Reviews, error) {
 	authnClient, err := authenticationv1.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func NewAccess(cfg *rest.Config, httpClient *http.Client) (*Access, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subject access reviews: %w", err)
 	}
-	return &Access{authn: authn, authz: authz}, nil
+	return &Reviews{authn: authn, authz: authz}, nil
 }
 
 // Verdict is the answer for one request: Status 200 lets it through, otherwise
@@ -76,7 +78,7 @@ type Verdict struct {
 
 // Check reviews the bearer token of r and asks whether its user may do attrs (whose User
 // is filled in here).
-func (a *Access) Check(ctx context.Context, r *http.Request, attrs authorizer.AttributesRecord) Verdict {
+func (a *Reviews) Check(ctx context.Context, r *http.Request, attrs authorizer.AttributesRecord) Verdict {
 	res, ok, err := a.authn.AuthenticateRequest(r)
 	switch {
 	case err != nil:
