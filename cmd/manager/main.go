@@ -4,7 +4,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"os"
 	"time"
@@ -13,13 +12,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/prism-storage/prism/controllers/classificationpolicy"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
 	"github.com/prism-storage/prism/internal/kube"
 	"github.com/prism-storage/prism/internal/kube/access"
+	"github.com/prism-storage/prism/internal/kube/operatormetrics"
 	"github.com/prism-storage/prism/internal/webui"
 )
 
@@ -52,18 +50,9 @@ func main() {
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(qps), burst
-	metricsOpts := metricsserver.Options{BindAddress: metricsAddr}
-	if *metricsSecure {
-		// kubebuilder's scaffold: HTTPS, and a TokenReview plus a SubjectAccessReview
-		// (nonResourceURLs /metrics, verb get) for every scrape (decision 0048).
-		metricsOpts.SecureServing = true
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
-		metricsOpts.CertDir = *metricsCertDir
-		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 kube.Scheme(),
-		Metrics:                metricsOpts,
+		Metrics:                operatormetrics.Options(metricsAddr, *metricsSecure, *metricsCertDir),
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "prism-operator.prism.storage.io",
