@@ -2,6 +2,7 @@ package webui
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,4 +64,53 @@ func TestEveryTemplateIsAsked(t *testing.T) {
 			t.Errorf("template %s is not asked for by app.js: drop it", name)
 		}
 	}
+}
+
+// FuzzPromQL: whatever the parameters, the proxy builds one of its templates or refuses; a
+// built query names only checked nodes and OSDs, so no caller text reaches Prometheus.
+func FuzzPromQL(f *testing.F) {
+	for _, s := range []string{"name=fleet_nodes", "name=node_order&k=25", "name=device_info&nodes=n1,n2.x",
+		"kind=range&name=chart_wear&nodes=a", "name=osd_db_used&osds=osd.3", `name=device_info&nodes=n"}or{`, "query=up"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		in, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		for _, kind := range []string{"instant", "range"} {
+			q, err := promQL(kind, in)
+			if err != nil {
+				continue
+			}
+			tmpl := queries[in.Get("name")]
+			var arg string
+			switch tmpl.param {
+			case "k":
+				arg = in.Get("k")
+				if k, err := strconv.Atoi(arg); err != nil || k < 1 || k > maxK || strconv.Itoa(k) != arg {
+					t.Fatalf("%q: built %q from k %q", raw, q, arg)
+				}
+			case "nodes", "osds":
+				valid := nodeName
+				if tmpl.param == "osds" {
+					valid = osdName
+				}
+				for _, n := range strings.Split(in.Get(tmpl.param), ",") {
+					if !valid.MatchString(n) {
+						t.Fatalf("%q: built %q with the unchecked name %q", raw, q, n)
+					}
+				}
+				label := "node"
+				if tmpl.param == "osds" {
+					label = "ceph_daemon"
+				}
+				m, _ := matcher(label, in.Get(tmpl.param), valid, "")
+				arg = m
+			}
+			if q != tmpl.build(arg) || in.Has("query") {
+				t.Fatalf("%q: built %q, not template %s", raw, q, in.Get("name"))
+			}
+		}
+	})
 }
