@@ -67,9 +67,10 @@ func New(cfg *rest.Config, httpClient *http.Client) (*Reviews, error) {
 	return &Reviews{authn: authn, authz: authz}, nil
 }
 
-// Verdict is the answer for one request: Status 200 lets it through, otherwise
-// 401 (no or an unknown token), 403 (known, not allowed) or 500 (the API server did not
-// answer), with Message saying which.
+// Verdict is the answer for one request: Status 200 lets it through, otherwise 401 (no token,
+// or the token review failed: k8s.io/apiserver's authenticator reports a rejected token and an
+// API server that did not answer alike, with the error), 403 (known, not allowed) or 500 (the
+// access review failed), with Message saying which.
 type Verdict struct {
 	Status  int
 	Message string
