@@ -23,7 +23,7 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the API types and markers.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=prism-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=prism-operator paths="{./controllers/...,./cmd/manager/...}" output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
 
 .PHONY: generate

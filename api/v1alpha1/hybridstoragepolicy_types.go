@@ -136,6 +136,17 @@ type OSDSettings struct {
 	// +kubebuilder:default=Auto
 	// +kubebuilder:validation:Enum=Auto;Default
 	MinAllocSize MinAllocSizeMode `json:"minAllocSize,omitempty"`
+	// ignoreHealthChecks are Ceph health check codes that never hold back the re-creation of an
+	// OSD whose fast device was replaced, as `ceph health mute` would (decision 0046): checks an
+	// admin knows say nothing about data. Codes that say data is unavailable, damaged or full
+	// (PG_AVAILABILITY, PG_DAMAGED, OBJECT_UNFOUND, OSD_FULL, ...) hold even when listed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[A-Z][A-Z0-9_]*$`
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.exists(c, c in ['PG_AVAILABILITY', 'PG_DAMAGED', 'PG_RECOVERY_FULL', 'PG_BACKFILL_FULL', 'PG_DEGRADED_FULL', 'OBJECT_UNFOUND', 'OSD_SCRUB_ERRORS', 'OSD_TOO_MANY_REPAIRS', 'OSD_FULL', 'OSD_BACKFILLFULL', 'POOL_FULL', 'OSD_OUT_OF_ORDER_FULL'])",messageExpression="self.filter(c, c in ['PG_AVAILABILITY', 'PG_DAMAGED', 'PG_RECOVERY_FULL', 'PG_BACKFILL_FULL', 'PG_DEGRADED_FULL', 'OBJECT_UNFOUND', 'OSD_SCRUB_ERRORS', 'OSD_TOO_MANY_REPAIRS', 'OSD_FULL', 'OSD_BACKFILLFULL', 'POOL_FULL', 'OSD_OUT_OF_ORDER_FULL'])[0] + ' says data is unavailable, damaged or full: it always holds a re-created OSD back and cannot be ignored'"
+	IgnoreHealthChecks []string `json:"ignoreHealthChecks,omitempty"`
 }
 
 // MinAllocSizeMode says how Prism sets bluestore_min_alloc_size.

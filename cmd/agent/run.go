@@ -20,10 +20,12 @@ import (
 	"github.com/prism-storage/prism/internal/host/cephdaemon"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/lvm"
+	"github.com/prism-storage/prism/internal/kube/serving"
 	"github.com/prism-storage/prism/internal/node/agent"
 	"github.com/prism-storage/prism/internal/node/agentclient"
 	"github.com/prism-storage/prism/internal/node/exporter"
 	"github.com/prism-storage/prism/internal/node/inventory"
+	"github.com/prism-storage/prism/internal/node/metricsauth"
 	"github.com/prism-storage/prism/internal/node/opencas"
 	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/internal/node/provision"
@@ -42,6 +44,8 @@ func runAgent(args []string) error {
 	manageCache := fs.Bool("cache", true, "run spec.plan.cache with casadm (Open CAS) once the partitions exist; false leaves caches alone")
 	planPoll := fs.Duration("plan-poll", 10*time.Second, "read the StorageNode this often (one GET) to notice a new plan or mode; 0 waits for the next period")
 	metricsAddr := fs.String("metrics-bind-address", ":9464", "serve Prometheus metrics here; 0 disables them")
+	metricsSecure := fs.Bool("metrics-secure", true, "serve metrics over HTTPS to callers whose bearer token may get the non-resource URL /metrics (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone")
+	metricsCertDir := fs.String("metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint; empty makes a self-signed certificate")
 	healthPeriod := fs.Duration("health-period", time.Minute, "read the devices' wear counters (SMART/log pages) this often")
 	cephSocketDir := fs.String("ceph-socket-dir", osdstats.DefaultSocketDir, "read the OSDs' admin sockets in this host directory (under --host-root; Rook: <dataDirHostPath>/exporter) for the per-OSD table; empty turns it off")
 	stateDir := fs.String("state-dir", "", "keep the wear history here (a hostPath) so forecasts survive restarts; empty keeps it in memory")
@@ -112,6 +116,13 @@ func runAgent(args []string) error {
 		}
 	}
 	if endurance != nil {
+		ep := exporter.Endpoint{Addr: *metricsAddr}
+		if *metricsSecure {
+			if ep.TLS, err = serving.TLSConfig(*metricsCertDir); err != nil {
+				return err
+			}
+			ep.Guard = (&metricsauth.Filter{Reviewer: c}).Wrap
+		}
 		go func() {
 			var extra []exporter.Polled
 			if *doProvision && *manageCache {
@@ -120,7 +131,7 @@ func runAgent(args []string) error {
 			if osds != nil {
 				extra = append(extra, osds)
 			}
-			if err := exporter.Serve(ctx, *metricsAddr, *healthPeriod, endurance, latest, extra...); err != nil {
+			if err := exporter.Serve(ctx, ep, *healthPeriod, endurance, latest, extra...); err != nil {
 				logf.Log.Error(err, "Metrics server stopped")
 			}
 		}()

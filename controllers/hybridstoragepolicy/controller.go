@@ -37,6 +37,9 @@ type Reconciler struct {
 	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: etcd's
 	// default): Prism withholds an apply that would exceed it (rook.SizeLimit).
 	MaxCephClusterBytes int64
+	// Version is the operator's release version; agents outside its skew get no new plan
+	// (decide.AgentSkew). "" checks none.
+	Version string
 }
 
 func (r *Reconciler) apiReader() client.Reader {

@@ -19,7 +19,7 @@ import (
 // failed read stops the reconcile here: no node is claimed or released and no Rook entry
 // withdrawn on less than a complete observation.
 func (r *Reconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
-	obs := decide.Observation{Policy: s.policy, Now: r.now(), Volumes: map[string]*corev1.PersistentVolume{}, MaxCephClusterBytes: r.MaxCephClusterBytes}
+	obs := decide.Observation{Policy: s.policy, Now: r.now(), Volumes: map[string]*corev1.PersistentVolume{}, MaxCephClusterBytes: r.MaxCephClusterBytes, OperatorVersion: r.Version}
 	nodes := &corev1.NodeList{}
 	if err := r.Client.List(ctx, nodes); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)

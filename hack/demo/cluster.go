@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,24 @@ func prometheusConfig(dir string, agents map[string]string, interval time.Durati
 	}
 	path := filepath.Join(dir, "prometheus.yml")
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// createPageReader makes the ServiceAccount default/prism-endurance-reader, allowed what the
+// endurance page asks of its readers (get storagenodes, decision 0049), as the chart does.
+func createPageReader(ctx context.Context, c client.Client) error {
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prism-endurance-reader", Namespace: "default"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "prism-endurance-reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"prism.storage.io"}, Resources: []string{"storagenodes"}, Verbs: []string{"get"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "prism-endurance-reader"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "prism-endurance-reader"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prism-endurance-reader", Namespace: "default"}}},
+	} {
+		if err := c.Create(ctx, o); err != nil {
+			return fmt.Errorf("creating %s %s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // createCephCluster is the Rook CephCluster the sample policy targets (Rook's real CRD is

@@ -169,6 +169,9 @@ func (d *demo) startProcesses(ctx context.Context) error {
 		root := d.roots[n.Name]
 		args := []string{"run", "--node-name=" + n.Name, "--host-root=" + root, "--identify-dir=" + filepath.Join(root, "identify"),
 			"--logs-dir=" + filepath.Join(root, "logs"), "--period=10s", "--metrics-bind-address=" + d.agents[n.Name],
+			// The demo's Prometheus scrapes plain HTTP on loopback; the chart serves HTTPS to
+			// tokens allowed to get /metrics (decision 0048).
+			"--metrics-secure=false",
 			"--health-period=" + healthPeriod.String(), "--state-dir=" + stateDir(d.dir, n.Name),
 			// The agents are the demo's children: the processes that started the demo did not
 			// open its loops, and a sandbox's supervisor among them may hide its files even from
@@ -213,6 +216,9 @@ func (d *demo) applyPolicies(ctx context.Context) error {
 		return fmt.Errorf("waiting for the agents to publish their inventories (logs in %s): %w", d.dir, err)
 	}
 	if err := createCephCluster(ctx, c); err != nil {
+		return err
+	}
+	if err := createPageReader(ctx, c); err != nil {
 		return err
 	}
 	classes, err := applySample(ctx, c, "classificationpolicy-ceph-osd.yaml")

@@ -210,6 +210,7 @@ func (d *demo) hints() {
 	}
 	if d.promURL != "" {
 		say("  Endurance page (Prometheus scraping the agents): http://%s   Prometheus: %s", d.pageAddr, d.promURL)
+		say("    sign in with the token of: kubectl -n default create token prism-endurance-reader")
 	}
 	var agents []string
 	for _, node := range d.nodes {

@@ -4,6 +4,8 @@
 #   bin/images/prism.oci.tar   one image for the operator (/prism-manager, the entrypoint) and
 #                              the agent (/prism-agent), named as the chart's default
 #                              image.repository:tag (ghcr.io/prism-storage/prism:<appVersion>)
+#   bin/images/prism.spdx.json its SPDX SBOM (the locked Debian packages, the Go binaries and
+#                              their modules), also in the image at /usr/share/doc/prism/
 #
 # Layers: the root, made of the Debian packages of hack/images/packages.lock (exact versions,
 # SHA256-checked; the closure of hack/packages.txt's image-root group, from hack/images/lock.sh),
@@ -99,6 +101,7 @@ log "binaries built ($(secs))"
 read -r ref digest archive < <("$mkimage" image --root "$layer_dir/root.tar.gz" \
   --bin "/prism-manager=$bins/prism-manager" --bin "/prism-agent=$bins/prism-agent" \
   --chart charts/prism --created "$created" --revision "$revision" --version "$version" \
+  --lock "$lock" --sbom-out "$out_dir/prism.spdx.json" \
   --out "$out_dir/prism.oci.tar")
 log "$ref $digest"
 log "$archive: $(du -h "$archive" | cut -f1) ($(secs) in all)"

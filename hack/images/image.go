@@ -37,6 +37,8 @@ type Spec struct {
 	Created    time.Time         // the config's creation time and the binaries' mtime
 	Entrypoint []string
 	Labels     map[string]string
+	// SBOM is the image's SPDX document (SBOM), carried at SBOMPath; none when nil.
+	SBOM []byte
 }
 
 // Image assembles the image: the root layer, then the binaries' layer.
@@ -46,7 +48,11 @@ func (s Spec) Image() (v1.Image, error) {
 		return nil, err
 	}
 	var bins bytes.Buffer
-	if err := FileLayerTar(&bins, s.Binaries, s.Created); err != nil {
+	var docs map[string][]byte
+	if s.SBOM != nil {
+		docs = map[string][]byte{SBOMPath: s.SBOM}
+	}
+	if err := FileLayerTar(&bins, s.Binaries, docs, s.Created); err != nil {
 		return nil, err
 	}
 	binLayer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {

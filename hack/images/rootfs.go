@@ -268,8 +268,9 @@ func BuildRootTar(w io.Writer, debs []string, mtime time.Time) error {
 }
 
 // FileLayerTar writes a layer of whole files: each source file at its destination path in the
-// image, mode 0755, owned by root, at mtime (for the Go binaries).
-func FileLayerTar(w io.Writer, files map[string]string, mtime time.Time) error {
+// image, mode 0755 (the Go binaries), and each document (destination -> content) mode 0644,
+// owned by root, at mtime.
+func FileLayerTar(w io.Writer, files map[string]string, docs map[string][]byte, mtime time.Time) error {
 	r := NewRootFS()
 	for dest, src := range files {
 		data, err := os.ReadFile(src)
@@ -277,6 +278,9 @@ func FileLayerTar(w io.Writer, files map[string]string, mtime time.Time) error {
 			return err
 		}
 		r.addGenerated(cleanName(dest, false), 0o755, data, mtime)
+	}
+	for dest, data := range docs {
+		r.addGenerated(cleanName(dest, false), 0o644, data, mtime)
 	}
 	for name := range r.entries {
 		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {

@@ -61,6 +61,9 @@ spec:
 		{"mode: DryRun", "mode: DryRun\n  fastDevice: {}", `spec.fastDevice: Forbidden: unknown field "spec.fastDevice"`},
 		{"size: 4294967296", "size: 1024", "spec.db.size: Invalid value: 1024: size must be between 2Gi and 64Ti: 1024"},
 		{"name: p", "name: P_1", "metadata.name: Invalid value"},
+		{"mode: DryRun", "mode: DryRun\n  osd: {ignoreHealthChecks: [pool_no_redundancy]}", `spec.osd.ignoreHealthChecks[0]: Invalid value: "pool_no_redundancy": spec.osd.ignoreHealthChecks[0] in body should match '^[A-Z][A-Z0-9_]*$'`},
+		{"mode: DryRun", "mode: DryRun\n  osd: {ignoreHealthChecks: [OSD_NEARFULL, OSD_NEARFULL]}", `spec.osd.ignoreHealthChecks[1]: Duplicate value: "OSD_NEARFULL"`},
+		{"mode: DryRun", "mode: DryRun\n  osd: {ignoreHealthChecks: [POOL_NO_REDUNDANCY, PG_AVAILABILITY]}", `spec.osd.ignoreHealthChecks: Invalid value: PG_AVAILABILITY says data is unavailable, damaged or full: it always holds a re-created OSD back and cannot be ignored`},
 	} {
 		obj, err := Decode([]byte(strings.Replace(policy, tc.from, tc.to, 1)))
 		if err != nil {
@@ -75,7 +78,8 @@ spec:
 		}
 	}
 	// With the selector fixed, the integer DB size is accepted (a quantity() call refused it).
-	obj, _ := Decode([]byte(strings.Replace(policy, "operator: In", "operator: Exists", 1)))
+	obj, _ := Decode([]byte(strings.Replace(strings.Replace(policy, "operator: In", "operator: Exists", 1),
+		"mode: DryRun", "mode: DryRun\n  osd: {ignoreHealthChecks: [OSD_NEARFULL, POOL_NEARFULL]}", 1)))
 	if errs := v.Check(obj); len(errs) > 0 {
 		t.Errorf("valid policy refused: %v", errs)
 	}

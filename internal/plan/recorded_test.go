@@ -137,12 +137,24 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	health := rook.CephHealth{Health: []string{rook.HealthOK, "HEALTH_WARN", ""}[rng.IntN(3)], LastChanged: now.Add(-time.Minute)}
+	// Ceph's answers for every node: all PGs active and every OSD safe to destroy, PGs
+	// inactive, or none (the three healths the file was recorded with).
+	answers := map[string]rook.CephAnswers{}
+	pgs := []string{"active+clean", "peering", ""}[rng.IntN(3)]
+	for _, n := range secondRecorded.RookStorageNodes {
+		if pgs != "" {
+			answers[n.Name] = rook.CephAnswers{At: now.Add(-time.Minute), Health: []byte(`{"status":"HEALTH_OK","checks":{}}`),
+				PGStat:        []byte(`{"pg_ready":true,"pg_summary":{"num_pg_by_state":[{"name":"` + pgs + `","num":8}],"num_pgs":8}}`),
+				Devices:       []byte(`[]`),
+				SafeToDestroy: []byte(`{"safe_to_destroy":[0],"active":[],"missing_stats":[],"stored_pgs":[]}`)}
+		}
+	}
 	var last *rook.Release
 	if rng.IntN(2) == 0 {
 		last = &rook.Release{Node: "n0", Device: "d", At: now.Add(-time.Duration(rng.IntN(20)) * time.Minute)}
 	}
-	gate := rook.GateReplacements(secondRecorded.RookStorageNodes, existing, health, last, now)
+	gate := rook.GateReplacements(rook.GateInput{Entries: secondRecorded.RookStorageNodes, Existing: existing, Answers: answers,
+		LastChanged: now.Add(-time.Minute), Last: last, Now: now})
 	merged, err := rook.MergeRookNodes(existing, []string{"n1"}, gate.Entries)
 	if err != nil {
 		t.Fatal(err)

@@ -10,11 +10,14 @@
 //
 //	/                 the page
 //	/static/…         app.js, app.css, uPlot (vendored by vendor.sh), embedded
-//	/api/query        ?query=…[&time=…]                         instant query
-//	                  ?kind=range&query=…&start=…&end=…&step=…   range query
+//	/api/query        ?name=…[&k=…|&nodes=…|&osds=…][&time=…]          instant query
+//	                  ?kind=range&name=…&nodes=…&start=…&end=…&step=…  range query
+//	/signin, /signout POST: keep or forget the bearer token in an HttpOnly cookie
 //
-// The page and the proxy are read-only and carry no credentials; serve them on
-// a port reachable only by the people who may read the cluster's metrics.
+// Every route but the sign-in form asks the API server who calls (a bearer token,
+// or the cookie the form sets) and whether they may get StorageNodes (decision 0049);
+// the proxy answers only the page's own named queries (queries.go), never PromQL
+// sent by the caller.
 package webui
 
 import (
@@ -31,6 +34,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/prism-storage/prism/internal/kube/serving"
 )
 
 //go:embed static
@@ -50,15 +55,18 @@ var (
 
 // Handler serves the endurance page and proxies its queries to the Prometheus
 // at promURL (e.g. "http://prometheus-operated.monitoring:9090", a path prefix
-// such as "/prometheus" is kept). With an empty or invalid promURL the page
-// still loads and says that no Prometheus is configured.
-func Handler(promURL string) http.Handler {
+// such as "/prometheus" is kept), to the callers access lets through; the others
+// get the sign-in form. With an empty or invalid promURL the page still loads and
+// says that no Prometheus is configured.
+func Handler(promURL string, access Checker) http.Handler {
 	sub, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		panic(err) // the embedded tree is part of the binary
 	}
 	p := newProxy(promURL)
 	mux := http.NewServeMux()
+	mux.Handle("POST /signin", signin(access))
+	mux.HandleFunc("POST /signout", signout)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, http.FileServerFS(sub))))
 	mux.Handle("GET /api/query", p)
 	mux.HandleFunc("/api/query", func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +83,20 @@ func Handler(promURL string) http.Handler {
 		w.Header().Set("Cache-Control", "no-cache")
 		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(data))
 	})
-	return securityHeaders(mux)
+	return securityHeaders(openOrGated(access, mux))
+}
+
+// openOrGated sends sign-in and sign-out straight to mux, every other request through
+// the access check.
+func openOrGated(access Checker, mux http.Handler) http.Handler {
+	g := gated(access, mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/signin") || strings.HasSuffix(r.URL.Path, "/signout")) {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		g.ServeHTTP(w, r)
+	})
 }
 
 func cacheFor(d time.Duration, h http.Handler) http.Handler {
@@ -89,7 +110,7 @@ func cacheFor(d time.Duration, h http.Handler) http.Handler {
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("X-Frame-Options", "DENY")
@@ -136,14 +157,15 @@ func newProxy(promURL string) *proxy {
 	return p
 }
 
-// allowed lists, per kind, the only parameters forwarded and which are required.
+// allowed lists, per kind, the only parameters forwarded besides the query, and which are
+// required; the query itself is built from the page's named templates (queries.go).
 var allowed = map[string]struct {
 	path     string
 	params   []string
 	required []string
 }{
-	"instant": {"/api/v1/query", []string{"query", "time"}, []string{"query"}},
-	"range":   {"/api/v1/query_range", []string{"query", "start", "end", "step"}, []string{"query", "start", "end", "step"}},
+	"instant": {"/api/v1/query", []string{"time"}, nil},
+	"range":   {"/api/v1/query_range", []string{"start", "end", "step"}, []string{"start", "end", "step"}},
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -161,13 +183,18 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "bad_data", `kind must be "instant" or "range"`)
 		return
 	}
+	query, err := promQL(kind, in)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad_data", err.Error())
+		return
+	}
 	out := url.Values{}
 	for _, name := range spec.params {
 		v := in.Get(name)
 		if v == "" {
 			continue
 		}
-		if name != "query" && !validTime(v) {
+		if !validTime(v) {
 			apiError(w, http.StatusBadRequest, "bad_data", fmt.Sprintf("%s: %q is not a number, duration or RFC 3339 time", name, v))
 			return
 		}
@@ -179,10 +206,11 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if len(out.Get("query")) > maxQueryBytes {
-		apiError(w, http.StatusRequestEntityTooLarge, "bad_data", fmt.Sprintf("query longer than %d bytes", maxQueryBytes))
+	if len(query) > maxQueryBytes {
+		apiError(w, http.StatusRequestEntityTooLarge, "bad_data", fmt.Sprintf("query longer than %d bytes: ask for fewer nodes", maxQueryBytes))
 		return
 	}
+	out.Set("query", query)
 	out.Set("timeout", promTimeout().String())
 
 	target := *p.base
@@ -269,20 +297,36 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 type Server struct {
 	Addr          string // e.g. ":8082"
 	PrometheusURL string
+	Access        Checker // who may read; required
+	// CertDir holds tls.crt and tls.key to serve HTTPS; empty serves HTTP (reached
+	// through kubectl port-forward, whose tunnel is the API server's TLS).
+	CertDir string
 }
 
 // Start serves until ctx is done, then shuts down gracefully.
 func (s *Server) Start(ctx context.Context) error {
+	if s.Access == nil {
+		return errors.New("the endurance page needs an access check: it never serves anonymous readers")
+	}
 	srv := &http.Server{
 		Addr:              s.Addr,
-		Handler:           Handler(s.PrometheusURL),
+		Handler:           Handler(s.PrometheusURL, s.Access),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      queryTimeout + 15*time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	if s.CertDir != "" {
+		tlsCfg, err := serving.TLSConfig(s.CertDir)
+		if err != nil {
+			return err
+		}
+		srv.TLSConfig = tlsCfg
+		go func() { errc <- srv.ListenAndServeTLS("", "") }()
+	} else {
+		go func() { errc <- srv.ListenAndServe() }()
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -50,10 +50,13 @@ func (f *fakeProm) count() int {
 	return len(f.reqs)
 }
 
+// get sends a GET as a reader allowed to see the page (tokens: see readers).
 func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Header.Set("Authorization", "Bearer "+readerToken)
+	h.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -70,9 +73,9 @@ func TestProxyForwardsOnlyQueries(t *testing.T) {
 	fp := &fakeProm{}
 	srv := httptest.NewServer(fp)
 	defer srv.Close()
-	h := Handler(srv.URL + "/prom/")
+	h := Handler(srv.URL+"/prom/", readers)
 
-	rec := get(t, h, "/api/query?query=up&time=1700000000.5&step=9&path=/api/v1/admin/tsdb/delete_series&match[]=up")
+	rec := get(t, h, "/api/query?name=fleet_devices&time=1700000000.5&step=9&path=/api/v1/admin/tsdb/delete_series&match[]=up")
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("instant: %d %s", rec.Code, rec.Body)
 	}
@@ -80,17 +83,17 @@ func TestProxyForwardsOnlyQueries(t *testing.T) {
 	if r.Method != http.MethodGet || r.URL.Path != "/prom/api/v1/query" {
 		t.Fatalf("reached %s %s", r.Method, r.URL.Path)
 	}
-	want := url.Values{"query": {"up"}, "time": {"1700000000.5"}, "timeout": {"25s"}}
+	want := url.Values{"query": {"count(prism_device_info)"}, "time": {"1700000000.5"}, "timeout": {"25s"}}
 	if r.URL.Query().Encode() != want.Encode() {
 		t.Fatalf("forwarded %q, want %q", r.URL.RawQuery, want.Encode())
 	}
 
-	rec = get(t, h, "/api/query?kind=range&query=rate(x[5m])&start=2024-01-01T00:00:00Z&end=1700000000&step=15s")
+	rec = get(t, h, "/api/query?kind=range&name=chart_wear&nodes=n1,n2.rack&start=2024-01-01T00:00:00Z&end=1700000000&step=15s")
 	if rec.Code != 200 {
 		t.Fatalf("range: %d %s", rec.Code, rec.Body)
 	}
 	r = fp.last(t)
-	if r.URL.Path != "/prom/api/v1/query_range" || r.URL.Query().Get("step") != "15s" || r.URL.Query().Get("query") != "rate(x[5m])" {
+	if r.URL.Path != "/prom/api/v1/query_range" || r.URL.Query().Get("step") != "15s" || r.URL.Query().Get("query") != `max by (node) (prism_device_percentage_used_ratio{node=~"n1|n2\\.rack"})` {
 		t.Fatalf("range reached %s ?%s", r.URL.Path, r.URL.RawQuery)
 	}
 
@@ -100,7 +103,7 @@ func TestProxyForwardsOnlyQueries(t *testing.T) {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"status":"error","errorType":"bad_data","error":"parse error"}`)
 	}
-	rec = get(t, h, "/api/query?query=(")
+	rec = get(t, h, "/api/query?name=fleet_nodes")
 	if rec.Code != 400 || errorOf(t, rec) != "parse error" {
 		t.Fatalf("error pass-through: %d %s", rec.Code, rec.Body)
 	}
@@ -110,25 +113,29 @@ func TestProxyRefuses(t *testing.T) {
 	fp := &fakeProm{}
 	srv := httptest.NewServer(fp)
 	defer srv.Close()
-	h := Handler(srv.URL)
-	long := strings.Repeat("x", maxQueryBytes+1)
+	h := Handler(srv.URL, readers)
+	long := strings.TrimSuffix(strings.Repeat("node-with-a-long-name-000,", maxQueryBytes/25), ",")
 	for _, tc := range []struct {
 		method, target string
 		code           int
 	}{
-		{http.MethodPost, "/api/query?query=up", 405},
-		{http.MethodDelete, "/api/query?query=up", 405},
-		{http.MethodGet, "/api/query?kind=series&query=up", 400},
-		{http.MethodGet, "/api/query?kind=admin&query=up", 400},
+		{http.MethodPost, "/api/query?name=fleet_nodes", 405},
+		{http.MethodDelete, "/api/query?name=fleet_nodes", 405},
+		{http.MethodGet, "/api/query?kind=series&name=fleet_nodes", 400},
+		{http.MethodGet, "/api/query?kind=admin&name=fleet_nodes", 400},
 		{http.MethodGet, "/api/query", 400},
-		{http.MethodGet, "/api/query?kind=range&query=up&start=1", 400},
-		{http.MethodGet, "/api/query?query=up&time=1%26x%3Dy", 400},
-		{http.MethodGet, "/api/query?query=" + long, 413},
+		{http.MethodGet, "/api/query?query=up", 400},
+		{http.MethodGet, "/api/query?name=fleet_nodes&query=up", 400},
+		{http.MethodGet, "/api/query?kind=range&name=chart_wear&nodes=n1&start=1", 400},
+		{http.MethodGet, "/api/query?name=fleet_nodes&time=1%26x%3Dy", 400},
+		{http.MethodGet, "/api/query?name=device_info&nodes=" + long, 413},
 		{http.MethodGet, "/api/v1/query?query=up", 404},
 		{http.MethodGet, "/api/v1/admin/tsdb/snapshot", 404},
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.target, nil))
+		req := httptest.NewRequest(tc.method, tc.target, nil)
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		h.ServeHTTP(rec, req)
 		if rec.Code != tc.code {
 			t.Errorf("%s %.60s: %d, want %d (%s)", tc.method, tc.target, rec.Code, tc.code, rec.Body)
 		}
@@ -140,7 +147,7 @@ func TestProxyRefuses(t *testing.T) {
 
 func TestProxyNotConfigured(t *testing.T) {
 	for _, u := range []string{"", "prometheus:9090", "ftp://x", "http://user:pw@x:9090", "http://x:9090/?a=b", "::"} {
-		rec := get(t, Handler(u), "/api/query?query=up")
+		rec := get(t, Handler(u, readers), "/api/query?name=fleet_nodes")
 		if rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("%q: %d %s", u, rec.Code, rec.Body)
 			continue
@@ -149,7 +156,7 @@ func TestProxyNotConfigured(t *testing.T) {
 			t.Errorf("%q: error %q", u, msg)
 		}
 		// The page itself still loads and can say so.
-		if rec := get(t, Handler(u), "/"); rec.Code != 200 {
+		if rec := get(t, Handler(u, readers), "/"); rec.Code != 200 {
 			t.Errorf("%q: page %d", u, rec.Code)
 		}
 	}
@@ -164,8 +171,8 @@ func TestProxyDoesNotFollowRedirectsOrPassNonJSON(t *testing.T) {
 	}}
 	srv := httptest.NewServer(fp)
 	defer srv.Close()
-	h := Handler(srv.URL)
-	if rec := get(t, h, "/api/query?query=up"); rec.Code != http.StatusBadGateway {
+	h := Handler(srv.URL, readers)
+	if rec := get(t, h, "/api/query?name=fleet_nodes"); rec.Code != http.StatusBadGateway {
 		t.Fatalf("redirect: %d %s", rec.Code, rec.Body)
 	}
 	if other.count() != 0 {
@@ -175,7 +182,7 @@ func TestProxyDoesNotFollowRedirectsOrPassNonJSON(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, "<html>login</html>")
 	}
-	if rec := get(t, h, "/api/query?query=up"); rec.Code != http.StatusBadGateway || strings.Contains(rec.Body.String(), "login") {
+	if rec := get(t, h, "/api/query?name=fleet_nodes"); rec.Code != http.StatusBadGateway || strings.Contains(rec.Body.String(), "login") {
 		t.Fatalf("non-JSON: %d %s", rec.Code, rec.Body)
 	}
 }
@@ -188,7 +195,7 @@ func TestProxyLimits(t *testing.T) {
 	release := make(chan struct{})
 	fp := &fakeProm{h: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Query().Get("query") == "slow" {
+		if r.URL.Query().Get("query") == "count(prism_device_info)" {
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -200,15 +207,15 @@ func TestProxyLimits(t *testing.T) {
 	srv := httptest.NewServer(fp)
 	defer srv.Close()
 	defer close(release)
-	h := Handler(srv.URL)
-	if rec := get(t, h, "/api/query?query=big"); rec.Code != http.StatusBadGateway || !strings.Contains(errorOf(t, rec), "larger than") {
+	h := Handler(srv.URL, readers)
+	if rec := get(t, h, "/api/query?name=fleet_nodes"); rec.Code != http.StatusBadGateway || !strings.Contains(errorOf(t, rec), "larger than") {
 		t.Fatalf("large answer: %d %s", rec.Code, rec.Body)
 	}
 	if fp.last(t).URL.Query().Get("timeout") != "150ms" {
 		t.Fatalf("Prometheus timeout %q", fp.last(t).URL.Query().Get("timeout"))
 	}
 	start := time.Now()
-	rec := get(t, h, "/api/query?query=slow")
+	rec := get(t, h, "/api/query?name=fleet_devices")
 	if rec.Code != http.StatusGatewayTimeout || time.Since(start) > 5*time.Second {
 		t.Fatalf("slow Prometheus: %d after %s: %s", rec.Code, time.Since(start), rec.Body)
 	}
@@ -218,7 +225,7 @@ func TestProxyLimits(t *testing.T) {
 }
 
 func TestPageAndStatic(t *testing.T) {
-	h := Handler("http://127.0.0.1:1")
+	h := Handler("http://127.0.0.1:1", readers)
 	rec := get(t, h, "/")
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("/: %d %s", rec.Code, rec.Header())
@@ -259,7 +266,7 @@ func TestPageAndStatic(t *testing.T) {
 }
 
 func TestServerStartStops(t *testing.T) {
-	s := &Server{Addr: "127.0.0.1:0", PrometheusURL: "http://127.0.0.1:9090"}
+	s := &Server{Addr: "127.0.0.1:0", PrometheusURL: "http://127.0.0.1:9090", Access: readers}
 	if s.NeedLeaderElection() {
 		t.Fatal("the page must run on every replica")
 	}

@@ -16,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
 	"github.com/prism-storage/prism/internal/dashboards"
+	"github.com/prism-storage/prism/internal/kube/access"
 	"github.com/prism-storage/prism/internal/webui"
 	"github.com/prism-storage/prism/test/support/panelcheck"
 )
@@ -300,10 +304,37 @@ func serve(t *testing.T, h http.Handler) string {
 	return "http://" + l.Addr().String() + "/"
 }
 
+// The page asks the API server who calls (webui.PageAccess); here a table stands for it,
+// as test/envtest/endpoints_test.go asks a real one.
+const (
+	browserReaderToken   = "browser-reader-token"
+	browserOutsiderToken = "browser-outsider-token"
+)
+
+type browserReaders struct{}
+
+func (browserReaders) Check(_ context.Context, r *http.Request, attrs authorizer.AttributesRecord) access.Verdict {
+	switch r.Header.Get("Authorization") {
+	case "Bearer " + browserReaderToken:
+		return access.Verdict{Status: http.StatusOK, User: &user.DefaultInfo{Name: "reader"}}
+	case "Bearer " + browserOutsiderToken:
+		return access.Verdict{Status: http.StatusForbidden, Message: "outsider may not get storagenodes.prism.storage.io"}
+	}
+	return access.Verdict{Status: http.StatusUnauthorized, Message: "a Kubernetes bearer token is required"}
+}
+
+type signinVisit struct {
+	FirstStatus   int    `json:"firstStatus"`
+	FormShown     bool   `json:"formShown"`
+	RefusedStatus int    `json:"refusedStatus"`
+	RefusedText   string `json:"refusedText"`
+	AfterState    string `json:"afterState"`
+}
+
 func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir string) {
 	// The page against the real Prometheus, against one without Prism's
 	// metrics, and against none at all.
-	pageURL := serve(t, webui.Handler(prom))
+	pageURL := serve(t, webui.Handler(prom, browserReaders{}))
 	empty := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		typ := "vector"
@@ -312,8 +343,8 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 		}
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[]}}`, typ)
 	}))
-	emptyURL := serve(t, webui.Handler(strings.TrimSuffix(empty, "/")))
-	downURL := serve(t, webui.Handler("http://"+freePort(t)))
+	emptyURL := serve(t, webui.Handler(strings.TrimSuffix(empty, "/"), browserReaders{}))
+	downURL := serve(t, webui.Handler("http://"+freePort(t), browserReaders{}))
 
 	script, err := os.ReadFile("drive.js")
 	if err != nil {
@@ -339,6 +370,7 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 	cmd.Dir = pwDir
 	cmd.Env = append(os.Environ(),
 		"PRISM_URL="+pageURL, "EMPTY_URL="+emptyURL, "DOWN_URL="+downURL,
+		"READER_TOKEN="+browserReaderToken, "OUTSIDER_TOKEN="+browserOutsiderToken,
 		"SCREENSHOT="+shot, "USER_DATA_DIR="+t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -346,10 +378,15 @@ func checkPage(t *testing.T, ctx context.Context, tools toolPaths, prom, pwDir s
 		t.Fatalf("drive.js: %v\n%s%s", err, stderr.String(), stdout.String())
 	}
 	var got struct {
+		Signin                   signinVisit
 		Main, Paged, Empty, Down pageVisit
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("drive.js output: %v\n%s", err, stdout.String())
+	}
+	if s := got.Signin; s.FirstStatus != 401 || !s.FormShown || s.RefusedStatus != 403 ||
+		!strings.Contains(s.RefusedText, "may not get storagenodes") || s.AfterState != "ready" {
+		t.Errorf("sign-in: %+v; want 401 with the form, 403 for the outsider's token, the page for the reader's", s)
 	}
 
 	m := got.Main

@@ -1,7 +1,7 @@
 // Drives Debian's Chromium with playwright-core (no browser download) through
 // Prism's endurance page and prints what it saw as one JSON object on stdout.
 // Run by browser_test.go:
-//   PRISM_URL=… EMPTY_URL=… DOWN_URL=… SCREENSHOT=… USER_DATA_DIR=… node drive.js
+//   PRISM_URL=… EMPTY_URL=… DOWN_URL=… READER_TOKEN=… OUTSIDER_TOKEN=… SCREENSHOT=… USER_DATA_DIR=… node drive.js
 'use strict';
 const { chromium } = require('playwright-core');
 
@@ -31,6 +31,24 @@ async function visit(ctx, url, out) {
   return page;
 }
 
+// signIn: the page first answers with its sign-in form (401); a token without the right is
+// refused (403) and kept nowhere; the reader's token sets the cookie and opens the page.
+async function signIn(ctx, url, out) {
+  const page = await ctx.newPage();
+  const first = await page.goto(url, { waitUntil: 'load', timeout: 30000 });
+  out.firstStatus = first.status();
+  out.formShown = (await page.$('input[name=token]')) !== null;
+  await page.fill('input[name=token]', process.env.OUTSIDER_TOKEN);
+  const [refused] = await Promise.all([page.waitForNavigation(), page.click('#signin')]);
+  out.refusedStatus = refused.status();
+  out.refusedText = await page.textContent('#signin-reason');
+  await page.fill('input[name=token]', process.env.READER_TOKEN);
+  await Promise.all([page.waitForNavigation(), page.click('#signin')]);
+  await page.waitForFunction(() => window.prismEndurance && window.prismEndurance.ready, null, { timeout: 30000 });
+  out.afterState = await page.evaluate(() => document.body.dataset.state);
+  await page.close();
+}
+
 (async () => {
   const result = {};
   const ctx = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
@@ -41,6 +59,7 @@ async function visit(ctx, url, out) {
     timeout: 60000,
   });
   try {
+    await signIn(ctx, process.env.PRISM_URL, (result.signin = {}));
     // The real page against the real Prometheus.
     const main = (result.main = {});
     const page = await visit(ctx, process.env.PRISM_URL + '?range=900', main);

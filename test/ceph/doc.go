@@ -17,6 +17,10 @@
 // metrics"). OSDs start with Rook's POD_NAME and NODE_NAME, so Ceph reports the simulated
 // node name as their host.
 //
+// TestRecordGateAnswers (only with PRISM_RECORD_GATE=<dir>) records Ceph's answers to the
+// replacement gate's questions through a fast-device failure on four OSDs and a size-3 pool:
+// internal/plan/rook/testdata/ceph16 and decision 0046.
+//
 // Run them as root (about 4-6 minutes together):
 //
 //	go test ./test/ceph/ -count=1 -timeout 15m -v

@@ -364,9 +364,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		// before the agent's first inventory, so the devices may appear up to a period later
 		// (seen 2026-11-26: the spec ran 60 s after the agent started).
 		Eventually(func(g Gomega) {
-			raw, err := clientset.CoreV1().Pods(cfg.namespace).ProxyGet("http", pod.Name, "9464", "/metrics", nil).DoRaw(ctx())
+			body, err := scrapeAgent(ctx(), pod.Name)
 			g.Expect(err).NotTo(HaveOccurred())
-			body := string(raw)
 			g.Expect(metricLines(body, "prism_device_info{")).To(ContainElements(
 				And(ContainSubstring(`model="`+cfg.fastModel+`"`), ContainSubstring(`tier="Fast"`)),
 				And(ContainSubstring(`model="`+cfg.qlcModel+`"`), ContainSubstring(`tier="Capacity"`))))

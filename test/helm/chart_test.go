@@ -49,15 +49,9 @@ monitoring:
 `
 
 // tunedValues keeps monitoring on and changes its knobs: thresholds (one as the string
-// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port;
-// with the endurance page and the NetworkPolicies.
+// `helm --set` produces), runbook base, labels, dashboards' label and namespace, the agent port.
 const tunedValues = `
 agent: {metricsPort: 9500}
-operator: {prometheusURL: http://prometheus.monitoring:9090}
-networkPolicy:
-  enabled: true
-  metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]
-  enduranceFrom: [{podSelector: {matchLabels: {app: grafana}}}]
 monitoring:
   labels: {release: kube-prometheus-stack}
   agent: {podMonitor: {interval: 30s, scrapeTimeout: 10s}}
@@ -225,10 +219,10 @@ func TestRenderDefaults(t *testing.T) {
 		kinds = append(kinds, o.GetKind())
 	}
 	sort.Strings(kinds)
-	want := []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
+	want := []string{"ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding",
 		"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
-		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding",
-		"ServiceAccount", "ServiceAccount",
+		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding", "Secret",
+		"ServiceAccount", "ServiceAccount", "ServiceAccount",
 		// The agent's own-node policy and the operator's probe-pods policy, each with its binding.
 		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"}
 	for range realDashboards(t) {
@@ -269,8 +263,8 @@ func TestRenderDefaults(t *testing.T) {
 		}
 	}
 	op := containerPorts(t, rel.must(t, "Deployment", "prism-operator"))
-	if op["metrics"] != 8080 {
-		t.Errorf("operator container ports %v, want metrics: 8080", op)
+	if op["metrics"] != 8443 {
+		t.Errorf("operator container ports %v, want metrics: 8443 (HTTPS)", op)
 	}
 
 	// The PrometheusRule is the literal rule file, byte for byte in meaning, with default values.
@@ -758,6 +752,102 @@ func TestAgentOpenCAS(t *testing.T) {
 			t.Errorf("openCAS off: hostPID %v, args %q, opencas volume %q", hostPID, joined, opencas)
 		}
 	}
+}
+
+// TestMetricsScrapeAuth: by default both workloads serve metrics over HTTPS to allowed
+// tokens only, and the PodMonitors scrape with the token of a ServiceAccount bound to
+// prism-metrics-reader (decision 0048); metrics.secure=false goes back to plain HTTP.
+func TestMetricsScrapeAuth(t *testing.T) {
+	rel := renderValues(t, "monitoring: {skipCapabilitiesCheck: true}", plainCaps, nil)
+	reader := rel.must(t, "ClusterRole", "prism-metrics-reader")
+	rules, _, _ := unstructured.NestedSlice(reader.Object, "rules")
+	wantRules := []any{map[string]any{"nonResourceURLs": []any{"/metrics"}, "verbs": []any{"get"}}}
+	if !reflect.DeepEqual(rules, wantRules) {
+		t.Errorf("prism-metrics-reader rules %v, want get /metrics only", rules)
+	}
+	crb := rel.must(t, "ClusterRoleBinding", "prism-metrics-scraper")
+	if ref, _, _ := unstructured.NestedString(crb.Object, "roleRef", "name"); ref != "prism-metrics-reader" {
+		t.Errorf("prism-metrics-scraper is bound to %q", ref)
+	}
+	subjects, _, _ := unstructured.NestedSlice(crb.Object, "subjects")
+	if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != "prism-metrics-scraper" {
+		t.Errorf("prism-metrics-scraper binding subjects %v", subjects)
+	}
+	tokenSecret := rel.must(t, "Secret", "prism-metrics-scraper-token")
+	if tokenSecret.Object["type"] != "kubernetes.io/service-account-token" || tokenSecret.GetAnnotations()["kubernetes.io/service-account.name"] != "prism-metrics-scraper" {
+		t.Errorf("scrape token Secret %v", tokenSecret.Object)
+	}
+	for _, pair := range [][2]string{{"prism-agent", "DaemonSet"}, {"prism-operator", "Deployment"}} {
+		eps, _, _ := unstructured.NestedSlice(rel.must(t, "PodMonitor", pair[0]).Object, "spec", "podMetricsEndpoints")
+		ep := eps[0].(map[string]any)
+		cred, _, _ := unstructured.NestedStringMap(ep, "authorization", "credentials")
+		skip, _, _ := unstructured.NestedBool(ep, "tlsConfig", "insecureSkipVerify")
+		if ep["scheme"] != "https" || cred["name"] != "prism-metrics-scraper-token" || cred["key"] != "token" || !skip {
+			t.Errorf("PodMonitor %s endpoint %v: want https, the scraper's token, insecureSkipVerify for self-signed certificates", pair[0], ep)
+		}
+		if a := argsOf(t, rel.must(t, pair[1], pair[0])); !slices.Contains(a, "--metrics-secure=true") {
+			t.Errorf("%s args %v: want --metrics-secure=true", pair[1], a)
+		}
+		for _, kind := range []string{"ClusterRole"} {
+			role := rel.must(t, kind, pair[0])
+			if !grants(role, "authentication.k8s.io", "tokenreviews", "create") || !grants(role, "authorization.k8s.io", "subjectaccessreviews", "create") {
+				t.Errorf("ClusterRole %s cannot create TokenReviews and SubjectAccessReviews: its metrics would answer 500", pair[0])
+			}
+		}
+	}
+
+	plain := renderValues(t, "metrics: {secure: false}\nmonitoring: {skipCapabilitiesCheck: true}", plainCaps, nil)
+	if len(plain.ofKind("Secret")) != 0 {
+		t.Error("metrics.secure=false still makes the scrape token")
+	}
+	eps, _, _ := unstructured.NestedSlice(plain.must(t, "PodMonitor", "prism-operator").Object, "spec", "podMetricsEndpoints")
+	if ep := eps[0].(map[string]any); ep["scheme"] != nil || ep["authorization"] != nil {
+		t.Errorf("plain HTTP PodMonitor endpoint %v", ep)
+	}
+	if op := containerPorts(t, plain.must(t, "Deployment", "prism-operator")); op["metrics"] != 8080 {
+		t.Errorf("plain HTTP operator ports %v, want metrics: 8080", op)
+	}
+
+	// A cert Secret is mounted where --metrics-cert-dir points, in both workloads.
+	withCert := renderValues(t, "metrics: {secure: true, certSecret: prism-metrics-tls}", plainCaps, nil)
+	for _, pair := range [][2]string{{"prism-agent", "DaemonSet"}, {"prism-operator", "Deployment"}} {
+		w := withCert.must(t, pair[1], pair[0])
+		if a := argsOf(t, w); !slices.Contains(a, "--metrics-cert-dir=/etc/prism/metrics-cert") {
+			t.Errorf("%s args %v: no --metrics-cert-dir", pair[0], a)
+		}
+		vols, _, _ := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "volumes")
+		found := false
+		for _, v := range vols {
+			if name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); name == "prism-metrics-tls" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s does not mount Secret prism-metrics-tls", pair[0])
+		}
+	}
+}
+
+func argsOf(t *testing.T, workload *unstructured.Unstructured) []string {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(workload.Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	return args
+}
+
+// grants: one rule of role allows verb on group/resource.
+func grants(role *unstructured.Unstructured, group, resource, verb string) bool {
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	for _, r := range rules {
+		m := r.(map[string]any)
+		g, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
+		res, _, _ := unstructured.NestedStringSlice(m, "resources")
+		v, _, _ := unstructured.NestedStringSlice(m, "verbs")
+		if slices.Contains(g, group) && slices.Contains(res, resource) && slices.Contains(v, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestOperatorCephClusterMaxBytes: a raised etcd limit reaches the operator's flag as the

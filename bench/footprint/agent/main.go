@@ -198,7 +198,7 @@ func serve(root, addr, nodeName string, period, healthPeriod time.Duration, stat
 		}
 	}()
 	logf.Log.Info("Serving fixture metrics", "hostRoot", root, "devices", len(latest.Get()), "address", addr)
-	err = exporter.Serve(ctx, addr, healthPeriod, endurance, latest)
+	err = exporter.Serve(ctx, exporter.Endpoint{Addr: addr}, healthPeriod, endurance, latest)
 	if err == nil && memprofile != "" {
 		// While the exporter and the devices are still live, so that they are in the profile.
 		err = writeHeapProfile(memprofile)

@@ -11,3 +11,6 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end }}
+
+{{- /* The operator's metrics port: 8443 (HTTPS, kubebuilder's convention) or 8080 (plain HTTP). */ -}}
+{{- define "prism.operatorMetricsPort" -}}{{ if .Values.metrics.secure }}8443{{ else }}8080{{ end }}{{- end }}

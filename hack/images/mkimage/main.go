@@ -2,7 +2,8 @@
 //
 //	mkimage root --lock hack/images/packages.lock --debs DIR --out root.tar.gz
 //	mkimage image --root root.tar.gz --bin /prism-manager=PATH --bin /prism-agent=PATH \
-//	    --chart charts/prism --created UNIX --revision REV --out prism.oci.tar
+//	    --chart charts/prism --created UNIX --revision REV --out prism.oci.tar \
+//	    [--lock hack/images/packages.lock --sbom-out prism.spdx.json]
 //	mkimage inspect ARCHIVE
 package main
 
@@ -124,10 +125,21 @@ func image(args []string) error {
 	revision := fs.String("revision", "", "the source revision (label)")
 	version := fs.String("version", "", "the binaries' version (label)")
 	out := fs.String("out", "", "the OCI archive to write")
+	lockPath := fs.String("lock", "", "the root layer's lock file, for the SBOM (none without it)")
+	sbomOut := fs.String("sbom-out", "", "also write the SBOM here")
 	fs.Parse(args)
 	ref, err := images.ChartRef(*chart)
 	if err != nil {
 		return err
+	}
+	sbom, err := imageSBOM(ref, *lockPath, bins, time.Unix(*created, 0))
+	if err != nil {
+		return err
+	}
+	if sbom != nil && *sbomOut != "" {
+		if err := os.WriteFile(*sbomOut, sbom, 0o644); err != nil {
+			return err
+		}
 	}
 	_, tag, _ := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
 	spec := images.Spec{
@@ -143,6 +155,7 @@ func image(args []string) error {
 			"org.opencontainers.image.revision": *revision,
 			"io.prism-storage.binary-version":   *version,
 		},
+		SBOM: sbom,
 	}
 	digest, err := spec.WriteArchive(*out)
 	if err != nil {
@@ -150,6 +163,30 @@ func image(args []string) error {
 	}
 	fmt.Printf("%s %s %s\n", ref, digest, *out)
 	return nil
+}
+
+// imageSBOM is the SPDX document of the root layer's locked packages and the binaries (nil
+// without a lock).
+func imageSBOM(ref, lockPath string, bins map[string]string, created time.Time) ([]byte, error) {
+	if lockPath == "" {
+		return nil, nil
+	}
+	f, err := os.Open(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := images.ReadLock(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{}
+	for dest, src := range bins {
+		if data[dest], err = os.ReadFile(src); err != nil {
+			return nil, err
+		}
+	}
+	return images.SBOM(ref, lock, data, created)
 }
 
 func inspect(args []string) error {

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"sync"
@@ -62,17 +63,31 @@ type Polled interface {
 	Poll(ctx context.Context) error
 }
 
+// Endpoint is where and to whom the metrics are served.
+type Endpoint struct {
+	Addr string
+	// TLS serves HTTPS; nil serves plain HTTP.
+	TLS *tls.Config
+	// Guard wraps the metrics handler with the check of who scrapes (metricsauth.Filter);
+	// nil serves anyone.
+	Guard func(http.Handler) http.Handler
+}
+
 // Serve polls the devices' wear counters every period (a runnable loop in the agent, since
-// SMART pages cannot be watched) and serves e, with the Go and process collectors, on addr
+// SMART pages cannot be watched) and serves e, with the Go and process collectors, on ep
 // until ctx ends. Each of extra is polled on the same period and served too.
-func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, devices *LatestDevices, extra ...Polled) error {
+func Serve(ctx context.Context, ep Endpoint, period time.Duration, e *Exporter, devices *LatestDevices, extra ...Polled) error {
 	log := logf.FromContext(ctx).WithName("metrics")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, x := range extra {
 		reg.MustRegister(x)
 	}
-	srv := &http.Server{Addr: addr, Handler: &gzipOnce{next: promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})}, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = &gzipOnce{next: promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})}
+	if ep.Guard != nil {
+		h = ep.Guard(h)
+	}
+	srv := &http.Server{Addr: ep.Addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: ep.TLS}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -97,8 +112,12 @@ func Serve(ctx context.Context, addr string, period time.Duration, e *Exporter, 
 			}
 		}
 	})
-	log.Info("Serving metrics", "address", addr)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	log.Info("Serving metrics", "address", ep.Addr, "https", ep.TLS != nil, "authorized", ep.Guard != nil)
+	listen := srv.ListenAndServe
+	if ep.TLS != nil {
+		listen = func() error { return srv.ListenAndServeTLS("", "") }
+	}
+	if err := listen(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -7,6 +7,7 @@ package decide
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -61,6 +62,9 @@ type Observation struct {
 	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: its
 	// default; rook.Input).
 	MaxCephClusterBytes int64
+	// OperatorVersion is the operator's release version: agents outside the supported skew
+	// get no claim and no new plan (AgentSkew); "" checks none.
+	OperatorVersion string
 }
 
 // Node is a Kubernetes Node as the decision needs it.
@@ -138,8 +142,12 @@ func Policy(obs Observation) Decision {
 	dryRun := policy.Spec.Mode == prismv1.ModeDryRun
 
 	unobserved := unobservedOf(d.Selected, byName)
+	// An agent outside the version skew is treated as one that cannot be observed: nothing of
+	// its node changes (no claim, no new plan, its entries kept) until it is upgraded.
+	skewed := skewedOf(obs.OperatorVersion, d.Selected, byName)
+	maps.Copy(unobserved, skewed)
 	if !dryRun && !refused {
-		d.Claims = claimsOf(policy, d.Selected, byName, plans, unobserved)
+		d.Claims = claimsOf(policy, d.Selected, byName, plans, unobserved, skewed)
 	}
 	d.Releases = releasesOf(policy, refused, d.Selected, obs.StorageNodes)
 
@@ -148,6 +156,7 @@ func Policy(obs Observation) Decision {
 		DeviceClass: DeviceClass(policy), SetMinAllocSize: policy.Spec.OSD.MinAllocSize != prismv1.MinAllocSizeDefault,
 		ClusterRef: policy.Spec.CephCluster.Namespace + "/" + policy.Spec.CephCluster.Name, Cluster: obs.Cluster,
 		Released: map[string]string{}, Unobserved: unobserved, Ledger: obs.Ledger, Volumes: obs.Volumes, Now: obs.Now,
+		IgnoreHealthChecks:  policy.Spec.OSD.IgnoreHealthChecks,
 		MaxCephClusterBytes: obs.MaxCephClusterBytes,
 	}
 	rin.Answers = obs.Answers
@@ -167,7 +176,7 @@ func Policy(obs Observation) Decision {
 	for _, name := range d.Selected {
 		p, ok := plans[name]
 		sn := byName[name]
-		if !ok || sn == nil {
+		if _, old := skewed[name]; !ok || sn == nil || old {
 			continue
 		}
 		// A claim written now bumps the StorageNode's generation: its agent has not seen it.
@@ -303,14 +312,28 @@ func unobservedOf(selected []string, byName map[string]*prismv1.StorageNode) map
 	return out
 }
 
+// skewedOf maps the selected nodes whose agent is outside the version skew of the operator to
+// why (AgentSkew).
+func skewedOf(operator string, selected []string, byName map[string]*prismv1.StorageNode) map[string]string {
+	out := map[string]string{}
+	for _, name := range selected {
+		if sn := byName[name]; sn != nil {
+			if why := AgentSkew(operator, sn.Status.AgentVersion); why != "" {
+				out[name] = why
+			}
+		}
+	}
+	return out
+}
+
 // claimsOf are the selected nodes whose StorageNode spec differs from the policy's claim and
 // plan. Nodes another policy claims, nodes without a StorageNode, and this policy's nodes
 // whose agent has published no inventory yet (the plan they carry stays) are left alone.
-func claimsOf(policy *prismv1.HybridStoragePolicy, selected []string, byName map[string]*prismv1.StorageNode, plans map[string]prismv1.NodePlan, unobserved map[string]string) []Claim {
+func claimsOf(policy *prismv1.HybridStoragePolicy, selected []string, byName map[string]*prismv1.StorageNode, plans map[string]prismv1.NodePlan, unobserved, skewed map[string]string) []Claim {
 	var out []Claim
 	for _, name := range selected {
 		sn := byName[name]
-		if sn == nil || (sn.Spec.PolicyName != "" && sn.Spec.PolicyName != policy.Name) {
+		if _, old := skewed[name]; old || sn == nil || (sn.Spec.PolicyName != "" && sn.Spec.PolicyName != policy.Name) {
 			continue
 		}
 		if _, ok := unobserved[name]; ok && sn.Spec.PolicyName == policy.Name && sn.Spec.Plan != nil {

@@ -31,17 +31,16 @@ func ReleaseAnnotation(policy string) string {
 	return "replacing." + ManagedNodesAnnotation(policy)
 }
 
-// healthOf is what Rook reports of Ceph's health in the CephCluster's status.
-func healthOf(cluster *unstructured.Unstructured) CephHealth {
-	health, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "health")
-	h := CephHealth{Health: health}
+// healthChanged is the CephCluster's status.ceph.lastChanged: when Ceph's health last changed
+// (zero when Rook has not reported it).
+func healthChanged(cluster *unstructured.Unstructured) time.Time {
 	// Rook writes lastChanged as RFC 3339 (pkg/operator/ceph/cluster/cephstatus.go formatTime).
-	if changed, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "lastChanged"); changed != "" {
-		if t, err := time.Parse(time.RFC3339, changed); err == nil {
-			h.LastChanged = t
-		}
+	changed, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "lastChanged")
+	t, err := time.Parse(time.RFC3339, changed)
+	if err != nil {
+		return time.Time{}
 	}
-	return h
+	return t
 }
 
 // lastRelease is the release annotation's re-created OSD (nil when none or unreadable).

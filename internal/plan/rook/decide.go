@@ -25,7 +25,7 @@ const (
 	ReasonWaitingForPartitions = "WaitingForPartitions"
 	ReasonNothingToConfigure   = "NothingToConfigure"
 	// ReasonReplacingOSDs: OSDs whose DB moved to a new fast device are handed to Rook one at
-	// a time, each once Ceph is healthy again.
+	// a time, each once Ceph says its old OSD may go (decision 0046).
 	ReasonReplacingOSDs = "ReplacingOSDs"
 	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
 	ReasonWaitingForCacheCores = "WaitingForCacheCores"
@@ -35,7 +35,7 @@ const (
 	ReasonCephLosesPartitionDB = "CephLosesPartitionDB"
 )
 
-// HealthRequeue is how soon to look again while replacements wait for Ceph's health, which
+// HealthRequeue is how soon to look again while replacements wait for Ceph's answers, which
 // no watch event reports.
 const HealthRequeue = time.Minute
 
@@ -73,6 +73,8 @@ type Input struct {
 	// Answers are Ceph's answers per node, as the last probe read them (decision 0046);
 	// a node without answers holds its re-created OSDs.
 	Answers map[string]CephAnswers
+	// IgnoreHealthChecks are the policy's spec.osd.ignoreHealthChecks.
+	IgnoreHealthChecks []string
 	// MaxCephClusterBytes is the largest CephCluster the cluster's etcd stores (0: etcd's
 	// default, DefaultMaxCephClusterBytes).
 	MaxCephClusterBytes int64
@@ -188,7 +190,9 @@ func Decide(in Input) (Decision, error) {
 	}
 	sort.Strings(d.Waiting)
 	existing, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-	d.Gate = GateReplacements(RookNodesOnVolumes(ready, volumes, in.DeviceClass), existing, healthOf(cluster), lastRelease(cluster, in.Policy), in.Now)
+	d.Gate = GateReplacements(GateInput{Entries: RookNodesOnVolumes(ready, volumes, in.DeviceClass), Existing: existing,
+		Answers: in.Answers, Kernel: kernelNames(in.Nodes), Ignore: in.IgnoreHealthChecks,
+		LastChanged: healthChanged(cluster), Last: lastRelease(cluster, in.Policy), Now: in.Now})
 	d.Entries = d.Gate.Entries
 	lost := PartitionDBWithheld(cluster)
 	var withheld []string
@@ -490,4 +494,19 @@ func splitNodes(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+// kernelNames maps node → device stable path → kernel name, from each node's inventory.
+func kernelNames(nodes []Node) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range nodes {
+		m := map[string]string{}
+		for _, d := range n.Status.Devices {
+			if d.StablePath != "" {
+				m[d.StablePath] = d.Name
+			}
+		}
+		out[n.Name] = m
+	}
+	return out
 }

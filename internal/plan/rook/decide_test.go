@@ -102,6 +102,14 @@ func written(entries []RookNode) []string {
 	return out
 }
 
+// answered is in with node a's Ceph answers from a state recorded on Ceph 16 (testdata/ceph16),
+// read a minute ago. In "purged", the OSD that was on a's drive is gone and no OSD of the node
+// is down; in "inactive", PGs are inactive.
+func answered(in Input, state string) Input {
+	in.Answers = map[string]CephAnswers{"a": cephAnswersOf("ceph16", state, now.Add(-time.Minute))}
+	return in
+}
+
 func input(c *unstructured.Unstructured, nodes ...Node) Input {
 	return Input{Policy: policy, Manager: "prism-operator/" + policy, DeviceClass: "qlc", ClusterRef: "rook-ceph/ceph",
 		Cluster: c, Nodes: nodes, Now: now}
@@ -195,21 +203,21 @@ func TestDecide(t *testing.T) {
 			}(),
 			want{reason: ReasonNothingToConfigure, changed: true, message: []string{"no node has a plan"},
 				drop: []string{"c"}, kept: []string{}, managed: ""}},
-		{"a moved DB waits while Ceph is not healthy",
-			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), a),
+		{"a moved DB waits while Ceph's PGs are inactive",
+			answered(input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), a), "inactive"),
 			want{reason: ReasonReplacingOSDs, message: []string{"2 OSDs to re-create one at a time, first: a /dev/disk/by-id/q1"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", requeue: HealthRequeue}},
-		{"a moved DB is released one OSD at a time when Ceph is healthy",
-			input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), a),
+		{"a moved DB is released one OSD at a time when Ceph says the drive's OSD can go",
+			answered(input(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), a), "purged"),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook", "1 OSDs to re-create"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue}},
 		{"Ceph 20: a moved DB on a new partition is not released",
-			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), "20.2.4-0"), a),
+			answered(input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), "20.2.4-0"), a), "purged"),
 			want{reason: ReasonCephLosesPartitionDB, message: []string{"withheld: a (a new OSD on /dev/disk/by-id/q1 with its DB on partition /dev/disk/by-id/nvme-A-part1)"},
 				kept: []string{"a"}, nodes: []string{"a"}, managed: "a"}},
 		{"Ceph 20: a moved DB on a new volume is released",
-			input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, HealthOK), "20.2.4-0"),
-				withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))),
+			answered(input(withCeph(cluster([]any{entry("a", "nvme-OLD", "q1", "q2")}, map[string]string{key: "a"}, "HEALTH_WARN"), "20.2.4-0"),
+				withVolumes(a, readyVolume("nvme-A", 0), readyVolume("nvme-A", 1))), "purged"),
 			want{reason: ReasonReplacingOSDs, changed: true, message: []string{"released the re-created OSD on a /dev/disk/by-id/q1 to Rook"},
 				entries: []string{"a"}, kept: []string{}, nodes: []string{"a"}, managed: "a", release: "a /dev/disk/by-id/q1 ", requeue: HealthRequeue,
 				devices: []string{"a q1 " + lvA0, "a q2 " + prismv1.PartitionPath("/dev/disk/by-id/nvme-OLD", 2) + " 61440"}}},

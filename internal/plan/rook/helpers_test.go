@@ -1,8 +1,11 @@
 package rook
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,4 +79,16 @@ func TestHeldMessage(t *testing.T) {
 	if got := heldMessage("node-a", held[:1]); got != "node-a: 1 capacity devices wait for their cache cores (/dev/disk/by-id/q1: core is Pending)" {
 		t.Errorf("heldMessage = %q", got)
 	}
+}
+
+// cephAnswersOf are the answers the probe would have read in a recorded state (testdata/<dir>/<state>).
+func cephAnswersOf(dir, state string, at time.Time) CephAnswers {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, state, name+".json"))
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	return CephAnswers{At: at, Health: read("health"), PGStat: read("pg-stat"), Devices: read("device-ls-by-host"), SafeToDestroy: read("safe-to-destroy")}
 }

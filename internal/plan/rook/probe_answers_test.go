@@ -48,8 +48,8 @@ func terminated(code int32, msg string, at time.Duration) corev1.ContainerState 
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg, FinishedAt: metav1.NewTime(probeT0.Add(at))}}
 }
 
-// answered are the four containers ended with the recorded answers, the last at probeT0+at.
-func answered(rec map[string]string, at time.Duration) map[string]corev1.ContainerState {
+// probeEnded are the four containers ended with the recorded answers, the last at probeT0+at.
+func probeEnded(rec map[string]string, at time.Duration) map[string]corev1.ContainerState {
 	states := map[string]corev1.ContainerState{}
 	for i, name := range ProbeContainers {
 		states[name] = terminated(0, rec[name], at-time.Duration(len(ProbeContainers)-1-i)*time.Second)
@@ -81,22 +81,22 @@ func TestProbeAnswers(t *testing.T) {
 		wantErr      []string
 		wantAt       time.Duration
 	}{
-		{name: "every question answered", pod: probePod("n1", 0, corev1.PodSucceeded, answered(rec, 10*time.Second)), now: 20 * time.Second,
+		{name: "every question answered", pod: probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second)), now: 20 * time.Second,
 			wantDone: true, wantAnswered: ProbeContainers, wantAt: 10 * time.Second},
 		{name: "safe-to-destroy's JSON with a non-zero exit is its answer",
-			pod: probePod("n1", 0, corev1.PodFailed, with(answered(rec, 10*time.Second), ProbeSafeToDestroy, terminated(16, rec[ProbeSafeToDestroy], 10*time.Second))),
+			pod: probePod("n1", 0, corev1.PodFailed, with(probeEnded(rec, 10*time.Second), ProbeSafeToDestroy, terminated(16, rec[ProbeSafeToDestroy], 10*time.Second))),
 			now: 20 * time.Second, wantDone: true, wantAnswered: ProbeContainers, wantAt: 10 * time.Second},
 		{name: "a question without JSON says why",
-			pod: probePod("n1", 0, corev1.PodFailed, with(answered(rec, 10*time.Second), ProbeHealth, terminated(1, "ceph health: exit 1: [errno 110] RADOS timed out (error connecting to the cluster)\n", 9*time.Second))),
+			pod: probePod("n1", 0, corev1.PodFailed, with(probeEnded(rec, 10*time.Second), ProbeHealth, terminated(1, "ceph health: exit 1: [errno 110] RADOS timed out (error connecting to the cluster)\n", 9*time.Second))),
 			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbePGStat, ProbeDevices, ProbeSafeToDestroy},
 			wantErr: []string{"health: exit 1: ceph health: exit 1: [errno 110] RADOS timed out (error connecting to the cluster)"}, wantAt: 10 * time.Second},
 		{name: "an answer the kubelet cut",
-			pod: probePod("n1", 0, corev1.PodSucceeded, with(answered(rec, 10*time.Second), ProbeDevices, terminated(0, cut, 8*time.Second))),
+			pod: probePod("n1", 0, corev1.PodSucceeded, with(probeEnded(rec, 10*time.Second), ProbeDevices, terminated(0, cut, 8*time.Second))),
 			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeSafeToDestroy},
 			wantErr: []string{"devices: the answer is longer than the 3072 bytes the kubelet keeps of it (exit 0)"}, wantAt: 10 * time.Second},
 		{name: "killed at the deadline",
 			pod: func() *corev1.Pod {
-				p := probePod("n1", 0, corev1.PodFailed, with(answered(rec, 10*time.Second), ProbeSafeToDestroy, terminated(137, "", 2*time.Minute)))
+				p := probePod("n1", 0, corev1.PodFailed, with(probeEnded(rec, 10*time.Second), ProbeSafeToDestroy, terminated(137, "", 2*time.Minute)))
 				p.Status.Reason, p.Status.Message = "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
 				return p
 			}(),
@@ -169,17 +169,17 @@ func TestPlanProbes(t *testing.T) {
 		{name: "nothing held, nothing probed", now: time.Minute},
 		{name: "held nodes without probes get one", ask: []string{"n1", "n2"}, now: time.Minute, wantCreate: []string{"n1", "n2"}},
 		{name: "a running probe is waited for", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodRunning, nil)}, ask: []string{"n1"}, now: 30 * time.Second},
-		{name: "fresh answers are kept", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, answered(rec, 10*time.Second))},
+		{name: "fresh answers are kept", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))},
 			ask: []string{"n1"}, now: 40 * time.Second, wantAnswers: []string{"n1"}},
-		{name: "old answers are asked again", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, answered(rec, 10*time.Second))},
+		{name: "old answers are asked again", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))},
 			ask: []string{"n1"}, now: 10*time.Second + ProbeMaxAge, wantAnswers: []string{"n1"}, wantCreate: []string{"n1"}, wantDelete: []string{"n1/0s"}},
 		{name: "a failed probe is reported when it is replaced", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodFailed, failed)},
 			ask: []string{"n1"}, now: 2 * time.Minute, wantAnswers: []string{"n1"}, wantCreate: []string{"n1"}, wantDelete: []string{"n1/0s"}, wantFailed: []string{"n1"}},
-		{name: "older probes of a node go", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, answered(rec, 10*time.Second)),
-			probePod("n1", time.Minute, corev1.PodSucceeded, answered(rec, 70*time.Second))},
+		{name: "older probes of a node go", pods: []*corev1.Pod{probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second)),
+			probePod("n1", time.Minute, corev1.PodSucceeded, probeEnded(rec, 70*time.Second))},
 			ask: []string{"n1"}, now: 80 * time.Second, wantAnswers: []string{"n1"}, wantDelete: []string{"n1/0s"}},
 		{name: "probes of nodes no longer held go", pods: []*corev1.Pod{probePod("n2", 0, corev1.PodRunning, nil),
-			probePod("n1", 0, corev1.PodSucceeded, answered(rec, 10*time.Second))},
+			probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))},
 			ask: nil, now: 20 * time.Second, wantAnswers: []string{"n1"}, wantDelete: []string{"n1/0s", "n2/0s"}},
 		{name: "a pod being deleted is left to go", pods: []*corev1.Pod{deleting}, ask: []string{"n3"}, now: time.Second, wantCreate: []string{"n3"}},
 	}
@@ -256,7 +256,7 @@ func TestProbeNodes(t *testing.T) {
 		{Name: "n2", Devices: []RookDevice{{Name: "/dev/a", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}, {Name: "/dev/b", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
 		{Name: "n1", Devices: []RookDevice{{Name: "/dev/c", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
 	}
-	g := GateReplacements(entries, existing, CephHealth{}, nil, probeT0)
+	g := GateReplacements(GateInput{Entries: entries, Existing: existing, Now: probeT0})
 	if got := ProbeNodes(g); !slices.Equal(got, []string{"n1", "n2"}) {
 		t.Errorf("ProbeNodes = %v of held %q", got, g.Held)
 	}

@@ -7,23 +7,13 @@ import (
 )
 
 // Replacement pacing: after Prism releases one re-created OSD to Rook, the next waits until
-// Ceph is healthy again and has been through a health change since (the new OSD's backfill),
-// or MaxSettle has passed with Ceph healthy; never sooner than MinSettle, which gives Rook
-// time to start preparing the OSD before a still-green health is taken as "done".
+// Ceph's health has changed since (the new OSD's backfill) or MaxSettle has passed; never
+// sooner than MinSettle, which gives Rook time to start preparing the OSD before Ceph's
+// answers, still as before, are taken as "done".
 const (
 	MinSettle = 2 * time.Minute
 	MaxSettle = 15 * time.Minute
-	// HealthOK is the CephCluster status.ceph.health of a healthy cluster.
-	HealthOK = "HEALTH_OK"
 )
-
-// CephHealth is what a CephCluster's status says about Ceph's health.
-type CephHealth struct {
-	// Health is status.ceph.health ("" when Rook has not reported yet).
-	Health string
-	// LastChanged is status.ceph.lastChanged: when the health last changed.
-	LastChanged time.Time
-}
 
 // Release is the re-created OSD entry Prism last handed to Rook, kept on the CephCluster
 // (an annotation) so that pacing survives operator restarts.
@@ -60,17 +50,35 @@ type GateResult struct {
 	Held []string
 }
 
+// GateInput is what GateReplacements reads, all of it observed before.
+type GateInput struct {
+	// Entries are the planned entries; Existing the CephCluster's spec.storage.nodes.
+	Entries  []RookNode
+	Existing []any
+	// Answers are Ceph's answers per node (Input.Answers); Kernel maps node → device path
+	// (stable path) → kernel name, from the node's inventory, to find the device in Ceph's.
+	Answers map[string]CephAnswers
+	Kernel  map[string]map[string]string
+	// Ignore are health check codes the policy says never hold (spec.osd.ignoreHealthChecks).
+	Ignore []string
+	// LastChanged is the CephCluster's status.ceph.lastChanged; Last the previous release
+	// (nil when none).
+	LastChanged time.Time
+	Last        *Release
+	Now         time.Time
+}
+
 // GateReplacements paces OSDs that must be re-created because their DB slot moved (the fast
 // device was replaced, so the planned metadataDevice differs from the one in the
-// CephCluster's entry): one at a time, each only while Ceph reports HEALTH_OK and the previous
+// CephCluster's entry): one at a time, each only when Ceph's own answers for its node say the
+// OSD on its data device can go without making data unavailable (cephAllows) and the previous
 // one has settled. Devices new to the CephCluster (added disks) and unchanged ones pass
-// untouched. existing is the CephCluster's spec.storage.nodes; last is the previous release
-// (nil when none). Pure.
-func GateReplacements(entries []RookNode, existing []any, health CephHealth, last *Release, now time.Time) GateResult {
-	current := existingDevices(existing)
+// untouched. Pure.
+func GateReplacements(in GateInput) GateResult {
+	current := existingDevices(in.Existing)
 	out := GateResult{}
-	free := canRelease(health, last, now)
-	for _, n := range entries {
+	paced := settled(in.LastChanged, in.Last, in.Now)
+	for _, n := range in.Entries {
 		kept := RookNode{Name: n.Name, Config: n.Config}
 		for _, d := range n.Devices {
 			old, ok := current[n.Name][d.Name]
@@ -79,10 +87,17 @@ func GateReplacements(entries []RookNode, existing []any, health CephHealth, las
 				kept.Devices = append(kept.Devices, d)
 				continue
 			}
-			if free == "" {
+			why := paced
+			if why == "" && out.Released != nil {
+				why = "another OSD was released in this pass"
+			}
+			if why == "" {
+				a, found := in.Answers[n.Name]
+				why = cephAllows(a, found, n.Name, d.Name, in.Kernel[n.Name][d.Name], in.Ignore, in.Now)
+			}
+			if why == "" {
 				kept.Devices = append(kept.Devices, d)
-				out.Released = &Release{Node: n.Name, Device: d.Name, At: now}
-				free = "another OSD was released in this pass"
+				out.Released = &Release{Node: n.Name, Device: d.Name, At: in.Now}
 				continue
 			}
 			// Keep the CephCluster's entry as it is until this device's turn, with the DB size it
@@ -93,18 +108,15 @@ func GateReplacements(entries []RookNode, existing []any, health CephHealth, las
 				cfg.DatabaseSizeMB = old.databaseSizeMB
 			}
 			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: cfg})
-			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, free))
+			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, why))
 		}
 		out.Entries = append(out.Entries, kept)
 	}
 	return out
 }
 
-// canRelease is "" when a re-created OSD may be released now, or why not.
-func canRelease(h CephHealth, last *Release, now time.Time) string {
-	if h.Health != HealthOK {
-		return fmt.Sprintf("Ceph reports %q, not %s", orUnknown(h.Health), HealthOK)
-	}
+// settled is "" when the previous release (nil: none) has settled, or why not.
+func settled(lastChanged time.Time, last *Release, now time.Time) string {
 	if last == nil {
 		return ""
 	}
@@ -112,17 +124,10 @@ func canRelease(h CephHealth, last *Release, now time.Time) string {
 	switch {
 	case since < MinSettle:
 		return fmt.Sprintf("%s %s was released %s ago (at least %s between OSDs)", last.Node, last.Device, since.Round(time.Second), MinSettle)
-	case h.LastChanged.After(last.At) || since >= MaxSettle:
+	case lastChanged.After(last.At) || since >= MaxSettle:
 		return ""
 	}
 	return fmt.Sprintf("%s %s was released %s ago and Ceph's health has not changed since (at most %s)", last.Node, last.Device, since.Round(time.Second), MaxSettle)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "no health yet"
-	}
-	return s
 }
 
 // existingDevice is a device entry of a CephCluster: its own config, and the

@@ -12,38 +12,46 @@ func TestGateReplacements(t *testing.T) {
 	dev := func(name, meta string) RookDevice {
 		return RookDevice{Name: name, Config: RookDeviceConfig{MetadataDevice: meta}}
 	}
-	// The plan after the fast device was replaced: three OSDs' DBs move; q4 is a new disk.
-	planned := []RookNode{{Name: "n1", Config: map[string]string{"deviceClass": "qlc"}, Devices: []RookDevice{
-		dev("q1", newFast+"1"), dev("q2", newFast+"2"), dev("q3", newFast+"3"), dev("q4", newFast+"4"),
+	// The recorded node (testdata/ceph16) after its fast device was replaced: three OSDs' DBs
+	// move; QLC_3 is a new disk. q0 is QLC_0, whose osd.0 was purged.
+	q := func(i string) string { return recordedQLC + i }
+	planned := []RookNode{{Name: recordedNode, Config: map[string]string{"deviceClass": "qlc"}, Devices: []RookDevice{
+		dev(q("0"), newFast+"1"), dev(q("1"), newFast+"2"), dev(q("2"), newFast+"3"), dev(q("3"), newFast+"4"),
 	}}}
-	existing := []any{map[string]any{"name": "n1", "config": map[string]any{"deviceClass": "qlc"}, "devices": []any{
-		map[string]any{"name": "q1", "config": map[string]any{"metadataDevice": oldFast + "1"}},
-		map[string]any{"name": "q2", "config": map[string]any{"metadataDevice": oldFast + "2", "databaseSizeMB": "61440"}},
-		map[string]any{"name": "q3", "config": map[string]any{"metadataDevice": newFast + "3"}}, // already released
+	existing := []any{map[string]any{"name": recordedNode, "config": map[string]any{"deviceClass": "qlc"}, "devices": []any{
+		map[string]any{"name": q("0"), "config": map[string]any{"metadataDevice": oldFast + "1"}},
+		map[string]any{"name": q("1"), "config": map[string]any{"metadataDevice": oldFast + "2", "databaseSizeMB": "61440"}},
+		map[string]any{"name": q("2"), "config": map[string]any{"metadataDevice": newFast + "3"}}, // already released
 	}}}
-	healthy := CephHealth{Health: HealthOK, LastChanged: now.Add(-time.Hour)}
+	kernel := map[string]map[string]string{recordedNode: recordedKernelNames(t)}
+	answers := func(state string) map[string]CephAnswers {
+		return map[string]CephAnswers{recordedNode: recordedAnswers(t, "ceph16", state, now.Add(-time.Minute))}
+	}
+	settledLongAgo := now.Add(-time.Hour)
 	tests := []struct {
-		name     string
-		health   CephHealth
-		last     *Release
-		released string // "" none
-		held     []string
+		name        string
+		answers     map[string]CephAnswers
+		lastChanged time.Time
+		last        *Release
+		released    string // "" none
+		held        []string
 	}{
-		{"healthy, nothing in flight: the first moved OSD goes", healthy, nil, "q1", []string{"q2"}},
-		{"unhealthy: none goes", CephHealth{Health: "HEALTH_WARN"}, nil, "", []string{"q1", "q2"}},
-		{"no health reported yet: none goes", CephHealth{}, nil, "", []string{"q1", "q2"}},
-		{"released a minute ago: wait", healthy, &Release{"n1", "q3", now.Add(-time.Minute)}, "", []string{"q1", "q2"}},
-		{"released 5 min ago, health unchanged since: wait", healthy, &Release{"n1", "q3", now.Add(-5 * time.Minute)}, "", []string{"q1", "q2"}},
-		{"released 5 min ago, health went and came back: next", CephHealth{Health: HealthOK, LastChanged: now.Add(-time.Minute)}, &Release{"n1", "q3", now.Add(-5 * time.Minute)}, "q1", []string{"q2"}},
-		{"released 20 min ago, health never changed: next", healthy, &Release{"n1", "q3", now.Add(-20 * time.Minute)}, "q1", []string{"q2"}},
+		{"Ceph lets osd.0's drive go, nothing in flight: it goes", answers("purged"), settledLongAgo, nil, q("0"), []string{q("1")}},
+		{"PGs inactive: none goes", answers("inactive"), settledLongAgo, nil, "", []string{q("0"), q("1")}},
+		{"no answers yet: none goes", nil, settledLongAgo, nil, "", []string{q("0"), q("1")}},
+		{"released a minute ago: wait", answers("purged"), settledLongAgo, &Release{recordedNode, q("2"), now.Add(-time.Minute)}, "", []string{q("0"), q("1")}},
+		{"released 5 min ago, health unchanged since: wait", answers("purged"), settledLongAgo, &Release{recordedNode, q("2"), now.Add(-5 * time.Minute)}, "", []string{q("0"), q("1")}},
+		{"released 5 min ago, health changed since: next", answers("purged"), now.Add(-time.Minute), &Release{recordedNode, q("2"), now.Add(-5 * time.Minute)}, q("0"), []string{q("1")}},
+		{"released 20 min ago, health never changed: next", answers("purged"), settledLongAgo, &Release{recordedNode, q("2"), now.Add(-20 * time.Minute)}, q("0"), []string{q("1")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := GateReplacements(planned, existing, tc.health, tc.last, now)
+			got := GateReplacements(GateInput{Entries: planned, Existing: existing, Answers: tc.answers, Kernel: kernel,
+				LastChanged: tc.lastChanged, Last: tc.last, Now: now})
 			rel := ""
 			if got.Released != nil {
 				rel = got.Released.Device
-				if got.Released.Node != "n1" || !got.Released.At.Equal(now) {
+				if got.Released.Node != recordedNode || !got.Released.At.Equal(now) {
 					t.Errorf("release %+v", got.Released)
 				}
 			}
@@ -54,7 +62,7 @@ func TestGateReplacements(t *testing.T) {
 				t.Fatalf("held %q, want %v", got.Held, tc.held)
 			}
 			for i, h := range tc.held {
-				if !strings.HasPrefix(got.Held[i], "n1 "+h+": DB moves from "+oldFast) {
+				if !strings.HasPrefix(got.Held[i], recordedNode+" "+h+": DB moves from "+oldFast) {
 					t.Errorf("held[%d] = %q, want %s", i, got.Held[i], h)
 				}
 			}
@@ -63,7 +71,7 @@ func TestGateReplacements(t *testing.T) {
 			for _, d := range got.Entries[0].Devices {
 				meta[d.Name] = d.Config.MetadataDevice
 			}
-			if meta["q3"] != newFast+"3" || meta["q4"] != newFast+"4" {
+			if meta[q("2")] != newFast+"3" || meta[q("3")] != newFast+"4" {
 				t.Errorf("unchanged or new devices altered: %v", meta)
 			}
 			for _, h := range tc.held {
@@ -71,16 +79,16 @@ func TestGateReplacements(t *testing.T) {
 					t.Errorf("held %s got %s", h, meta[h])
 				}
 			}
-			if tc.released != "" && meta[tc.released] != newFast+tc.released[1:] {
+			if tc.released != "" && meta[tc.released] != newFast+"1" {
 				t.Errorf("released %s got %s", tc.released, meta[tc.released])
 			}
 		})
 	}
 	// A held device keeps its own entry verbatim (its databaseSizeMB), not the node's settings.
-	got := GateReplacements(planned, existing, CephHealth{Health: "HEALTH_WARN"}, nil, now)
+	got := GateReplacements(GateInput{Entries: planned, Existing: existing, Now: now})
 	for _, d := range got.Entries[0].Devices {
-		if d.Name == "q2" && (d.Config.DatabaseSizeMB != "61440" || d.Config.Get("deviceClass") != "") {
-			t.Errorf("held q2 entry %v", d.Config)
+		if d.Name == q("1") && (d.Config.DatabaseSizeMB != "61440" || d.Config.Get("deviceClass") != "") {
+			t.Errorf("held %s entry %v", d.Name, d.Config)
 		}
 	}
 }
@@ -104,7 +112,7 @@ func TestGateReplacementsHeldDeviceKeepsItsNodesSize(t *testing.T) {
 		planned := []RookNode{{Name: "n1", Config: tc.nodeConfig, Devices: []RookDevice{
 			{Name: "q1", Config: RookDeviceConfig{MetadataDevice: "/dev/prism-db-0123456789ab-00/prism-db-00"}},
 		}}}
-		got := GateReplacements(planned, existing, CephHealth{Health: "HEALTH_WARN"}, nil, now)
+		got := GateReplacements(GateInput{Entries: planned, Existing: existing, Now: now})
 		d := got.Entries[0].Devices[0]
 		if len(got.Held) != 1 || d.Config.MetadataDevice != "/dev/disk/by-id/nvme-OLD-part1" || d.Config.DatabaseSizeMB != tc.want {
 			t.Errorf("%s: held %v, device %+v, want databaseSizeMB %q", tc.name, got.Held, d.Config, tc.want)

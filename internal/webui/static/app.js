@@ -9,20 +9,8 @@
   var REFRESH_MS = 60000;
   var PALETTE = ['#d62728', '#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
-  // Sort key per node, smallest first: the earliest projected wear-out date;
-  // nodes without one after every dated node (1e10 s is year 2286), the most
-  // worn first; nodes that report devices but no wear at all last.
-  var SORT_KEY =
-    'min by (node) (prism_device_wearout_timestamp_seconds)' +
-    ' or on (node) (1e10 + 1e6 * (1 - max by (node) (prism_device_percentage_used_ratio)))' +
-    ' or on (node) (2e10 + 0 * max by (node) (prism_device_info))';
-
-  // OSDs, soonest first: spilled ones (0), then by forecast date, then the rest (1e10).
+  // The server holds the PromQL: the page asks for its queries by name (internal/webui/queries.go).
   var OSD_ROWS = 25;
-  var OSD_KEY =
-    '(0 * (prism_osd_slow_used_bytes > 0))' +
-    ' or on (node, ceph_daemon) prism_osd_db_spill_forecast_timestamp_seconds' +
-    ' or on (node, ceph_daemon) (1e10 + 0 * prism_osd_db_total_bytes)';
 
   var params = new URLSearchParams(window.location.search);
   var state = {
@@ -44,6 +32,8 @@
   function prom(q) {
     return fetch('api/query?' + new URLSearchParams(q).toString(), { headers: { Accept: 'application/json' } })
       .then(function (resp) {
+        // The sign-in cookie expired: reloading shows the sign-in form.
+        if (resp.status === 401) window.location.reload();
         return resp.json().catch(function () { throw new Error('HTTP ' + resp.status + ' without a JSON body'); });
       })
       .then(function (body) {
@@ -51,18 +41,16 @@
         return body.data.result;
       });
   }
-  function instant(query) { return prom({ query: query }); }
-  function rangeQuery(query, start, end, step) {
-    return prom({ kind: 'range', query: query, start: String(start), end: String(end), step: String(step) });
+  // instant asks for the page's query name with its parameters (k, nodes or osds).
+  function instant(name, args) { return prom(Object.assign({ name: name }, args || {})); }
+  function rangeQuery(name, nodes, start, end, step) {
+    return prom({ kind: 'range', name: name, nodes: nodes.join(','), start: String(start), end: String(end), step: String(step) });
   }
   function scalarOf(result) {
     if (!result || !result.length) return null;
     var v = parseFloat(result[0].value[1]);
     return isFinite(v) ? v : null;
   }
-  function regexEscape(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
-  function promString(s) { return '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"'; }
-  function nodeMatcher(nodes) { return '{node=~' + promString(nodes.map(regexEscape).join('|')) + '}'; }
 
   // ---- formatting ------------------------------------------------------------
 
@@ -110,10 +98,10 @@
 
   function loadSummary() {
     return Promise.all([
-      instant('count(count by (node) (prism_device_info))'),
-      instant('count(prism_device_info)'),
-      instant('max(prism_device_percentage_used_ratio)'),
-      instant('min(prism_device_wearout_timestamp_seconds)')
+      instant('fleet_nodes'),
+      instant('fleet_devices'),
+      instant('fleet_max_wear'),
+      instant('fleet_first_wearout')
     ]).then(function (r) {
       var nodes = scalarOf(r[0]) || 0;
       var wearout = scalarOf(r[3]);
@@ -129,21 +117,21 @@
   // 1000 nodes cost one small query), then only the page's nodes are detailed.
   function loadPage() {
     var offset = state.page * state.size;
-    return instant('bottomk(' + (offset + state.size) + ', ' + SORT_KEY + ')').then(function (res) {
+    return instant('node_order', { k: offset + state.size }).then(function (res) {
       var keyed = res.map(function (s) { return { node: s.metric.node, key: parseFloat(s.value[1]) }; })
         .filter(function (k) { return k.node; })
         .sort(function (a, b) { return a.key - b.key || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0); })
         .slice(offset, offset + state.size);
       if (!keyed.length) return [];
-      var m = nodeMatcher(keyed.map(function (k) { return k.node; }));
+      var m = { nodes: keyed.map(function (k) { return k.node; }).join(',') };
       return Promise.all([
-        instant('prism_device_info' + m),
-        instant('prism_device_percentage_used_ratio' + m),
-        instant('prism_device_wearout_timestamp_seconds' + m),
-        instant('prism_device_dwpd_lifetime' + m),
-        instant('prism_device_rated_dwpd' + m),
-        instant('prism_device_write_amplification_ratio' + m),
-        instant('max by (node) (prism_node_qlc_write_reduction_ratio' + m + ')')
+        instant('device_info', m),
+        instant('device_wear', m),
+        instant('device_wearout', m),
+        instant('device_dwpd', m),
+        instant('device_rated_dwpd', m),
+        instant('device_waf', m),
+        instant('node_alpha', m)
       ]).then(function (r) {
         var nodes = {};
         keyed.forEach(function (k) { nodes[k.node] = { node: k.node, devices: {}, alpha: null }; });
@@ -237,20 +225,20 @@
   // loadOSDs: bottomk over the key picks the OSD_ROWS soonest, then each metric once for
   // those OSDs; rows are joined by node and ceph_daemon.
   function loadOSDs() {
-    return instant('bottomk(' + OSD_ROWS + ', ' + OSD_KEY + ')').then(function (res) {
+    return instant('osd_order', { k: OSD_ROWS }).then(function (res) {
       var keyed = res.map(function (s) { return { node: s.metric.node, osd: s.metric.ceph_daemon, key: parseFloat(s.value[1]) }; })
         .filter(function (k) { return k.node && k.osd; })
         .sort(function (a, b) { return a.key - b.key || (a.node + a.osd < b.node + b.osd ? -1 : 1); });
       if (!keyed.length) return [];
-      var m = '{ceph_daemon=~' + promString(keyed.map(function (k) { return regexEscape(k.osd); }).join('|')) + '}';
+      var m = { osds: keyed.map(function (k) { return k.osd; }).join(',') };
       return Promise.all([
-        instant('prism_osd_db_used_bytes' + m),
-        instant('prism_osd_db_total_bytes' + m),
-        instant('prism_osd_slow_used_bytes' + m),
-        instant('prism_osd_db_levels_on_fast' + m),
-        instant('prism_osd_db_spill_forecast_timestamp_seconds' + m),
-        instant('prism_osd_class_write_share_ratio' + m),
-        instant('prism_osd_class_write_invalidation_ratio' + m)
+        instant('osd_db_used', m),
+        instant('osd_db_total', m),
+        instant('osd_slow_used', m),
+        instant('osd_db_levels', m),
+        instant('osd_spill_forecast', m),
+        instant('osd_write_share', m),
+        instant('osd_invalidation', m)
       ]).then(function (r) {
         var rows = {};
         keyed.forEach(function (k) { rows[k.node + '/' + k.osd] = { node: k.node, osd: k.osd, share: {}, beta: {} }; });
@@ -306,21 +294,13 @@
 
   // ---- chart -----------------------------------------------------------------
 
-  function chartQuery(nodes) {
-    var m = nodeMatcher(nodes);
-    if (state.metric === 'days') {
-      return 'min by (node) ((prism_device_wearout_timestamp_seconds' + m + ' - time()) / 86400)';
-    }
-    return 'max by (node) (prism_device_percentage_used_ratio' + m + ')';
-  }
-
   function loadChart(rows) {
     var nodes = rows.slice(0, CHART_SERIES).map(function (r) { return r.node; });
     $('chart-scope').textContent = nodes.length ? '· ' + nodes.length + ' soonest-wearing nodes of this page' : '';
     if (!nodes.length) return Promise.resolve(null);
     var end = Math.floor(Date.now() / 1000);
     var step = Math.max(1, Math.ceil(state.range / 300));
-    return rangeQuery(chartQuery(nodes), end - state.range, end, step).then(function (res) {
+    return rangeQuery(state.metric === 'days' ? 'chart_days' : 'chart_wear', nodes, end - state.range, end, step).then(function (res) {
       var byNode = {};
       res.forEach(function (s) { byNode[s.metric.node] = s.values; });
       var order = nodes.filter(function (n) { return byNode[n]; });

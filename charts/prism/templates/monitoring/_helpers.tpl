@@ -17,3 +17,21 @@ true
 {{ toYaml . }}
 {{- end }}
 {{- end }}
+
+{{- /*
+prism.monitoring.scrapeAuth: with metrics.secure, HTTPS and the bearer token of
+prism-metrics-scraper (or monitoring.scrapeToken.secretName). PodMonitors cannot name a token
+file, only a Secret; the Secret must be in the PodMonitor's namespace.
+*/ -}}
+{{- define "prism.monitoring.scrapeAuth" -}}
+{{- if .Values.metrics.secure -}}
+scheme: https
+authorization:
+  type: Bearer
+  credentials:
+    name: {{ if .Values.monitoring.scrapeToken.create }}prism-metrics-scraper-token{{ else }}{{ required "monitoring.scrapeToken.secretName: name the Secret holding the scrape token, or set monitoring.scrapeToken.create" .Values.monitoring.scrapeToken.secretName }}{{ end }}
+    key: token
+tlsConfig:
+  {{- toYaml .Values.monitoring.tlsConfig | nindent 2 }}
+{{- end -}}
+{{- end }}

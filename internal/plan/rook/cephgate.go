@@ -1,0 +1,80 @@
+package rook
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AnswersMaxAge is how old Ceph's answers may be and still release a re-created OSD: the probe
+// runs every minute or so, and five minutes is long enough for a slow probe, short enough that
+// an OSD that failed meanwhile is seen.
+const AnswersMaxAge = 5 * time.Minute
+
+// cephAllows is "" when Ceph's answers for the node let the re-created OSD on device (a /dev
+// path; kernel is its kernel name, "" when unknown) go, else why not, naming the answer
+// (decision 0046): fresh answers without error, no blocking health check, every PG active, and
+// every OSD Ceph places on the device safe to destroy (or gone).
+func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore []string, now time.Time) string {
+	switch age := now.Sub(a.At); {
+	case !found:
+		return "no answers from Ceph for " + node + " yet"
+	case a.Err != "":
+		return "Ceph could not answer for " + node + ": " + a.Err
+	case a.At.IsZero() || age > AnswersMaxAge:
+		return fmt.Sprintf("Ceph's answers for %s are from %s, older than %s", node, a.At.UTC().Format(time.RFC3339), AnswersMaxAge)
+	}
+	health, err := ParseHealth(a.Health)
+	if err != nil {
+		return err.Error()
+	}
+	for _, c := range health.Checks {
+		if why := checkBlocks(c, ignore); why != "" {
+			return "Ceph reports " + why
+		}
+	}
+	pgs, err := ParsePGStat(a.PGStat)
+	if err != nil {
+		return err.Error()
+	}
+	if !pgs.Ready {
+		return "ceph pg stat: the mgr has no PG statistics yet (pg_ready false)"
+	}
+	if n, states := pgs.Inactive(); n > 0 {
+		return fmt.Sprintf("ceph pg stat: %d PGs not active (%s)", n, strings.Join(states, ", "))
+	}
+	return osdsSafe(a, device, kernel)
+}
+
+// osdsSafe is "" when the OSDs that may be on the device are safe to destroy. When Ceph lists
+// the device (`ceph device ls-by-host`), those are the OSDs it names there. Ceph lists only
+// devices with an id (udev's model and serial) and, as recorded on Ceph 16, drops a device
+// once its OSD is marked out or destroyed; then any OSD of the node that is not up could be
+// the one, so every one Ceph's safe-to-destroy answer does not find up and serving PGs must be
+// safe (an up OSD runs, so it is not the one whose DB was lost).
+func osdsSafe(a CephAnswers, device, kernel string) string {
+	devs, err := ParseDeviceLs(a.Devices)
+	if err != nil {
+		return err.Error()
+	}
+	std, err := ParseSafeToDestroy(a.SafeToDestroy)
+	if err != nil {
+		return err.Error()
+	}
+	if ids, listed := OSDsOnDevice(devs, device, kernel); listed {
+		for _, id := range ids {
+			if why := std.Why(id); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	if len(std.Asked()) == 0 {
+		return "ceph osd safe-to-destroy names no OSD of the node"
+	}
+	if down := slices.Concat(std.MissingStats, std.StoredPGs); len(down) > 0 {
+		return "Ceph does not list " + device + " in ceph device ls-by-host, so no OSD of the node that is down may still be needed: " + std.Why(down[0])
+	}
+	return ""
+}

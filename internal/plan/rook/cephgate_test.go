@@ -1,0 +1,117 @@
+package rook
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recordedNode is the node of the recordings in testdata/ceph16 (test/ceph's TestRecordGateAnswers):
+// four OSDs, osd.N on the QLC drive N, their DBs on one fast device.
+const (
+	recordedNode = "prismtest-node"
+	recordedQLC  = "/dev/disk/by-id/nvme-PRISMTEST_QLC_"
+)
+
+func recordedAnswers(t *testing.T, dir, state string, at time.Time) CephAnswers {
+	t.Helper()
+	return cephAnswersOf(dir, state, at)
+}
+
+// recordedKernelNames maps each recorded OSD's data device to its kernel name, from Ceph's own
+// `ceph osd metadata` of the healthy state (what the node's inventory would say).
+func recordedKernelNames(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/ceph16/healthy/osd-metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md []struct {
+		ID      int    `json:"id"`
+		Devices string `json:"bluestore_bdev_devices"`
+	}
+	if err := json.Unmarshal(b, &md); err != nil || len(md) != 4 {
+		t.Fatalf("osd-metadata: %d OSDs, %v", len(md), err)
+	}
+	out := map[string]string{}
+	for _, m := range md {
+		out[recordedQLC+string(rune('0'+m.ID))] = m.Devices
+	}
+	return out
+}
+
+// replacing is the gate's question for one device of the recorded node: its DB moved.
+func replacing(device string) ([]RookNode, []any) {
+	planned := []RookNode{{Name: recordedNode, Devices: []RookDevice{{Name: device, Config: RookDeviceConfig{MetadataDevice: "/dev/prism-db-new/prism-db-00"}}}}}
+	existing := []any{map[string]any{"name": recordedNode, "devices": []any{
+		map[string]any{"name": device, "config": map[string]any{"metadataDevice": "/dev/prism-db-old/prism-db-00"}}}}}
+	return planned, existing
+}
+
+func TestGateOnRecordedCeph16(t *testing.T) {
+	now := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	kernel := recordedKernelNames(t)
+	fresh := now.Add(-time.Minute)
+	osd0, osd1 := recordedQLC+"0", recordedQLC+"1"
+	tests := []struct {
+		name, state, device string
+		change              func(*CephAnswers)
+		ignore              []string
+		want                string // "" released, else a part of the held message
+	}{
+		{"healthy: osd.0 still serves its PGs", "healthy", osd0, nil, nil, "osd.0 not safe to destroy: PGs are still mapped to it"},
+		{"osd.0 down, its PGs degraded", "degraded", osd0, nil, nil, "osd.0 not safe to destroy: it reports no PG statistics"},
+		{"osd.0 out, recovery under way", "recovering", osd0, nil, nil, "osd.0 not safe to destroy"},
+		{"osd.0 out, recovery done: it goes", "out-recovered", osd0, nil, nil, ""},
+		{"osd.0 out, recovery done: osd.1's drive does not", "out-recovered", osd1, nil, nil, "osd.1 not safe to destroy: PGs are still mapped to it"},
+		{"osd.0 destroyed (the runbook's step): it goes", "destroyed", osd0, nil, nil, ""},
+		{"osd.0 purged: it goes", "purged", osd0, nil, nil, ""},
+		{"an unknown check (OSD_NEARFULL) holds", "nearfull", osd0, nil, nil, "Ceph reports OSD_NEARFULL (3 nearfull osd(s)) is a check Prism does not know"},
+		{"the policy ignores it: it goes", "nearfull", osd0, nil, []string{"OSD_NEARFULL", "POOL_NEARFULL"}, ""},
+		{"the admin muted it: it goes", "muted", osd0, nil, nil, ""},
+		{"a pool without redundancy and noout: it goes", "no-redundancy-noout", osd0, nil, nil, ""},
+		{"two more OSDs down: PGs inactive", "inactive", osd0, nil, nil, "Ceph reports PG_AVAILABILITY"},
+		{"inactive PGs hold even when no check says so", "out-recovered", osd0, func(a *CephAnswers) {
+			a.PGStat = recordedAnswers(t, "ceph16", "inactive", fresh).PGStat
+		}, nil, "ceph pg stat: "},
+		{"answers too old", "purged", osd0, func(a *CephAnswers) { a.At = now.Add(-AnswersMaxAge - time.Second) }, nil, "older than 5m0s"},
+		{"the probe failed", "purged", osd0, func(a *CephAnswers) { a.Err = "ceph: timed out" }, nil, "Ceph could not answer for prismtest-node: ceph: timed out"},
+		{"a partial answer", "purged", osd0, func(a *CephAnswers) { a.SafeToDestroy = nil }, nil, "ceph osd safe-to-destroy: unexpected end of JSON input"},
+		// Ceph drops osd.0's drive from ls-by-host once osd.0 is out: every down OSD of the node must
+		// be safe (the PG states taken from out-recovered, so that this rule is the one that holds).
+		{"the drive no longer listed, osd.0 down and needed", "recovering", osd0, func(a *CephAnswers) {
+			a.PGStat = recordedAnswers(t, "ceph16", "out-recovered", fresh).PGStat
+		}, nil, "Ceph does not list " + osd0 + " in ceph device ls-by-host, so no OSD of the node that is down may still be needed: osd.0 not safe to destroy: it reports no PG statistics"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := recordedAnswers(t, "ceph16", tc.state, fresh)
+			if tc.change != nil {
+				tc.change(&a)
+			}
+			planned, existing := replacing(tc.device)
+			got := GateReplacements(GateInput{Entries: planned, Existing: existing, Answers: map[string]CephAnswers{recordedNode: a},
+				Kernel: map[string]map[string]string{recordedNode: kernel}, Ignore: tc.ignore, Now: now})
+			switch {
+			case tc.want == "" && (got.Released == nil || got.Released.Device != tc.device || len(got.Held) > 0):
+				t.Errorf("want %s released, got released %+v, held %q", tc.device, got.Released, got.Held)
+			case tc.want != "" && (got.Released != nil || len(got.Held) != 1 || !strings.Contains(got.Held[0], tc.want)):
+				t.Errorf("want held with %q, got released %+v, held %q", tc.want, got.Released, got.Held)
+			}
+			if len(got.Held) == 1 {
+				t.Logf("held: %s", got.Held[0])
+			}
+		})
+	}
+}
+
+// No answers for the node: nothing goes.
+func TestGateWithoutAnswersHolds(t *testing.T) {
+	planned, existing := replacing(recordedQLC + "0")
+	got := GateReplacements(GateInput{Entries: planned, Existing: existing, Now: time.Now()})
+	if got.Released != nil || len(got.Held) != 1 || !strings.HasSuffix(got.Held[0], "waiting: no answers from Ceph for prismtest-node yet") {
+		t.Fatalf("released %+v, held %q", got.Released, got.Held)
+	}
+}
