@@ -55,6 +55,15 @@ func probePods(t *testing.T, ns, policy string) []corev1.Pod {
 	return list.Items
 }
 
+// withDefaultServiceAccount makes namespace ns's default service account: the envtest has no
+// controller-manager to make it, and pod admission requires it even when no token is mounted.
+func withDefaultServiceAccount(t *testing.T, ns string) {
+	t.Helper()
+	if err := env.Client.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
 // finishProbe acts as the kubelet: the probe's containers ended at `at` with these messages
 // (a message that is not Ceph's JSON with exit 1).
 func finishProbe(t *testing.T, p *corev1.Pod, at time.Time, messages map[string]string) {
@@ -92,11 +101,7 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	publishAll(t, nodes)
 	cluster := newCephCluster(t)
 	ns := cluster.GetNamespace()
-	// The envtest has no controller-manager to make the namespace's default service account,
-	// which pod admission requires even when no token is mounted.
-	if err := env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	withDefaultServiceAccount(t, ns)
 	policy := newPolicy(label, prismv1.ModeApply)
 	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: ns, Name: cluster.GetName()}
 	if err := env.Client.Create(ctx, policy); err != nil {

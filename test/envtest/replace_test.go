@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,17 +65,20 @@ func replaceFastDevice(t *testing.T, node string) string {
 
 // TestFastDeviceReplacementRecreatesOSDsOneAtATime: node a's Optane is replaced (new serial,
 // new stable path). The operator plans the slots on the new device; once the agent reports
-// them, the OSDs whose DB moved are handed to Rook one at a time, each only while the
-// CephCluster reports HEALTH_OK and after the previous one settled; the others keep their
-// entries as they were.
+// them, the OSDs whose DB moved are handed to Rook one at a time, each only when Ceph's answers
+// (read by the operator's probe pods, which the test answers as the kubelet with states
+// recorded on Ceph 16) say the old OSD may go, and after the previous one settled; the
+// others keep their entries as they were.
 func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	ctx := context.Background()
 	label := unique("replace")
 	nodes := startNodes(t, env.Client, label)
 	publishAll(t, nodes)
 	cluster := newCephCluster(t)
+	ns := cluster.GetNamespace()
+	withDefaultServiceAccount(t, ns)
 	policy := newPolicy(label, prismv1.ModeApply)
-	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: ns, Name: cluster.GetName()}
 	if err := env.Client.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +99,17 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 		}
 		return p, res
 	}
+	// answer is the kubelet: the pending probe answers with Ceph's state, then the operator
+	// looks again.
+	answer := func(state string) (*prismv1.HybridStoragePolicy, ctrl.Result) {
+		t.Helper()
+		for _, p := range probePods(t, ns, policy.Name) {
+			if p.Status.Phase == corev1.PodPending {
+				finishProbe(t, &p, now, cephRecording(t, state))
+			}
+		}
+		return run()
+	}
 	a := nodes["optane-qlc-a"].name
 	run()
 	markProvisioned(t, a)
@@ -108,11 +123,11 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	run()
 	markProvisioned(t, a)
 
-	// Rook has not reported health: every moved OSD waits with its old entry.
+	// No answer from Ceph yet: every moved OSD waits with its old entry.
 	p, res := run()
 	cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured)
-	if cond == nil || cond.Reason != hybridstoragepolicy.ReasonReplacingOSDs || !strings.Contains(cond.Message, "not HEALTH_OK") || res.RequeueAfter == 0 {
-		t.Fatalf("without health: RookConfigured %+v, requeue %v", cond, res.RequeueAfter)
+	if cond == nil || cond.Reason != hybridstoragepolicy.ReasonReplacingOSDs || !strings.Contains(cond.Message, "no answers from Ceph for "+a) || res.RequeueAfter == 0 {
+		t.Fatalf("without answers: RookConfigured %+v, requeue %v", cond, res.RequeueAfter)
 	}
 	moved := func() (newer, older int) {
 		for dev, m := range metadataDevices(t, getCephCluster(t, cluster), a) {
@@ -128,12 +143,23 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 		return newer, older
 	}
 	if n, o := moved(); n != 0 || o != len(before) {
-		t.Fatalf("without health: %d moved, %d kept", n, o)
+		t.Fatalf("without answers: %d moved, %d kept", n, o)
 	}
 
-	// HEALTH_OK: exactly one goes; right after, none more.
-	setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Hour))
+	// Ceph says the old OSD is down with its PGs degraded: it may not go yet, and says why.
+	p, _ = answer("degraded")
+	if cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured); cond == nil || !strings.Contains(cond.Message, "osd.0 not safe to destroy") {
+		t.Fatalf("degraded: RookConfigured %+v", cond)
+	}
+	if n, _ := moved(); n != 0 {
+		t.Fatalf("degraded: %d moved", n)
+	}
+
+	// The old OSD destroyed (the runbook's step): exactly one goes; right after, none more.
+	setCephHealth(t, cluster, "HEALTH_WARN", now.Add(-time.Hour))
+	now = now.Add(2 * time.Minute)
 	run()
+	answer("destroyed")
 	if n, o := moved(); n != 1 || o != len(before)-1 {
 		t.Fatalf("first release: %d moved, %d kept", n, o)
 	}
@@ -142,28 +168,25 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	if n, _ := moved(); n != 1 {
 		t.Fatalf("30 s later: %d moved", n)
 	}
-	// The backfill of the new OSD turned health WARN, then OK again: the next one goes.
+	// The backfill of the new OSD changed Ceph's health: once Ceph answers again, the next goes.
 	now = now.Add(3 * time.Minute)
-	setCephHealth(t, cluster, "HEALTH_OK", now.Add(-10*time.Second))
+	setCephHealth(t, cluster, "HEALTH_WARN", now.Add(-10*time.Second))
 	run()
+	answer("destroyed")
 	if n, _ := moved(); n != 2 {
 		t.Fatalf("after the first settled: %d moved", n)
 	}
-	// Ceph degrades: nothing more until it recovers.
-	now = now.Add(20 * time.Minute)
-	setCephHealth(t, cluster, "HEALTH_WARN", now)
-	run()
-	if n, _ := moved(); n != 2 {
-		t.Fatalf("while HEALTH_WARN: %d moved", n)
-	}
 	for i := 0; i < len(before); i++ {
 		now = now.Add(20 * time.Minute)
-		setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Minute))
 		run()
+		answer("destroyed")
 	}
 	p, res = run()
 	if n, o := moved(); n != len(before) || o != 0 {
 		t.Fatalf("at the end: %d moved, %d kept", n, o)
+	}
+	if pods := probePods(t, ns, policy.Name); len(pods) != 0 {
+		t.Errorf("at the end: %d probe pods left", len(pods))
 	}
 	// Only the other nodes' partitions remain to wait for.
 	if cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured); cond == nil || cond.Reason != hybridstoragepolicy.ReasonWaitingForPartitions || res.RequeueAfter != 0 {
