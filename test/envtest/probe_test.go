@@ -179,8 +179,8 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	}
 	wantEvent(t, policy.Name, hybridstoragepolicy.EventCephProbeFailed, "asking Ceph about node "+a+": health: exit 1: "+strings.TrimSpace(wrongKey))
 
-	// Everything released, one at a time: Ceph answers each new probe (and, for the gate that
-	// read status.ceph.health, reports HEALTH_OK). Then no probe is left.
+	// Everything released, one at a time: Ceph answers each new probe, its health changing
+	// after each release (status.ceph.lastChanged, the gate's settle). Then no probe is left.
 	for i := 0; i < 20 && len(heldDevices(t, policy.Name)) > 0; i++ {
 		now = now.Add(20 * time.Minute)
 		setCephHealth(t, cluster, "HEALTH_OK", now.Add(-time.Minute))
