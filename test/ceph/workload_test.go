@@ -30,7 +30,10 @@ func (c *cluster) createPool() string {
 // waitClean waits until every placement group of the pool is active+clean. Only this pool
 // counts: the mgr's device_health_metrics pool may have a PG on an OSD the min_alloc probe
 // purged.
-func (c *cluster) waitClean() {
+func (c *cluster) waitClean() { c.waitPoolClean(pool) }
+
+// waitPoolClean waits until every placement group of the named pool is active+clean.
+func (c *cluster) waitPoolClean(pool string) {
 	c.e.waitFor(3*time.Minute, "every PG of "+pool+" active+clean", func() (bool, string) {
 		var ls struct {
 			PGStats []struct {
