@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,10 +30,19 @@ const (
 	benchOutEnv = "PRISM_BENCH_WRITES_OUT"
 	// benchBudgetEnv is each small-write workload's byte budget in MiB (default 256).
 	benchBudgetEnv = "PRISM_BENCH_WRITES_MIB"
-	benchFastSize  = 8 * gib
-	benchDBSize    = "3Gi"
-	aloneClass     = "qlcalone"
-	aloneByID      = "/dev/disk/by-id/nvme-PRISMTEST_QLC_ALONE"
+	// benchTraceEnv names a prism-agent binary: each workload on Prism's layout is then traced
+	// on the QLC device (prism-agent trace) into <counters>.traces/, for kubectl prism
+	// simulate's cache model.
+	benchTraceEnv = "PRISM_BENCH_WRITES_TRACE_AGENT"
+	// benchTraceEvents bounds each trace (a bio is about 100 bytes of JSON).
+	benchTraceEvents = 2_000_000
+	benchFastSize    = 8 * gib
+	benchDBSize      = "3Gi"
+	aloneClass       = "qlcalone"
+	aloneByID        = "/dev/disk/by-id/nvme-PRISMTEST_QLC_ALONE"
+	// benchQuiet bounds the wait for the devices to go quiet around a run (no write for 3 s):
+	// the compactions a run started are counted in its own figures, not the next run's.
+	benchQuiet = 3 * time.Minute
 	// benchRocksDBOptions are Ceph 16.2's bluestore_rocksdb_options with 16 MiB write
 	// buffers (not 256 MiB) and a 32 MiB L1 (not 256 MiB), the same on both OSDs: a few
 	// hundred MiB of client writes then push compaction to L2 and beyond, as terabytes do
@@ -148,9 +158,28 @@ func TestBenchWrites(t *testing.T) {
 		slowSize/gib, benchFastSize/gib, fp.SlotSizeBytes/plan.MiB, benchDBSize)
 	rec.Settings["budget"] = fmt.Sprintf("%d MiB per 4 KiB workload, %d MiB RBD image filled by the 64 KiB sequential write", budget, imageBytes>>20)
 
-	for _, w := range benchWorkloads(c, budget, imageBytes) {
+	traceDir := ""
+	if os.Getenv(benchTraceEnv) != "" {
+		traceDir = out + ".traces"
+		if err := os.MkdirAll(traceDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range benchWorkloads(c, budget, imageBytes) {
 		for _, l := range layouts {
+			var tracer *daemon
+			if traceDir != "" && l.fast != nil {
+				tracer = e.startDaemon(fmt.Sprintf("trace-%d", i), os.Getenv(benchTraceEnv), "trace", "--device", l.qlc.dev,
+					"--duration", "30m", "--max-events", strconv.Itoa(benchTraceEvents), "-o", filepath.Join(traceDir, fmt.Sprintf("%d.json", i+1)))
+				time.Sleep(2 * time.Second) // the tracepoint armed before the first bio
+			}
 			rec.Runs = append(rec.Runs, c.benchRun(w, l, fast, alone, qlc))
+			if tracer != nil {
+				tracer.stop(t) // SIGTERM: the tracer writes what it recorded and exits
+				if tracer.err != nil {
+					t.Fatalf("prism-agent trace: %v\n%s", tracer.err, c.logTail(tracer.name))
+				}
+			}
 		}
 	}
 	rec.Machine["load after"] = loadavg()
@@ -221,13 +250,13 @@ func (c *cluster) benchRun(w benchWorkload, l benchLayout, fast, alone, qlc *loo
 	ask := cephdaemon.Socket{Timeout: 30 * time.Second}
 	sock := c.path("run", clusterName+"-"+l.osd.name()+".asok")
 	index := map[*loopDev]int{fast: 0, alone: 1, qlc: 2}
-	before := c.idleCounters(fast, []*loopDev{alone, qlc})
+	before := c.idleCountersWithin(benchQuiet, fast, []*loopDev{alone, qlc})
 	r0 := osdstats.ReadOSD(c.e.ctx, ask, l.osd.id, sock, time.Now)
 	argv := w.argv(l)
 	start := time.Now()
 	out := c.e.must(20*time.Minute, argv...)
 	secs := time.Since(start).Seconds()
-	after := c.idleCounters(fast, []*loopDev{alone, qlc})
+	after := c.idleCountersWithin(benchQuiet, fast, []*loopDev{alone, qlc})
 	r1 := osdstats.ReadOSD(c.e.ctx, ask, l.osd.id, sock, time.Now)
 	// A part of a reading that failed leaves its classes unknown in the table; the
 	// single-device OSD prints no bluefs stats usage matrix, so its WAL and SST occupancy
@@ -295,7 +324,7 @@ func machine(e *env) map[string]string {
 		m["kernel"] = strings.TrimSpace(out)
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		m["memory"] = strings.TrimSpace(firstLine(string(b), "MemTotal"))
+		m["memory"] = strings.Join(strings.Fields(firstLine(string(b), "MemTotal"))[1:], " ")
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		m["cpu"] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(firstLine(string(b), "model name")), "model name\t:"))
