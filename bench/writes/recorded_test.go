@@ -143,3 +143,24 @@ func TestRecordedSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedHeadlineRow checks one row of the published headline against arithmetic done by
+// hand on the recorded counters of the RGW-like workload:
+//
+//	client 805306368 bytes (98304 ops × 4096 × 2: object and omap) on each layout;
+//	QLC alone: 2162610176 ÷ 805306368 = 2.6855 QLC bytes per client byte → 2.69;
+//	Prism: QLC 402690048 ÷ 805306368 = 0.5000 → 0.50 (the objects' 4 KiB: the omap stays on
+//	the fast device); fast 1770893312 ÷ 805306368 = 2.199 → 2.20;
+//	α = 1770893312 ÷ (1770893312 + 402690048) = 0.8147 → 81.5 %;
+//	DWPD per TB/day on 7.68 TB: 2.6855 ÷ 7.68 = 0.350, 0.5000 ÷ 7.68 = 0.065;
+//	endurance 2.6855 ÷ 0.5000 = 5.37×.
+func TestRecordedHeadlineRow(t *testing.T) {
+	var b strings.Builder
+	if err := Markdown(&b, readRecorded(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := "| RADOS 4 KiB objects + 4 KiB omap (RGW-like) | 768 / 768 | 2.69 | 0.50 | 2.20 | 81.5 % | 0.350 / 0.065 | 5.37× |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the headline has no row\n%s\nin\n%s", want, b.String())
+	}
+}

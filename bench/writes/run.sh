@@ -11,7 +11,7 @@
 #
 # Environment: BENCH_WRITES_MIB (each 4 KiB workload's budget, default 256),
 # BENCH_WRITES_OUT (the counters file, default /var/tmp/prism-bench-writes.json),
-# BENCH_WRITES_SVG (the chart, default docs/img/bench-writes.svg), BENCH_WRITES_TRACE=0 (no
+# BENCH_WRITES_SVG (the chart, default docs/images/bench-writes.svg), BENCH_WRITES_TRACE=0 (no
 # traces, no cache model), BENCH_WRITES_CACHE (default 1%,5%,10%,20%).
 set -euo pipefail
 export LC_ALL=C
@@ -22,7 +22,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	exit 0
 fi
 out=${BENCH_WRITES_OUT:-/var/tmp/prism-bench-writes.json}
-svg=${BENCH_WRITES_SVG:-docs/img/bench-writes.svg}
+svg=${BENCH_WRITES_SVG:-docs/images/bench-writes.svg}
 hack/install-deps.sh bench
 trace_env=()
 if [[ ${BENCH_WRITES_TRACE:-1} != 0 ]]; then

@@ -4,6 +4,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strings"
 )
 
 // SVG geometry, in pixels.
@@ -34,7 +35,8 @@ func SVG(w io.Writer, c Counters) error {
 	p := &printer{w: w}
 	p.f(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", svgWidth, height, svgWidth, height)
 	p.f(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	p.f(`<text x="10" y="18" font-size="14" font-weight="bold">QLC bytes written per client byte (kernel counters, Ceph %s)</text>`+"\n", html.EscapeString(c.Versions["ceph"]))
+	version, _, _ := strings.Cut(c.Versions["ceph"], " (") // "ceph version 16.2.15", without the commit
+	p.f(`<text x="10" y="18" font-size="14" font-weight="bold">QLC bytes written per client byte (kernel counters; %s)</text>`+"\n", html.EscapeString(version))
 	p.f(`<rect x="10" y="26" width="10" height="10" fill="#b0413e"/><text x="24" y="35">QLC alone</text>` + "\n")
 	p.f(`<rect x="110" y="26" width="10" height="10" fill="#3e6fb0"/><text x="124" y="35">Prism's layout (DB slot on the fast device)</text>` + "\n")
 	y := svgTop + 6

@@ -1,7 +1,7 @@
 // Command report turns a counters file recorded by `make bench-writes` into the tables of
 // docs/benchmarks.md (markdown on stdout) and, with -svg, the chart.
 //
-//	go run ./bench/writes/report -in bench/writes/testdata/counters.json -svg docs/img/bench-writes.svg
+//	go run ./bench/writes/report -in bench/writes/testdata/counters.json -svg docs/images/bench-writes.svg
 package main
 
 import (
