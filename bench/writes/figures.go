@@ -118,19 +118,4 @@ func device(layout, class string) string {
 	}
 }
 
-// DeepestLevel is the deepest RocksDB level that held data after the run (-1: unknown).
-func DeepestLevel(r Run) int {
-	deepest := -1
-	for _, c := range r.Classes {
-		var n int
-		if _, err := fmt.Sscanf(c.Class, "L%d", &n); err != nil || !c.Breakdown {
-			continue
-		}
-		if c.OccupiedBytes != nil && *c.OccupiedBytes > 0 {
-			deepest = max(deepest, n)
-		}
-	}
-	return deepest
-}
-
 func f64(v float64) *float64 { return &v }

@@ -65,7 +65,6 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, r := range c.Runs {
 			ClassRows(r)
-			DeepestLevel(r)
 		}
 		again, err := json.Marshal(c)
 		if err != nil {
