@@ -51,6 +51,9 @@ type Run struct {
 	Load string `json:"load"`
 	// Classes are Prism's per-OSD table rows (internal/node/osdstats) around the run.
 	Classes []Class `json:"classes"`
+	// LevelFiles is each RocksDB column family's SST files per level after the run, from the
+	// OSD log (LevelFiles); absent when the run did not record it.
+	LevelFiles map[string][]int `json:"levelFiles,omitempty"`
 }
 
 // Class is one row of Prism's per-OSD table.
@@ -101,6 +104,13 @@ func Parse(data []byte) (Counters, error) {
 			return Counters{}, fmt.Errorf("%s: recorded twice", at)
 		}
 		seen[[2]string{r.Workload, r.Layout}] = true
+		for cf, files := range r.LevelFiles {
+			for l, n := range files {
+				if n < 0 {
+					return Counters{}, fmt.Errorf("%s: levelFiles[%q][%d]: %d, want >= 0", at, cf, l, n)
+				}
+			}
+		}
 		for j, cl := range r.Classes {
 			switch {
 			case cl.Class == "":

@@ -26,13 +26,13 @@ func Markdown(w io.Writer, c Counters) error {
 			p.f("| %s: %s | %s |\n", part.name, k, cell(part.m[k]))
 		}
 	}
-	p.f("\n| workload | client MiB written (alone / Prism) | QLC bytes per client byte, QLC alone | with Prism | fast device per client byte | α: device writes kept off QLC | QLC DWPD per TB/day of client writes (%.2f TB drive), alone / Prism | endurance ratio | load after (alone / Prism) |\n",
+	p.f("\n| workload | client MiB written (alone / Prism) | QLC bytes per client byte, QLC alone | with Prism | fast device per client byte | α: device writes kept off QLC | QLC DWPD per TB/day of client writes (%.2f TB drive), alone / Prism | endurance ratio | deepest RocksDB level with files (alone / Prism) | load after (alone / Prism) |\n",
 		ReferenceQLCTB)
-	p.f("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	p.f("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, f := range figs {
-		p.f("| %s | %.0f / %.0f | %s | %s | %s | %s | %s / %s | %s | %s / %s |\n", f.Workload, mib(f.Alone.ClientBytes), mib(f.Prism.ClientBytes),
+		p.f("| %s | %.0f / %.0f | %s | %s | %s | %s | %s / %s | %s | %s / %s | %s / %s |\n", f.Workload, mib(f.Alone.ClientBytes), mib(f.Prism.ClientBytes),
 			num(f.AlonePerClient, 2), num(f.PrismPerClient, 2), num(f.FastPerClient, 2), pct(f.Alpha), num(f.AloneDWPD, 3), num(f.PrismDWPD, 3),
-			times(f.Endurance), f.Alone.Load, f.Prism.Load)
+			times(f.Endurance), level(DeepestLevel(f.Alone.LevelFiles)), level(DeepestLevel(f.Prism.LevelFiles)), f.Alone.Load, f.Prism.Load)
 	}
 	for _, f := range figs {
 		p.f("\n#### %s\n\n", f.Workload)
@@ -99,6 +99,13 @@ func times(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f×", v)
+}
+
+func level(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("L%d", n)
 }
 
 func optMiB(p *int64) string {

@@ -267,13 +267,23 @@ func (c *cluster) benchRun(w benchWorkload, l benchLayout, fast, alone, qlc *loo
 	if len(r1.Errors) > 0 {
 		t.Logf("%s on %s: %s's table is partial: %v", w.name, l.name, l.osd.name(), r1.Errors)
 	}
+	// Every column family's levels after the run, from RocksDB's lines in the OSD log (the
+	// admin socket's kv stats print only the default family's).
+	osdLog, err := os.ReadFile(c.path("log", clusterName+"-"+l.osd.name()+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, err := writes.LevelFiles(osdLog)
+	if err != nil {
+		t.Fatalf("%s's log: %v", l.osd.name(), err)
+	}
 	wrote, read, err := w.client(out)
 	if err != nil || wrote <= 0 {
 		t.Fatalf("%s on %s: client bytes %d: %v\n%s", w.name, l.name, wrote, err, tail(out, 20))
 	}
 	run := writes.Run{Workload: w.name, Layout: l.name, Command: strings.ReplaceAll(strings.Join(argv, " "), c.conf, "<conf>"),
 		ClientBytes: wrote, ClientReadBytes: read, Seconds: secs, Load: loadavg(),
-		QLCBytes: after[index[l.qlc]] - before[index[l.qlc]], Classes: classDeltas(r0, r1)}
+		QLCBytes: after[index[l.qlc]] - before[index[l.qlc]], Classes: classDeltas(r0, r1), LevelFiles: levels}
 	if l.fast != nil {
 		run.FastBytes = after[0] - before[0]
 	}
@@ -281,8 +291,8 @@ func (c *cluster) benchRun(w benchWorkload, l benchLayout, fast, alone, qlc *loo
 	if l.qlc == alone {
 		other = qlc
 	}
-	t.Logf("%s on %s: %.0f s, client wrote %d MiB read %d MiB; fast %d MiB, QLC %d MiB (the other QLC: %d MiB); load %s",
-		w.name, l.name, secs, wrote>>20, read>>20, run.FastBytes>>20, run.QLCBytes>>20, (after[index[other]]-before[index[other]])>>20, run.Load)
+	t.Logf("%s on %s: %.0f s, client wrote %d MiB read %d MiB; fast %d MiB, QLC %d MiB (the other QLC: %d MiB); deepest RocksDB level with files L%d; load %s",
+		w.name, l.name, secs, wrote>>20, read>>20, run.FastBytes>>20, run.QLCBytes>>20, (after[index[other]]-before[index[other]])>>20, writes.DeepestLevel(levels), run.Load)
 	return run
 }
 
