@@ -99,7 +99,7 @@ bench: build ## Run the benchmarks in bench/ and print results (see docs/benchma
 	@if [ -x bench/footprint/run.sh ]; then bench/footprint/run.sh; fi
 
 .PHONY: bench-writes
-bench-writes: ## Client bytes that reach QLC with and without Prism's layout, on the host's Ceph (root, ~20 min; docs/benchmarks.md).
+bench-writes: ## Client bytes that reach QLC with and without Prism's layout, on the host's Ceph (root, about 20 min; docs/benchmarks.md).
 	bench/writes/run.sh
 
 ##@ Build

@@ -28,7 +28,7 @@ const (
 	// benchOutEnv names the counters file TestBenchWrites writes; unset, the test skips
 	// (make bench-writes sets it; make test does not run the benchmark).
 	benchOutEnv = "PRISM_BENCH_WRITES_OUT"
-	// benchBudgetEnv is each small-write workload's byte budget in MiB (default 256).
+	// benchBudgetEnv is each small-write workload's byte budget in MiB (default 768, the published run).
 	benchBudgetEnv = "PRISM_BENCH_WRITES_MIB"
 	// benchTraceEnv names a prism-agent binary: each workload on Prism's layout is then traced
 	// on the QLC device (prism-agent trace) into <counters>.traces/, for kubectl prism
@@ -79,7 +79,7 @@ func TestBenchWrites(t *testing.T) {
 	if out == "" {
 		t.Skipf("set %s=<counters.json> to run the write benchmark (make bench-writes)", benchOutEnv)
 	}
-	budget := int64(256)
+	budget := int64(768)
 	if v := os.Getenv(benchBudgetEnv); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 16 {
