@@ -98,6 +98,10 @@ bench: build ## Run the benchmarks in bench/ and print results (see docs/benchma
 	$(GO) run ./bench/sparse -sparse 16 -allocated 2 -runs 5
 	@if [ -x bench/footprint/run.sh ]; then bench/footprint/run.sh; fi
 
+.PHONY: bench-writes
+bench-writes: ## Client bytes that reach QLC with and without Prism's layout, on the host's Ceph (root, about 20 min; docs/benchmarks.md).
+	bench/writes/run.sh
+
 ##@ Build
 
 .PHONY: build

@@ -44,50 +44,80 @@ type rawListEntry struct {
 // lacks): prepare with the slot as block.db and the entry's device class, activate, and start
 // the daemon in the foreground.
 func (c *cluster) createOSD(d rook.RookDevice, kernel map[string]string, fp prismv1.FastDevicePlan) *osd {
-	t := c.e.t
 	o := &osd{dataByID: d.Name, dbByID: d.Config.MetadataDevice}
 	o.data, o.db = kernel[o.dataByID], kernel[o.dbByID]
 	if o.data == "" || o.db == "" {
-		t.Fatalf("Rook entry %+v names devices the test did not create", d)
+		c.e.t.Fatalf("Rook entry %+v names devices the test did not create", d)
 	}
+	return c.prepareOSD(d, o, fp, deviceClass)
+}
+
+// createOSDAlone is createOSD for an entry without a metadataDevice: BlueFS, the WAL and the
+// objects share the data device, as on a QLC drive without Prism.
+func (c *cluster) createOSDAlone(d rook.RookDevice, kernel map[string]string, class string) *osd {
+	o := &osd{dataByID: d.Name, data: kernel[d.Name]}
+	if o.data == "" || d.Config.MetadataDevice != "" {
+		c.e.t.Fatalf("Rook entry %+v: want a device the test created and no metadataDevice", d)
+	}
+	return c.prepareOSD(d, o, prismv1.FastDevicePlan{}, class)
+}
+
+// prepareOSD prepares, activates and starts o (its db empty: no block.db).
+func (c *cluster) prepareOSD(d rook.RookDevice, o *osd, fp prismv1.FastDevicePlan, wantClass string) *osd {
+	t := c.e.t
 	for _, s := range fp.Slots {
 		if s.DataDevice == d.Name {
 			o.slot = s
 		}
 	}
-	if got, want := d.Config.DatabaseSizeMB, strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); got != want || o.dbByID != prismv1.PartitionPath(fp.StablePath, o.slot.Partition.Number) {
+	if got, want := d.Config.DatabaseSizeMB, strconv.FormatInt(o.slot.Partition.SizeBytes/plan.MiB, 10); o.db != "" && (got != want || o.dbByID != prismv1.PartitionPath(fp.StablePath, o.slot.Partition.Number)) {
 		t.Fatalf("Rook entry %+v does not match slot %+v", d, o.slot)
 	}
 	class := d.Config.Get("deviceClass")
-	if class != deviceClass {
+	if class != wantClass {
 		t.Fatalf("Rook entry %+v: device class %q", d, class)
 	}
+	withDB := func(argv ...string) []string {
+		if o.db == "" {
+			return argv
+		}
+		return append(argv, "--block.db", o.db)
+	}
 
-	out, err := c.cephVolume(slow, "raw", "prepare", "--bluestore", "--data", o.data, "--block.db", o.db,
-		"--crush-device-class", class, "--no-tmpfs")
+	out, err := c.cephVolume(slow, withDB("raw", "prepare", "--bluestore", "--data", o.data, "--crush-device-class", class, "--no-tmpfs")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, tail(out, 40))
 	}
-	out, err = c.cephVolume(slow, "raw", "list", o.data, o.db, "--format", "json")
+	list := []string{"raw", "list", o.data}
+	if o.db != "" {
+		list = append(list, o.db)
+	}
+	out, err = c.cephVolume(slow, append(list, "--format", "json")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, tail(out, 40))
 	}
-	list := map[string]rawListEntry{}
-	if err := json.Unmarshal([]byte(jsonPart(out)), &list); err != nil || len(list) != 1 {
-		t.Fatalf("ceph-volume raw list %s %s: %v, %d OSDs:\n%s", o.data, o.db, err, len(list), out)
+	listed := map[string]rawListEntry{}
+	if err := json.Unmarshal([]byte(jsonPart(out)), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("ceph-volume raw list %s %s: %v, %d OSDs:\n%s", o.data, o.db, err, len(listed), out)
 	}
-	for uuid, l := range list {
+	for uuid, l := range listed {
 		o.id, o.uuid = l.OSDID, uuid
 		if l.Device != o.data || l.DeviceDB != o.db || l.DeviceWAL != "" || l.CephFSID != c.fsid || l.Type != "bluestore" {
 			t.Fatalf("ceph-volume raw list: %+v; want device %s, device_db %s, no WAL, fsid %s", l, o.data, o.db, c.fsid)
 		}
 	}
-	out, err = c.cephVolume(slow, "raw", "activate", "--device", o.data, "--block.db", o.db, "--no-systemd", "--no-tmpfs")
+	out, err = c.cephVolume(slow, append(withDB("raw", "activate", "--device", o.data), "--no-systemd", "--no-tmpfs")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, tail(out, 40))
 	}
 	dataDir := c.path("varlib", "osd", fmt.Sprintf("%s-%d", clusterName, o.id))
 	for link, want := range map[string]string{"block": o.data, "block.db": o.db} {
+		if want == "" {
+			if _, err := os.Lstat(dataDir + "/" + link); err == nil {
+				t.Fatalf("%s has a %s link; the entry named no such device", dataDir, link)
+			}
+			continue
+		}
 		if got, err := os.Readlink(dataDir + "/" + link); err != nil || got != want {
 			t.Fatalf("%s/%s -> %q (%v), want %s", dataDir, link, got, err, want)
 		}

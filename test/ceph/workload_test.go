@@ -30,7 +30,10 @@ func (c *cluster) createPool() string {
 // waitClean waits until every placement group of the pool is active+clean. Only this pool
 // counts: the mgr's device_health_metrics pool may have a PG on an OSD the min_alloc probe
 // purged.
-func (c *cluster) waitClean() {
+func (c *cluster) waitClean() { c.waitPoolClean(pool) }
+
+// waitPoolClean waits until every placement group of the named pool is active+clean.
+func (c *cluster) waitPoolClean(pool string) {
 	c.e.waitFor(3*time.Minute, "every PG of "+pool+" active+clean", func() (bool, string) {
 		var ls struct {
 			PGStats []struct {
@@ -125,6 +128,11 @@ func (c *cluster) runWorkloads(pool string, fast *loopDev, slowDevs []*loopDev) 
 // writes finish after the client returns), then returns the bytes written so far:
 // the fast device first, then the slow ones.
 func (c *cluster) idleCounters(fast *loopDev, slowDevs []*loopDev) []int64 {
+	return c.idleCountersWithin(30*time.Second, fast, slowDevs)
+}
+
+// idleCountersWithin is idleCounters giving up waiting for quiet after limit.
+func (c *cluster) idleCountersWithin(limit time.Duration, fast *loopDev, slowDevs []*loopDev) []int64 {
 	read := func() []int64 {
 		n := []int64{fast.bytesWritten(c.e.t)}
 		for _, l := range slowDevs {
@@ -133,7 +141,7 @@ func (c *cluster) idleCounters(fast *loopDev, slowDevs []*loopDev) []int64 {
 		return n
 	}
 	last, stable := read(), time.Now()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && time.Since(stable) < 3*time.Second {
 		time.Sleep(500 * time.Millisecond)
 		if cur := read(); fmt.Sprint(cur) != fmt.Sprint(last) {
