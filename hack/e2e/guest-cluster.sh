@@ -31,6 +31,10 @@
 #   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK): if it
 #               holds an ext4 file system, keep its containerd (its images) and start etcd,
 #               the kubelet, Rook's data and the pod logs anew, instead of formatting it
+#   E2E_LINGER  seconds to keep the finished stage's cluster up for scripts the host drops into
+#               the share's cmd/ (linger, below; hack/e2e/run.sh PRISM_E2E_LINGER)
+#   E2E_CEPHSQLITE_DEBUG  the mgr's debug_cephsqlite in the CephCluster's cephConfig (e.g. 20:
+#               every call of libcephsqlite, the SQLite store of the mgr's modules, in its log)
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -84,6 +88,7 @@ collect() {
     ceph_op osd metadata --format json-pretty >"$out/state/osd-metadata.json" 2>&1
     ceph_op osd tree >"$out/state/osd-tree.txt" 2>&1
     ceph_op -s >"$out/state/ceph-status.txt" 2>&1
+    ceph_diag "$out/state/health-end"
   fi
   ctr -n k8s.io images ls >"$out/state/images.txt" 2>&1
   dmesg >"$out/logs/dmesg.log" 2>&1
@@ -239,7 +244,9 @@ spec:
   cephConfig:
     global:
       osd_pool_default_size: "1"
-      mon_warn_on_pool_no_redundancy: "false"
+      mon_warn_on_pool_no_redundancy: "false"${E2E_CEPHSQLITE_DEBUG:+
+    mgr:
+      debug_cephsqlite: \"$E2E_CEPHSQLITE_DEBUG\"}
 EOF
   mark "CephCluster applied (accepted by Rook's CRD schema)"
 }
@@ -249,6 +256,82 @@ EOF
 ceph_op() {
   k -n rook-ceph exec deploy/rook-ceph-operator -- ceph --connect-timeout 30 \
     -c /var/lib/rook/rook-ceph/rook-ceph.config -k /var/lib/rook/rook-ceph/client.admin.keyring "$@"
+}
+
+# mgr_restarts: each mgr pod's container restarts (restartCount). A mgr that restarts leaves the
+# RADOS lock on its SQLite store (libcephsqlite, the .mgr pool) to its successor: one suspect
+# of the devicehealth module's failure (docs/decisions/0051-devicehealth-on-a-fresh-cluster.md).
+mgr_restarts() {
+  k -n rook-ceph get pods -l app=rook-ceph-mgr \
+    -o jsonpath='{range .items[*]}{.metadata.name}={.status.containerStatuses[?(@.name=="mgr")].restartCount} {end}'
+}
+
+# mgr_log_lines: the mgr's log lines about its modules' SQLite store and what can break it (the
+# module's failure and traceback, libcephsqlite and its striper, blocklisting, respawns), from
+# the kubelet's files of every mgr container, with the lines around them.
+mgr_log_lines() {
+  grep -h -a -i -E -B3 -A15 'devicehealth|sqlite|RADOSStriper|blocklist|I/O error|respawn|Traceback' \
+    /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null | head -3000
+}
+
+# ceph_diag DIR: what Ceph says about its health, its pools and PGs, crashes, the blocklist and
+# the configuration Rook set, with the mgr's restarts and log lines (mgr_log_lines): enough to
+# tell from one run why a mgr module fails.
+ceph_diag() {
+  local d=$1 id
+  mkdir -p "$d"
+  ceph_op health detail >"$d/health-detail.txt" 2>&1
+  ceph_op -s >"$d/status.txt" 2>&1
+  ceph_op osd pool ls detail >"$d/osd-pool-ls-detail.txt" 2>&1
+  ceph_op pg dump pgs_brief >"$d/pg-dump-pgs-brief.txt" 2>&1
+  ceph_op osd blocklist ls >"$d/osd-blocklist-ls.txt" 2>&1
+  ceph_op config dump >"$d/config-dump.txt" 2>&1
+  ceph_op mgr module ls >"$d/mgr-module-ls.txt" 2>&1
+  ceph_op crash ls >"$d/crash-ls.txt" 2>&1
+  for id in $(awk '$1 ~ /^[0-9]{4}-/ {print $1}' "$d/crash-ls.txt"); do
+    ceph_op crash info "$id"
+  done >"$d/crash-info.txt" 2>&1
+  mgr_restarts >"$d/mgr-restarts.txt" 2>&1
+  mgr_log_lines >"$d/mgr-log.txt"
+}
+
+# watch_health: from the mgr's start, Ceph's health every minute with the pools, the PGs' states
+# and the mgr's restarts, one line each (state/health-timeline.txt), and ceph_diag at the first
+# MGR_MODULE_ERROR (state/health-at-module-error/): when a module fails and what the cluster was
+# doing then.
+watch_health() {
+  local line seen=""
+  while sleep 60; do
+    line="$(uptime_s) $(date -u +%T) mgr: $(mgr_restarts) | $(ceph_op health detail 2>&1 | head -8 | tr '\n' ' ')"
+    line+="| pools: $(ceph_op osd pool ls 2>&1 | tr '\n' ' ')| $(ceph_op pg stat 2>&1 | head -1)"
+    echo "$line" >>"$out/state/health-timeline.txt"
+    if [[ -z $seen && $line == *MGR_MODULE_ERROR* ]]; then
+      seen=1
+      mark "MGR_MODULE_ERROR: $(grep -o "Module '[^']*' has failed[^|]*" <<<"$line" | head -1)"
+      ceph_diag "$out/state/health-at-module-error"
+    fi
+  done
+}
+
+# ceph_answers DIR: Ceph's own answers on the cluster's health and on whether osd.0 may go, as
+# JSON, each command's exit status beside (ok-to-stop and safe-to-destroy say no with one): the
+# replacement gate's inputs (issue 30 item 2; internal/plan/rook/testdata/ceph20 keeps copies).
+ceph_answers() {
+  local d=$1 name
+  mkdir -p "$d"
+  : >"$d/exit-status.txt"
+  answer() {
+    name=$1
+    shift
+    ceph_op "$@" -f json >"$d/$name.json" 2>"$d/$name.stderr"
+    echo "$name $? ceph $*" >>"$d/exit-status.txt"
+  }
+  answer health health
+  answer health-detail health detail
+  answer pg-stat pg stat
+  answer device-ls-by-host device ls-by-host prism-guest
+  answer safe-to-destroy osd safe-to-destroy 0
+  answer ok-to-stop osd ok-to-stop 0
 }
 
 # db_lv DISK: a 4 GiB GPT partition on DISK wrapped in LVM (one PV, VG prism-e2e-db, LV db
@@ -287,6 +370,7 @@ rook_stage() {
   wait_for "$E2E_TIMEOUT" "operator reports the mon quorum" op_saw_quorum
   mgr_running() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-mgr -o jsonpath='{.items[*].status.phase}') == *Running* ]]; }
   wait_for "$E2E_TIMEOUT" "MGR POD RUNNING" mgr_running
+  watch_health &
   k -n rook-ceph get cephcluster e2e -o jsonpath='{.status.phase} {.status.message}{"\n"}' | tee -a "$out/marks.txt"
   [[ -n $osd_dev ]] || return 0
   prepared() { [[ $(k -n rook-ceph get pods -l app=rook-ceph-osd-prepare -o jsonpath='{.items[*].status.phase}') == *Succeeded* ]]; }
@@ -299,6 +383,9 @@ rook_stage() {
   ceph_op -s >"$out/state/ceph-status.txt" 2>&1
   grep -E '"(devices|bluestore_bdev_dev_node|bluestore_bdev_size|bluefs_dedicated_db|bluefs_db_devices|bluefs_db_size|osd_objectstore|ceph_version)"' \
     "$out/state/osd-metadata.json" | tee -a "$out/marks.txt"
+  ceph_diag "$out/state/health-end"
+  ceph_answers "$out/state/ceph-answers/end"
+  mark "health at the end: $(head -1 "$out/state/health-end/health-detail.txt")"
 }
 
 # 8. Prism (E2E_STAGE=prism): the drives, Rook's chart and a CephCluster (no operator: the
@@ -317,6 +404,7 @@ prism_stage() {
     rook_chart
     wait_for "$E2E_TIMEOUT" "ROOK OPERATOR RUNNING" condition rook-ceph deploy/rook-ceph-operator Available
     rook_cluster
+    watch_health &
     suite_env+=(PRISM_E2E_ROOK_OPERATOR=1)
   else
     rook_chart
@@ -583,6 +671,33 @@ if [[ -n ${E2E_HAND:-} ]]; then
   mark "done"
   exit 0
 fi
+# linger: with E2E_LINGER=SECONDS (hack/e2e/run.sh PRISM_E2E_LINGER), the finished stage keeps
+# its cluster up that long and runs each script the host puts in the share's cmd/ (write it
+# under another name, then rename it to NAME.sh): sourced in a subshell, with this script's
+# functions (k, ceph_op, ceph_diag, ceph_answers, ...), its output in out/cmd/NAME.out. A file
+# cmd/done ends it early. For looking at a live cluster by hand; the guest's own time limit
+# (hack/e2e/run.sh) still applies.
+linger() {
+  local limit=${E2E_LINGER:-0} t0=$SECONDS f name rc
+  ((limit > 0)) || return 0
+  mkdir -p "$out/cmd"
+  mark "lingering up to $limit s: scripts in the share's cmd/ run here"
+  while ((SECONDS - t0 < limit)) && [[ ! -e /mnt/host/cmd/done ]]; do
+    for f in /mnt/host/cmd/*.sh; do
+      name=$(basename "$f" .sh)
+      [[ -f $f && ! -e $out/cmd/$name.out ]] || continue
+      mark "by hand: cmd/$name.sh"
+      (source "$f") >"$out/cmd/$name.out.tmp" 2>&1
+      rc=$?
+      echo "exit $rc" >>"$out/cmd/$name.out.tmp"
+      mv "$out/cmd/$name.out.tmp" "$out/cmd/$name.out"
+      mark "by hand: cmd/$name.sh exit $rc"
+    done
+    sleep 5
+  done
+  mark "linger over ($((SECONDS - t0)) s)"
+}
+
 case $E2E_STAGE in
   rook) rook_stage ;;
   prism | chain) prism_stage ;;
@@ -592,5 +707,6 @@ case $E2E_STAGE in
     k -n rook-ceph get deploy,pods -o wide | tee -a "$out/marks.txt"
     ;;
 esac
+linger
 collect
 mark "done"

@@ -33,7 +33,10 @@
 # imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
 # (a node rebooted into a new cluster); PRISM_E2E_HAND=DIR (prism or chain): DIR goes into the
 # guest as /opt/e2e/hand, and its run.sh is sourced in place of the suite, for a check by hand
-# with pieces this repository does not hold (docs/e2e.md). Importing the Rook/Ceph image is the slowest step
+# with pieces this repository does not hold (docs/e2e.md); PRISM_E2E_LINGER=SECONDS keeps the
+# finished stage's cluster up that long, running each script put in the share's cmd/
+# ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
+# PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite. Importing the Rook/Ceph image is the slowest step
 # under TCG (about 25 min here); a keyed reuse skips it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,7 +84,8 @@ cleanup() {
 }
 trap cleanup EXIT
 share="$work/share"
-mkdir -p "$share/bin" "$share/images" "$work/overlay/etc" "$work/overlay/prism" "$work/overlay/opt/e2e"
+log "work directory $work"
+mkdir -p "$share/cmd" "$share/bin" "$share/images" "$work/overlay/etc" "$work/overlay/prism" "$work/overlay/opt/e2e"
 
 # Binaries go through the share (not the initramfs: less guest RAM).
 t0=$SECONDS
@@ -185,6 +189,8 @@ fi
   echo "E2E_ROOK_IMAGE=$rook_image"
   echo "E2E_IMAGES=\"$e2e_images\""
   echo "E2E_REUSE_WORK=${PRISM_E2E_WORKDISK:+1}"
+  echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
+  echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 
