@@ -97,16 +97,8 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	// A probe whose key Ceph refuses (test/ceph TestCephProbeClient).
 	wrongKey := readRepoFile(t, "internal/plan/rook/testdata/probe/ceph16/health-wrong-key.txt")
 	label := unique("probe")
-	nodes := startNodes(t, env.Client, label)
-	publishAll(t, nodes)
-	cluster := newCephCluster(t)
+	nodes, cluster, policy := policyOnItsOwnCluster(t, label)
 	ns := cluster.GetNamespace()
-	withDefaultServiceAccount(t, ns)
-	policy := newPolicy(label, prismv1.ModeApply)
-	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: ns, Name: cluster.GetName()}
-	if err := env.Client.Create(ctx, policy); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Second)
 	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t), Recorder: operatorRecorder(t), Now: func() time.Time { return now }}
 	run := func() {

@@ -72,16 +72,8 @@ func replaceFastDevice(t *testing.T, node string) string {
 func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	ctx := context.Background()
 	label := unique("replace")
-	nodes := startNodes(t, env.Client, label)
-	publishAll(t, nodes)
-	cluster := newCephCluster(t)
+	nodes, cluster, policy := policyOnItsOwnCluster(t, label)
 	ns := cluster.GetNamespace()
-	withDefaultServiceAccount(t, ns)
-	policy := newPolicy(label, prismv1.ModeApply)
-	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: ns, Name: cluster.GetName()}
-	if err := env.Client.Create(ctx, policy); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Second)
 	r := &hybridstoragepolicy.Reconciler{Client: env.Client, Now: func() time.Time { return now }}
 	run := func() (*prismv1.HybridStoragePolicy, ctrl.Result) {
@@ -196,4 +188,21 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	if _, ok := storageNodes(t, getCephCluster(t, cluster))["hdd-node-1"]; !ok {
 		t.Error("the admin's hdd-node-1 entry is gone")
 	}
+}
+
+// policyOnItsOwnCluster publishes the fixture nodes under label and creates an Apply policy
+// selecting them, writing into a CephCluster of its own namespace (whose default service
+// account the probe pods run as).
+func policyOnItsOwnCluster(t *testing.T, label string) (map[string]*simNode, *unstructured.Unstructured, *prismv1.HybridStoragePolicy) {
+	t.Helper()
+	nodes := startNodes(t, env.Client, label)
+	publishAll(t, nodes)
+	cluster := newCephCluster(t)
+	withDefaultServiceAccount(t, cluster.GetNamespace())
+	policy := newPolicy(label, prismv1.ModeApply)
+	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
+	if err := env.Client.Create(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	return nodes, cluster, policy
 }
