@@ -157,7 +157,7 @@ func openDirect(path string) (*os.File, error) {
 // the range of each partition the table gains. It reports whether it read anything; obs gets
 // the results (Whole, Content[n].Sparse) for Decide. Only an ungranted device is read: a
 // grant lets Prism write over what only this read would see.
-func readNewSpace(ctx context.Context, path string, fd prismv1.FastDevicePlan, obs *Observation, d Decision) (bool, error) {
+func readNewSpace(ctx context.Context, path string, fd prismv1.FastDevicePlan, obs *Observation, d Decision, read func(ctx context.Context, path string, start, size int64) (Sparse, error)) (bool, error) {
 	i := slices.IndexFunc(d.Steps, func(s Step) bool { return s.Kind == StepWriteTable })
 	if i < 0 {
 		return false, nil
@@ -166,14 +166,14 @@ func readNewSpace(ctx context.Context, path string, fd prismv1.FastDevicePlan, o
 		if obs.Whole != nil {
 			return false, nil
 		}
-		s, err := SparseRead(ctx, path, 0, obs.Device.SizeBytes)
+		s, err := read(ctx, path, 0, obs.Device.SizeBytes)
 		if err != nil {
 			return false, fmt.Errorf("reading %s sparsely (it cannot be proven empty): %w", path, err)
 		}
 		obs.Whole = &s
 		return true, nil
 	}
-	table, read := obs.Disk.Table(), false
+	table, gained := obs.Disk.Table(), false
 	for _, w := range Wanted(fd) {
 		n := int(w.Number)
 		c, observed := obs.Content[n]
@@ -182,12 +182,19 @@ func readNewSpace(ctx context.Context, path string, fd prismv1.FastDevicePlan, o
 		if !observed || had || !gains || c.Sparse != nil {
 			continue
 		}
-		s, err := SparseRead(ctx, path, w.StartBytes, w.SizeBytes)
+		s, err := read(ctx, path, w.StartBytes, w.SizeBytes)
 		if err != nil {
 			return false, fmt.Errorf("reading the range of partition %d of %s sparsely (it cannot be proven empty): %w", n, path, err)
 		}
 		c.Sparse = &s
-		obs.Content[n], read = c, true
+		obs.Content[n], gained = c, true
 	}
-	return read, nil
+	return gained, nil
+}
+
+func (r Runner) sparseReader() func(ctx context.Context, path string, start, size int64) (Sparse, error) {
+	if r.readSparse != nil {
+		return r.readSparse
+	}
+	return SparseRead
 }

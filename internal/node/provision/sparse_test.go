@@ -141,3 +141,48 @@ func TestReconcileDataInTheMiddleOfARangeTheTableGrowsInto(t *testing.T) {
 		t.Fatalf("granted: %s", got)
 	}
 }
+
+// The pass that writes a device's first table reads the device sparsely once, under the hold
+// and before the first write: the decision before the hold writes nothing, and reading an
+// 800 GB device twice cost twenty minutes in the emulated e2e. A DryRun pass, which writes
+// nothing, reads it once too, and so does each pass over a device that stays refused.
+func TestAPassReadsANewDeviceOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		mode       prismv1.PolicyMode
+		dataAt     int64 // where foreign bytes lie; 0 for none
+		wantStates string
+		wantReads  int
+	}{
+		{"Apply on an empty device", prismv1.ModeApply, 0, "Ready,Ready,Ready,Ready", 1},
+		{"DryRun on an empty device", prismv1.ModeDryRun, 0, "Pending,Pending,Pending,Pending", 1},
+		{"Apply on a device with data in the middle", prismv1.ModeApply, 7 * gib, "Refused,Refused,Refused,Refused", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFakeHost(t)
+			if tc.dataAt > 0 {
+				h.put(tc.dataAt, []byte("old data"))
+			}
+			whole := 0
+			r := h.runner()
+			r.readSparse = func(ctx context.Context, path string, start, size int64) (Sparse, error) {
+				if start == 0 && size == 12*gib {
+					whole++
+				}
+				return SparseRead(ctx, path, start, size)
+			}
+			res := r.Reconcile(context.Background(), nodePlan(t), h.inventory(), tc.mode)
+			if got := states(res.Partitions); got != tc.wantStates {
+				t.Fatalf("states %s, want %s: %+v", got, tc.wantStates, res.Partitions)
+			}
+			if whole != tc.wantReads {
+				t.Errorf("the pass read the whole device %d times, want %d", whole, tc.wantReads)
+			}
+			whole = 0
+			r.Reconcile(context.Background(), nodePlan(t), h.inventory(), tc.mode)
+			if tc.mode == prismv1.ModeApply && tc.dataAt == 0 && whole != 0 {
+				t.Errorf("the pass after the first table read the whole device %d times, want none", whole)
+			}
+		})
+	}
+}

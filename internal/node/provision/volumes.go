@@ -65,7 +65,7 @@ type tornRead struct {
 
 // refresh observes the device and reads LVM again.
 func (v *volumeRun) refresh(ctx context.Context) error {
-	now, err := v.r.decide(ctx, v.path, v.dev, v.fd, v.wipeAllowed)
+	now, err := v.r.decide(ctx, v.path, v.dev, v.fd, v.wipeAllowed, newSpace{})
 	if err != nil {
 		return fmt.Errorf("observing %s: %w", v.path, err)
 	}
