@@ -15,6 +15,10 @@ for f in config/crd/bases/*.yaml; do
     echo "{{- end }}"
   } >"$chart/templates/crds/$(basename "$f")"
 done
-rules() { sed -n '/^rules:/,$p' "$1" | tail -n +2; }
-rules config/rbac/role.yaml >"$chart/files/operator-rules.yaml"
-rules config/rbac/agent_role.yaml >"$chart/files/agent-rules.yaml"
+# rules FILE KIND: the rules of FILE's document of that kind (controller-gen writes the
+# ClusterRole, then a Role for the namespaced markers, in one file).
+rules() { awk -v kind="$2" '/^---/ {doc = ""; inrules = 0; next} /^kind:/ {doc = $2} doc == kind && inrules {print} doc == kind && /^rules:/ {inrules = 1}' "$1"; }
+rules config/rbac/role.yaml ClusterRole >"$chart/files/operator-rules.yaml"
+# The Ceph probe's rules (pods, CephClients), granted in each of operator.cephNamespaces only.
+rules config/rbac/role.yaml Role >"$chart/files/operator-ceph-namespace-rules.yaml"
+rules config/rbac/agent_role.yaml ClusterRole >"$chart/files/agent-rules.yaml"

@@ -6,8 +6,10 @@ package main
 import (
 	"flag"
 	"os"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -44,6 +46,7 @@ func main() {
 	flag.Float64Var(&qps, "kube-api-qps", 100, "sustained requests per second to the API server (a policy over 1000 nodes writes 1000 plans)")
 	flag.IntVar(&burst, "kube-api-burst", 200, "request burst to the API server")
 	maxCephCluster := flag.Int64("cephcluster-max-bytes", 0, "the largest object the cluster's etcd stores (its --max-request-bytes; 0: etcd's default, 1.5 MiB): Prism does not apply a CephCluster larger than this less 64 KiB for Rook's status, and says so in RookConfigured")
+	cephNamespaces := flag.String("ceph-namespaces", "", "comma-separated namespaces of the CephClusters policies name, where the operator runs its read-only Ceph probes (its RBAC grants pods there only); empty: every namespace")
 	advisorWindow := flag.Duration("advisor-window", classificationpolicy.DefaultWindow, "how long the PRISM advisor observes the caches' per-class statistics before it recommends (docs/cache.md, section Advisor)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -52,6 +55,16 @@ func main() {
 	klog.SetLogger(ctrl.Log)
 	log := ctrl.Log.WithName("setup")
 
+	var probeNamespaces []string
+	if *cephNamespaces != "" {
+		probeNamespaces = strings.Split(*cephNamespaces, ",")
+	}
+	for _, ns := range probeNamespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			log.Error(nil, "--ceph-namespaces lists an invalid namespace name", "namespace", ns, "reason", strings.Join(errs, "; "))
+			os.Exit(1)
+		}
+	}
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -60,14 +73,14 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "prism-operator.prism.storage.io",
-		Cache:                  hybridstoragepolicy.CacheOptions(),
+		Cache:                  hybridstoragepolicy.CacheOptions(probeNamespaces),
 	})
 	if err != nil {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
 	if err := (&hybridstoragepolicy.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("prism-operator"),
-		MaxCephClusterBytes: *maxCephCluster, Version: version}).SetupWithManager(mgr); err != nil {
+		MaxCephClusterBytes: *maxCephCluster, Version: version, CephNamespaces: probeNamespaces}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up controller", "controller", "hybridstoragepolicy")
 		os.Exit(1)
 	}

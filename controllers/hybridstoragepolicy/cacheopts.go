@@ -13,8 +13,9 @@ import (
 // CacheOptions keeps the manager's informer on PersistentVolumes to Prism's own local volumes
 // (those labelled with a policy): a cluster can hold thousands of other volumes, which the
 // operator never reads. Reads of any other volume go to the API server (Reconciler.APIReader).
-// Likewise for Pods: the operator reads only its Ceph probes (probe.go).
-func CacheOptions() cache.Options {
+// Likewise for Pods: the operator reads only its Ceph probes (probe.go), in cephNamespaces
+// when any are given.
+func CacheOptions(cephNamespaces []string) cache.Options {
 	ours, err := labels.NewRequirement(rook.LabelPolicy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant label key
@@ -23,8 +24,16 @@ func CacheOptions() cache.Options {
 	if err != nil {
 		panic(err)
 	}
+	pods := cache.ByObject{Label: labels.NewSelector().Add(*probes)}
+	if len(cephNamespaces) > 0 {
+		// Its RBAC lets it list pods there only (operator.cephNamespaces).
+		pods.Namespaces = map[string]cache.Config{}
+		for _, ns := range cephNamespaces {
+			pods.Namespaces[ns] = cache.Config{}
+		}
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.PersistentVolume{}: {Label: labels.NewSelector().Add(*ours)},
-		&corev1.Pod{}:              {Label: labels.NewSelector().Add(*probes)},
+		&corev1.Pod{}:              pods,
 	}}
 }

@@ -5,6 +5,7 @@ package hybridstoragepolicy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,14 @@ type Reconciler struct {
 	// Version is the operator's release version; agents outside its skew get no new plan
 	// (decide.AgentSkew). "" checks none.
 	Version string
+	// CephNamespaces are the namespaces the operator may run Ceph probes in (its RBAC and
+	// CacheOptions); empty: every namespace.
+	CephNamespaces []string
+}
+
+// mayProbeIn reports whether the operator may run Ceph probes in namespace ns.
+func (r *Reconciler) mayProbeIn(ns string) bool {
+	return len(r.CephNamespaces) == 0 || slices.Contains(r.CephNamespaces, ns)
 }
 
 func (r *Reconciler) apiReader() client.Reader {

@@ -3,6 +3,7 @@ package hybridstoragepolicy
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,13 +21,13 @@ import (
 // CephCluster's namespace (docs/decisions/0047-asking-ceph-through-a-probe-pod.md): observe
 // reads the finished ones into the decision's input, probeCeph starts and removes them.
 
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=ceph.rook.io,resources=cephclients,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=rook-ceph,resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=ceph.rook.io,namespace=rook-ceph,resources=cephclients,verbs=create;patch
 
 // probePods lists the policy's probe pods in the CephCluster's namespace (none without a
 // CephCluster).
 func (r *Reconciler) probePods(ctx context.Context, policy *prismv1.HybridStoragePolicy, cluster *unstructured.Unstructured) ([]*corev1.Pod, error) {
-	if cluster == nil {
+	if cluster == nil || !r.mayProbeIn(cluster.GetNamespace()) {
 		return nil, nil
 	}
 	list := &corev1.PodList{}
@@ -58,6 +59,12 @@ func (r *Reconciler) probeCeph(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.event(s.policy, nil, eventWarning, EventCephProbeFailed, actionProbe, "asking Ceph about node %s: %s", node, a.Err)
 	}
 	if len(ch.Create) == 0 || cluster == nil {
+		return ctrl.Result{}, kerrors.NewAggregate(errs)
+	}
+	if !r.mayProbeIn(cluster.GetNamespace()) {
+		r.event(s.policy, nil, eventWarning, EventCephProbeFailed, actionProbe,
+			"the operator may not ask Ceph in namespace %s, where CephCluster %s is: add it to the chart's operator.cephNamespaces (--ceph-namespaces %s)",
+			cluster.GetNamespace(), cluster.GetName(), strings.Join(r.CephNamespaces, ","))
 		return ctrl.Result{}, kerrors.NewAggregate(errs)
 	}
 	image, _, _ := unstructured.NestedString(cluster.Object, "spec", "cephVersion", "image")

@@ -39,7 +39,7 @@ func electedOperator(ctx context.Context, t *testing.T, ns, id string, hangAt in
 	}
 	skip, lease, renew, retry := true, 3*time.Second, 2*time.Second, 250*time.Millisecond
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: hybridstoragepolicy.CacheOptions(), Controller: config.Controller{SkipNameValidation: &skip},
+		Cache: hybridstoragepolicy.CacheOptions(nil), Controller: config.Controller{SkipNameValidation: &skip},
 		LeaderElection: true, LeaderElectionID: id, LeaderElectionNamespace: ns, LeaderElectionResourceLock: "leases",
 		LeaseDuration: &lease, RenewDeadline: &renew, RetryPeriod: &retry,
 		NewClient: func(c *rest.Config, o client.Options) (client.Client, error) {

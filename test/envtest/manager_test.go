@@ -95,7 +95,7 @@ func startOperator(ctx context.Context, t *testing.T) ctrl.Manager {
 	t.Helper()
 	skip := true // several tests run a manager in this process
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: hybridstoragepolicy.CacheOptions(), Controller: config.Controller{SkipNameValidation: &skip}})
+		Cache: hybridstoragepolicy.CacheOptions(nil), Controller: config.Controller{SkipNameValidation: &skip}})
 	if err != nil {
 		t.Fatal(err)
 	}

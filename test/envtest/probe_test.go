@@ -100,7 +100,10 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	nodes, cluster, policy := policyOnItsOwnCluster(t, label)
 	ns := cluster.GetNamespace()
 	now := time.Now().UTC().Truncate(time.Second)
-	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t), Recorder: operatorRecorder(t), Now: func() time.Time { return now }}
+	// The operator may run probes in the CephCluster's namespace only (a Role there, as the
+	// chart's operator.cephNamespaces grants).
+	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t), Recorder: operatorRecorder(t), Now: func() time.Time { return now },
+		CephNamespaces: []string{"rook-ceph", ns}}
 	run := func() {
 		t.Helper()
 		for i := 0; i < 2; i++ {
@@ -190,6 +193,43 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	}
 }
 
+// TestProbesStayInTheCephNamespaces: a policy whose CephCluster is outside the namespaces the
+// operator may probe in gets no probe, and the admin an Event naming the chart value, with no
+// request the operator's RBAC would refuse (its cache lists pods in those namespaces only).
+func TestProbesStayInTheCephNamespaces(t *testing.T) {
+	ctx := context.Background()
+	label := unique("probe-ns")
+	nodes, cluster, policy := policyOnItsOwnCluster(t, label)
+	ns := cluster.GetNamespace()
+	now := time.Now().UTC().Truncate(time.Second)
+	r := &hybridstoragepolicy.Reconciler{Client: operatorClient(t), Recorder: operatorRecorder(t), Now: func() time.Time { return now },
+		CephNamespaces: []string{"rook-ceph"}}
+	run := func() {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: policy.Name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a := nodes["optane-qlc-a"].name
+	run()
+	markProvisioned(t, a)
+	run()
+	replaceFastDevice(t, a)
+	run()
+	markProvisioned(t, a)
+	run()
+	if held := heldDevices(t, policy.Name); len(held) == 0 {
+		t.Fatal("no replacement held: the test did not reach the probe")
+	}
+	if pods := probePods(t, ns, policy.Name); len(pods) != 0 {
+		t.Errorf("%d probe pods in %s, outside the operator's Ceph namespaces", len(pods), ns)
+	}
+	wantEvent(t, policy.Name, hybridstoragepolicy.EventCephProbeFailed, "the operator may not ask Ceph in namespace "+ns+", where CephCluster "+cluster.GetName()+
+		" is: add it to the chart's operator.cephNamespaces (--ceph-namespaces rook-ceph)")
+}
+
 // heldDevices is the RookConfigured message when it reports replacements held ("" entries: none).
 func heldDevices(t *testing.T, policy string) []string {
 	t.Helper()
@@ -221,7 +261,7 @@ func installOperatorAdmission(t *testing.T) {
 	}
 }
 
-// TestOperatorMayCreateOnlyProbePods: with its RBAC (pods create in every namespace) and the
+// TestOperatorMayCreateOnlyProbePods: with its RBAC (pods create in its Ceph namespaces) and the
 // chart's admission policy, the operator's service account creates the probe rook.ProbePod
 // builds, and no pod that is more than a probe.
 func TestOperatorMayCreateOnlyProbePods(t *testing.T) {
@@ -235,6 +275,7 @@ func TestOperatorMayCreateOnlyProbePods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	grantProbeNamespace(t, ns)
 	probe := func() *corev1.Pod {
 		return rook.ProbePod(rook.ProbeTarget{Policy: "p", Owner: metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "u"},
 			Namespace: ns, Image: "quay.io/ceph/ceph:v19.2.3", Node: "n1"})

@@ -3,6 +3,7 @@ package envtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
@@ -59,6 +61,36 @@ func operatorConfig(t *testing.T) *rest.Config {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser, Groups: []string{"system:serviceaccounts", "system:authenticated"}}
 	return cfg
+}
+
+// grantProbeNamespace gives the operator's service account config/rbac/role.yaml's Role (the
+// Ceph probe's pods and CephClient) in namespace ns, as the chart does in each of
+// operator.cephNamespaces.
+func grantProbeNamespace(t *testing.T, ns string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config/rbac/role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(raw), "\n---\n")
+	role := &rbacv1.Role{}
+	if len(docs) != 2 {
+		t.Fatalf("config/rbac/role.yaml has %d documents, want the ClusterRole and the probe's Role", len(docs))
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), role); err != nil || role.Kind != "Role" {
+		t.Fatalf("config/rbac/role.yaml's second document: %v (kind %q)", err, role.Kind)
+	}
+	role.Namespace = ns
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: operatorUser}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := env.Client.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
 }
 
 // reconcileAs runs the reconciler with the given client until the policy is settled.

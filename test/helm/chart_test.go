@@ -221,7 +221,9 @@ func TestRenderDefaults(t *testing.T) {
 	sort.Strings(kinds)
 	want := []string{"ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding",
 		"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
-		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Role", "RoleBinding", "Secret",
+		"DaemonSet", "Deployment", "PodDisruptionBudget", "PodMonitor", "PodMonitor", "PrometheusRule", "Secret",
+		// Leader election in the release namespace; the Ceph probes' in rook-ceph.
+		"Role", "Role", "RoleBinding", "RoleBinding",
 		"ServiceAccount", "ServiceAccount", "ServiceAccount",
 		// The agent's own-node policy and the operator's probe-pods policy, each with its binding.
 		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"}
@@ -237,7 +239,8 @@ func TestRenderDefaults(t *testing.T) {
 	}
 	for _, o := range rel.objects {
 		if o.GetKind() != "CustomResourceDefinition" && !strings.HasPrefix(o.GetKind(), "Cluster") &&
-			!strings.HasPrefix(o.GetKind(), "ValidatingAdmission") && o.GetNamespace() != namespace {
+			!strings.HasPrefix(o.GetKind(), "ValidatingAdmission") && o.GetNamespace() != namespace &&
+			(o.GetName() != "prism-operator-ceph-probe" || o.GetNamespace() != "rook-ceph") {
 			t.Errorf("%s/%s in namespace %q, want %s", o.GetKind(), o.GetName(), o.GetNamespace(), namespace)
 		}
 	}
@@ -490,6 +493,76 @@ func TestRenderedRBACIsConfigRBAC(t *testing.T) {
 	}
 }
 
+// TestProbeRBACStaysInTheCephNamespaces: the operator may create pods (its Ceph probes) and
+// CephClients only in operator.cephNamespaces, by a Role granting config/rbac's probe rules in
+// each; no ClusterRole grants pods unless the list is empty.
+func TestProbeRBACStaysInTheCephNamespaces(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(raw), "\n---\n")
+	var want map[string]any
+	if err := yaml.Unmarshal([]byte(docs[len(docs)-1]), &want); err != nil || want["kind"] != "Role" {
+		t.Fatalf("config/rbac/role.yaml's last document is not the probe's Role: %v", err)
+	}
+	grantsPods := func(rules any) bool {
+		list, _ := rules.([]any)
+		for _, r := range list {
+			res, _ := r.(map[string]any)["resources"].([]any)
+			if slices.Contains(res, any("pods")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		values  string
+		roles   []string // namespaces with the probe's Role
+		cluster bool     // a ClusterRole grants the probe's rules instead
+		flag    string   // the operator's --ceph-namespaces ("": none)
+	}{
+		{"", []string{"rook-ceph"}, false, "--ceph-namespaces=rook-ceph"},
+		{"operator: {cephNamespaces: [rook-ceph, ceph-b]}", []string{"ceph-b", "rook-ceph"}, false, "--ceph-namespaces=rook-ceph,ceph-b"},
+		{"operator: {cephNamespaces: []}", nil, true, ""},
+	} {
+		rel := renderValues(t, tc.values, plainCaps, nil)
+		var roles []string
+		for _, o := range rel.ofKind("Role") {
+			if o.GetName() != "prism-operator-ceph-probe" {
+				continue
+			}
+			roles = append(roles, o.GetNamespace())
+			if !reflect.DeepEqual(o.Object["rules"], want["rules"]) {
+				t.Errorf("%q: Role %s/%s rules differ from config/rbac/role.yaml's Role", tc.values, o.GetNamespace(), o.GetName())
+			}
+			b := rel.mustIn(t, "RoleBinding", o.GetNamespace(), "prism-operator-ceph-probe")
+			subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+			if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != "prism-operator" || subjects[0].(map[string]any)["namespace"] != namespace {
+				t.Errorf("%q: RoleBinding %s subjects %v", tc.values, o.GetNamespace(), subjects)
+			}
+		}
+		slices.Sort(roles)
+		if !slices.Equal(roles, tc.roles) {
+			t.Errorf("%q: the probe's Role in %v, want %v", tc.values, roles, tc.roles)
+		}
+		var podGrants []string
+		for _, o := range rel.ofKind("ClusterRole") {
+			if grantsPods(o.Object["rules"]) {
+				podGrants = append(podGrants, o.GetName())
+			}
+		}
+		if wantCluster := map[bool][]string{true: {"prism-operator-ceph-probe"}, false: nil}[tc.cluster]; !slices.Equal(podGrants, wantCluster) {
+			t.Errorf("%q: ClusterRoles granting pods %v, want %v", tc.values, podGrants, wantCluster)
+		}
+		dep := rel.must(t, "Deployment", "prism-operator")
+		args := fmt.Sprint(dep.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"])
+		if got := strings.Contains(args, "--ceph-namespaces="); got != (tc.flag != "") || !strings.Contains(args, tc.flag) {
+			t.Errorf("%q: operator args %s, want %q", tc.values, args, tc.flag)
+		}
+	}
+}
+
 // TestRenderMinimal: monitoring and CRDs off, custom image, node selectors and tolerations.
 func TestRenderMinimal(t *testing.T) {
 	rel := renderValues(t, minimalValues, liveCaps, withDashboards(testDashboards))
@@ -643,7 +716,8 @@ func TestMonitoringFollowsCapabilities(t *testing.T) {
 // A deliberately invalid object is rejected, so the dry run does validate.
 func TestDryRunApply(t *testing.T) {
 	ctx := context.Background()
-	for _, ns := range []string{namespace, "grafana"} {
+	// rook-ceph: Rook is installed first (its namespace holds the Ceph probes' Role).
+	for _, ns := range []string{namespace, "grafana", "rook-ceph"} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}

@@ -68,6 +68,18 @@ func (r release) must(t *testing.T, kind, name string) *unstructured.Unstructure
 	return o
 }
 
+// mustIn is must for a namespaced object outside the release namespace.
+func (r release) mustIn(t *testing.T, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range r.objects {
+		if o.GetKind() == kind && o.GetNamespace() == ns && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s/%s rendered; got %v", kind, ns, name, r.names())
+	return nil
+}
+
 func (r release) ofKind(kind string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range r.objects {
