@@ -11,37 +11,42 @@ hack/install-deps.sh test demo guest build
 KUBEBUILDER_ASSETS=$(hack/envtest-bins.sh)
 export KUBEBUILDER_ASSETS
 echo "test: envtest assets in $KUBEBUILDER_ASSETS ($(($(date +%s) - start)) s)"
-# timed NAME CMD...: runs CMD and says how long it took, so that a CI log shows where the
-# minutes of make test go (the target is about 45 minutes cold).
-timed() {
-  local name=$1 began
-  shift
-  began=$(date +%s)
-  "$@"
-  echo "test: $name took $(($(date +%s) - began)) s"
+# took NAME: says how long the stage since the last took (or the start) ran, so that a CI log
+# shows where the minutes of make test go (the target is about 45 minutes cold).
+since=$(date +%s)
+took() {
+  echo "test: $1 took $(($(date +%s) - since)) s"
+  since=$(date +%s)
 }
-timed vet go vet ./...
-timed vet-libblkid go vet -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/
+go vet ./...
+go vet -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/
+took vet
 # Prism's image as an OCI archive (cached root layer; seconds when warm): hack/images' tests
 # check every agent tool is in it and runs there (docs/decisions/0023).
-timed images make images
+make images
+took images
 # test/guest boots a QEMU guest; it runs alone below (make test-guest) rather than beside the
 # other packages' tests, which would slow its emulated CPUs.
 # The packages that inventory every loop device of the machine, or look for the processes
 # that hold their own loops open (decision 0040), run one at a time after the others: each
 # one's inventory opens the others' loops, which the opener scan rightly counts as users.
 loops=(./test/foreign ./test/crash ./test/provision ./test/loopdev ./test/ceph ./internal/node/inventory)
-timed packages go test $(go list ./... | grep -v -e '/test/guest$' $(printf -- ' -e /%s$' "${loops[@]#./}")) -count=1 -timeout 30m
-timed loop-packages go test -p 1 "${loops[@]}" -count=1 -timeout 45m
+go test $(go list ./... | grep -v -e '/test/guest$' $(printf -- ' -e /%s$' "${loops[@]#./}")) -count=1 -timeout 30m
+took packages
+go test -p 1 "${loops[@]}" -count=1 -timeout 45m
+took loop-packages
 # The agent as make build and the image build it: libblkid in process (cgo, -tags libblkid),
 # which must find what the wipefs child finds (real formats on loop devices as root).
-timed libblkid-packages go test -p 1 -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/ ./test/loopdev/ -count=1
-timed fuzz hack/fuzz.sh "${FUZZTIME:-5s}"
+go test -p 1 -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/ ./test/loopdev/ -count=1
+took libblkid-packages
+hack/fuzz.sh "${FUZZTIME:-5s}"
+took fuzz
 # End to end: the demo's real control plane, operator binary and agent binaries on the fixture
 # nodes; as root, the agents partition loop-backed fast devices and run caches on the casadm
 # emulator, and every dashboard query must have data from the real agents (--check-panels,
 # with Debian's Prometheus). About 45 s, 30 s more than without caches and the check.
-timed build make build
+make build
+took build
 demo_args=(--once)
 if [[ $(id -u) -eq 0 ]]; then
   demo_args+=(--check-panels)
