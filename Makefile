@@ -59,6 +59,10 @@ test: ## Run every test: unit, fuzz, envtest, root tests on loop devices, real C
 test-guest: ## Rook's exact OSD path (ceph-volume lvm) and the agent's DB slot volumes (LVM, device-mapper) in a QEMU guest built from Debian packages (root; see docs/provisioning.md).
 	$(GO) test ./test/guest/ -count=1 -timeout 45m -v
 
+.PHONY: drill-replace-data-disk
+drill-replace-data-disk: ## The replace-data-disk runbook's Ceph commands, as the page has them, through a failed QLC drive on a real Ceph 16 on loop devices (root, about 4.5 min).
+	PRISM_CEPH_DRILL=1 $(GO) test ./test/ceph/ -run '^TestRunbookReplaceDataDisk$$' -count=1 -timeout 20m -v
+
 .PHONY: e2e-guest
 e2e-guest: ## The e2e foundations in the forky QEMU guest (root, slow): a real control plane + kubelet to a Ready node and a pod (docs/e2e.md).
 	hack/e2e/run.sh node

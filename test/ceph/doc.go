@@ -21,6 +21,14 @@
 // replacement gate's questions through a fast-device failure on four OSDs and a size-3 pool:
 // internal/plan/rook/testdata/ceph16 and decision 0046.
 //
+// TestRunbookReplaceDataDisk (only with PRISM_CEPH_DRILL=1, or make drill-replace-data-disk;
+// about 4.5 minutes) is the failure drill of docs/runbooks/replace-data-disk.md: three OSDs
+// whose DBs share one fast device, a size-2 pool with checksummed objects, one QLC drive failed
+// (its OSD killed, its loop's backing file truncated to nothing), then the runbook's commands
+// run as internal/runbook parses them, the agent's partitioner reads the zapped slot Empty, the
+// planner gives the new drive that slot, and a new OSD comes up on it; every object reads back
+// identical and the other OSDs' devices and the fast device's table are unchanged.
+//
 // Run them as root (about 4-6 minutes together):
 //
 //	go test ./test/ceph/ -count=1 -timeout 15m -v

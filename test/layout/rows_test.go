@@ -32,7 +32,7 @@ var rows = []row{
 	{"pure", []string{"internal/ioclass", "internal/endurance", "internal/drivedb", "internal/cachesim", "internal/dbsizing"}, []string{"shared"}},
 	{"node", []string{"internal/node/"}, []string{"pure", "host", "shared"}},
 	{"host", []string{"internal/host/"}, []string{"shared"}},
-	{"shared", []string{"api/", "config/crd", "internal/inventorydoc", "internal/blktrace", "internal/bytesize", "internal/fsutil", "internal/kube", "internal/workpool"}, nil},
+	{"shared", []string{"api/", "config/crd", "internal/inventorydoc", "internal/blktrace", "internal/bytesize", "internal/fsutil", "internal/kube", "internal/runbook", "internal/workpool"}, nil},
 }
 
 // rowOf names the row of a package of the module ("" when none holds it).
