@@ -199,7 +199,6 @@ func policyOnItsOwnCluster(t *testing.T, label string) (map[string]*simNode, *un
 	publishAll(t, nodes)
 	cluster := newCephCluster(t)
 	withDefaultServiceAccount(t, cluster.GetNamespace())
-	grantProbeNamespace(t, cluster.GetNamespace())
 	policy := newPolicy(label, prismv1.ModeApply)
 	policy.Spec.CephCluster = prismv1.ObjectRef{Namespace: cluster.GetNamespace(), Name: cluster.GetName()}
 	if err := env.Client.Create(context.Background(), policy); err != nil {

@@ -42,7 +42,8 @@ func newCephCluster(t *testing.T) *unstructured.Unstructured {
 	return createCephCluster(t, userCephCluster)
 }
 
-// createCephCluster creates a CephCluster from manifest, as the admin, in its own namespace.
+// createCephCluster creates a CephCluster from manifest, as the admin, in its own namespace,
+// one of the operator's Ceph namespaces (the chart's operator.cephNamespaces Role there).
 func createCephCluster(t *testing.T, manifest string) *unstructured.Unstructured {
 	t.Helper()
 	ctx := context.Background()
@@ -50,6 +51,7 @@ func createCephCluster(t *testing.T, manifest string) *unstructured.Unstructured
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
+	grantProbeNamespace(t, ns)
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
 		t.Fatal(err)
