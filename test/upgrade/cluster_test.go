@@ -10,12 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -202,29 +200,7 @@ func (c *cluster) createPolicy() {
 // Ready (the agents here are read-only: they never write status.partitions).
 func (c *cluster) markProvisioned(node string) {
 	c.t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sn := &prismv1.StorageNode{}
-		if err := c.env.Client.Get(ctx, client.ObjectKey{Name: node}, sn); err != nil {
-			return err
-		}
-		if sn.Spec.Plan == nil {
-			return fmt.Errorf("node %s has no plan", node)
-		}
-		sn.Status.Partitions = nil
-		for _, f := range sn.Spec.Plan.FastDevices {
-			for _, s := range f.Slots {
-				sn.Status.Partitions = append(sn.Status.Partitions, prismv1.PartitionStatus{
-					Device: f.StablePath, Number: s.Partition.Number, Label: s.Partition.Label,
-					Path: prismv1.PartitionPath(f.StablePath, s.Partition.Number), State: prismv1.PartitionReady,
-				})
-			}
-		}
-		sn.Status.ObservedPlanGeneration = sn.Generation
-		meta.SetStatusCondition(&sn.Status.Conditions, metav1.Condition{Type: prismv1.ConditionProvisioned, Status: metav1.ConditionTrue, Reason: "PartitionsReady"})
-		return c.env.Client.Status().Update(ctx, sn)
-	})
-	if err != nil {
+	if err := testenv.MarkProvisioned(context.Background(), c.env.Client, node); err != nil {
 		c.t.Fatalf("reporting node %s provisioned: %v", node, err)
 	}
 }
