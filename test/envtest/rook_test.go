@@ -15,6 +15,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/controllers/hybridstoragepolicy"
+	"github.com/prism-storage/prism/test/support/testenv"
 )
 
 // userCephCluster is what an admin applied: fields and a node entry Prism does not own.
@@ -77,26 +78,7 @@ func getCephCluster(t *testing.T, ref *unstructured.Unstructured) *unstructured.
 // markProvisioned reports, as the node's agent would, every planned partition Ready.
 func markProvisioned(t *testing.T, node string) {
 	t.Helper()
-	ctx := context.Background()
-	sn := &prismv1.StorageNode{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: node}, sn); err != nil {
-		t.Fatal(err)
-	}
-	if sn.Spec.Plan == nil {
-		t.Fatalf("node %s has no plan", node)
-	}
-	sn.Status.Partitions = nil
-	for _, f := range sn.Spec.Plan.FastDevices {
-		for _, s := range f.Slots {
-			sn.Status.Partitions = append(sn.Status.Partitions, prismv1.PartitionStatus{
-				Device: f.StablePath, Number: s.Partition.Number, Label: s.Partition.Label,
-				Path: prismv1.PartitionPath(f.StablePath, s.Partition.Number), State: prismv1.PartitionReady,
-			})
-		}
-	}
-	sn.Status.ObservedPlanGeneration = sn.Generation
-	meta.SetStatusCondition(&sn.Status.Conditions, metav1.Condition{Type: prismv1.ConditionProvisioned, Status: metav1.ConditionTrue, Reason: "PartitionsReady"})
-	if err := env.Client.Status().Update(ctx, sn); err != nil {
+	if err := testenv.MarkProvisioned(context.Background(), env.Client, node); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -49,6 +49,12 @@ func Assets() (string, error) {
 
 // Start starts etcd and kube-apiserver and installs the CRDs. Call Stop when done.
 func Start() (*Env, error) {
+	return StartWithCRDs(filepath.Join(RepoRoot(), "config", "crd", "bases"))
+}
+
+// StartWithCRDs is Start with Prism's CRDs read from prismCRDs, e.g. an earlier release's
+// (test/upgrade); Rook's are the pinned ones either way.
+func StartWithCRDs(prismCRDs string) (*Env, error) {
 	assets, err := Assets()
 	if err != nil {
 		return nil, err
@@ -56,7 +62,7 @@ func Start() (*Env, error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths: []string{
-			filepath.Join(RepoRoot(), "config", "crd", "bases"),
+			prismCRDs,
 			filepath.Join(assets, "rook-crds.yaml"),
 		},
 		ErrorIfCRDPathMissing: true,
