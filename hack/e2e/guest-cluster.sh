@@ -116,6 +116,29 @@ condition() {
   [[ $1 == - ]] || ns=(-n "$1")
   [[ $(k "${ns[@]}" get "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}" 2>/dev/null) == True ]]
 }
+# run_cmds: each script the host put in the share's cmd/ (write it under another name, then
+# rename it to NAME.sh) that has not run yet: sourced in a subshell, with this script's functions
+# (k, ceph_op, ceph_diag, ceph_answers, ...), its output in out/cmd/NAME.out.
+run_cmds() {
+  local f name rc
+  mkdir -p "$out/cmd"
+  for f in /mnt/host/cmd/*.sh; do
+    name=$(basename "$f" .sh)
+    [[ -f $f && ! -e $out/cmd/$name.out && ! -e $out/cmd/$name.out.tmp ]] || continue
+    mark "by hand: cmd/$name.sh"
+    (source "$f") >"$out/cmd/$name.out.tmp" 2>&1
+    rc=$?
+    echo "exit $rc" >>"$out/cmd/$name.out.tmp"
+    mv "$out/cmd/$name.out.tmp" "$out/cmd/$name.out"
+    mark "by hand: cmd/$name.sh exit $rc"
+  done
+}
+# live_cmds: with E2E_LINGER set, run_cmds every 10 s from the apiserver's start, while the stage
+# runs: a look at the live cluster (a mgr's log, an OSD's slow ops) at the moment it matters.
+live_cmds() {
+  ((${E2E_LINGER:-0} > 0)) || return 0
+  while sleep 10; do run_cmds; done
+}
 # bg NAME CMD...: start a daemon, its output in $logs/NAME.log, and start it again 5 s after
 # it exits, as systemd or the kubelet would. Under TCG at host load 14-17 they do exit: the
 # apiserver on its post-start hook "start-service-ip-repair-controllers" (etcd too slow for
@@ -293,6 +316,10 @@ ceph_diag() {
   done >"$d/crash-info.txt" 2>&1
   mgr_restarts >"$d/mgr-restarts.txt" 2>&1
   mgr_log_lines >"$d/mgr-log.txt"
+  # The OSDs' slow and current ops with their durations: whether a write to the .mgr pool (the
+  # store's lock renewal) took longer than the lock's timeout.
+  ceph_op tell 'osd.*' dump_historic_slow_ops >"$d/osd-historic-slow-ops.txt" 2>&1
+  ceph_op tell 'osd.*' dump_ops_in_flight >"$d/osd-ops-in-flight.txt" 2>&1
 }
 
 # watch_health: from the mgr's start, Ceph's health every minute with the pools, the PGs' states
@@ -594,6 +621,7 @@ bg kube-apiserver kube-apiserver --etcd-servers http://127.0.0.1:2379 --advertis
   --service-account-signing-key-file $pki/sa.key --service-cluster-ip-range 10.96.0.0/16 \
   --request-timeout 5m # TCG: creates can take longer than the default minute
 wait_for "$E2E_TIMEOUT" "apiserver ready" k get --raw /readyz
+live_cmds &
 bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/kcm.conf \
   --authentication-kubeconfig /etc/kubernetes/kcm.conf --authorization-kubeconfig /etc/kubernetes/kcm.conf \
   --service-account-private-key-file $pki/sa.key --root-ca-file $pki/ca.crt \
@@ -672,27 +700,14 @@ if [[ -n ${E2E_HAND:-} ]]; then
   exit 0
 fi
 # linger: with E2E_LINGER=SECONDS (hack/e2e/run.sh PRISM_E2E_LINGER), the finished stage keeps
-# its cluster up that long and runs each script the host puts in the share's cmd/ (write it
-# under another name, then rename it to NAME.sh): sourced in a subshell, with this script's
-# functions (k, ceph_op, ceph_diag, ceph_answers, ...), its output in out/cmd/NAME.out. A file
-# cmd/done ends it early. For looking at a live cluster by hand; the guest's own time limit
-# (hack/e2e/run.sh) still applies.
+# its cluster up that long for the scripts of run_cmds. A file cmd/done ends it early. For
+# looking at a live cluster by hand; the guest's own time limit (hack/e2e/run.sh) still applies.
 linger() {
-  local limit=${E2E_LINGER:-0} t0=$SECONDS f name rc
+  local limit=${E2E_LINGER:-0} t0=$SECONDS
   ((limit > 0)) || return 0
-  mkdir -p "$out/cmd"
   mark "lingering up to $limit s: scripts in the share's cmd/ run here"
   while ((SECONDS - t0 < limit)) && [[ ! -e /mnt/host/cmd/done ]]; do
-    for f in /mnt/host/cmd/*.sh; do
-      name=$(basename "$f" .sh)
-      [[ -f $f && ! -e $out/cmd/$name.out ]] || continue
-      mark "by hand: cmd/$name.sh"
-      (source "$f") >"$out/cmd/$name.out.tmp" 2>&1
-      rc=$?
-      echo "exit $rc" >>"$out/cmd/$name.out.tmp"
-      mv "$out/cmd/$name.out.tmp" "$out/cmd/$name.out"
-      mark "by hand: cmd/$name.sh exit $rc"
-    done
+    run_cmds
     sleep 5
   done
   mark "linger over ($((SECONDS - t0)) s)"
