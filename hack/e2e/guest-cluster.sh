@@ -35,6 +35,8 @@
 #               the share's cmd/ (linger, below; hack/e2e/run.sh PRISM_E2E_LINGER)
 #   E2E_CEPHSQLITE_DEBUG  the mgr's debug_cephsqlite in the CephCluster's cephConfig (e.g. 20:
 #               every call of libcephsqlite, the SQLite store of the mgr's modules, in its log)
+#   E2E_CEPHSQLITE_LOCK_TIMEOUT  the mgr's cephsqlite_lock_renewal_timeout (ms; Ceph's default
+#               30000) in the same place: decision 0051's hypothesis put to the test
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -231,7 +233,13 @@ rook_chart() {
 # that one drive on this node for an OSD (Rook's prepare job decides how), its BlueStore DB on
 # METADATA when given (config.metadataDevice).
 rook_cluster() {
-  local storage="storage: {useAllNodes: false, useAllDevices: false}"
+  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr=""
+  # The mgr's settings for its modules' SQLite store (libcephsqlite), when asked for: decision
+  # 0051's diagnostics and its hypothesis put to the test.
+  [[ -z ${E2E_CEPHSQLITE_DEBUG:-} ]] || mgr+="
+      debug_cephsqlite: \"$E2E_CEPHSQLITE_DEBUG\""
+  [[ -z ${E2E_CEPHSQLITE_LOCK_TIMEOUT:-} ]] || mgr+="
+      cephsqlite_lock_renewal_timeout: \"$E2E_CEPHSQLITE_LOCK_TIMEOUT\""
   [[ -z ${1:-} ]] || storage="storage:
     useAllNodes: false
     useAllDevices: false
@@ -267,9 +275,8 @@ spec:
   cephConfig:
     global:
       osd_pool_default_size: "1"
-      mon_warn_on_pool_no_redundancy: "false"${E2E_CEPHSQLITE_DEBUG:+
-    mgr:
-      debug_cephsqlite: \"$E2E_CEPHSQLITE_DEBUG\"}
+      mon_warn_on_pool_no_redundancy: "false"${mgr:+
+    mgr:$mgr}
 EOF
   mark "CephCluster applied (accepted by Rook's CRD schema)"
 }
@@ -297,6 +304,21 @@ mgr_log_lines() {
     /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null | head -3000
 }
 
+# mgr_store_failure: the mgr's log around its store's failure (a lock renewal that failed, the
+# module's unhandled exception), apart from mgr_log_lines: with debug_cephsqlite 20 the store's
+# calls fill those 3000 lines long before it fails.
+mgr_store_failure() {
+  grep -h -a -E -B5 -A30 'lock renewal failed|Unhandled exception|disk I/O error' \
+    /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null | head -3000
+}
+
+# mgr_lock_keeper: every line of libcephsqlite's lock keeper (debug_cephsqlite 10: each renewal;
+# 20: each 2 s tick): a gap between two is a renewal that waited on its OSD, or a keeper that
+# did not run, and when.
+mgr_lock_keeper() {
+  grep -h -a -E 'lock_keeper_main|renewing lock|lock renewal' /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null
+}
+
 # ceph_diag DIR: what Ceph says about its health, its pools and PGs, crashes, the blocklist and
 # the configuration Rook set, with the mgr's restarts and log lines (mgr_log_lines): enough to
 # tell from one run why a mgr module fails.
@@ -316,6 +338,8 @@ ceph_diag() {
   done >"$d/crash-info.txt" 2>&1
   mgr_restarts >"$d/mgr-restarts.txt" 2>&1
   mgr_log_lines >"$d/mgr-log.txt"
+  mgr_store_failure >"$d/mgr-store-failure.txt"
+  mgr_lock_keeper >"$d/mgr-lock-keeper.txt"
   # The OSDs' slow and current ops with their durations: whether a write to the .mgr pool (the
   # store's lock renewal) took longer than the lock's timeout.
   ceph_op tell 'osd.*' dump_historic_slow_ops >"$d/osd-historic-slow-ops.txt" 2>&1
