@@ -35,6 +35,8 @@
 #               the share's cmd/ (linger, below; hack/e2e/run.sh PRISM_E2E_LINGER)
 #   E2E_CEPHSQLITE_DEBUG  the mgr's debug_cephsqlite in the CephCluster's cephConfig (e.g. 20:
 #               every call of libcephsqlite, the SQLite store of the mgr's modules, in its log)
+#   E2E_CEPHSQLITE_LOCK_TIMEOUT  the mgr's cephsqlite_lock_renewal_timeout (ms; Ceph's default
+#               30000) in the same place: decision 0051's hypothesis put to the test
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -115,6 +117,29 @@ condition() {
   local ns=()
   [[ $1 == - ]] || ns=(-n "$1")
   [[ $(k "${ns[@]}" get "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}" 2>/dev/null) == True ]]
+}
+# run_cmds: each script the host put in the share's cmd/ (write it under another name, then
+# rename it to NAME.sh) that has not run yet: sourced in a subshell, with this script's functions
+# (k, ceph_op, ceph_diag, ceph_answers, ...), its output in out/cmd/NAME.out.
+run_cmds() {
+  local f name rc
+  mkdir -p "$out/cmd"
+  for f in /mnt/host/cmd/*.sh; do
+    name=$(basename "$f" .sh)
+    [[ -f $f && ! -e $out/cmd/$name.out && ! -e $out/cmd/$name.out.tmp ]] || continue
+    mark "by hand: cmd/$name.sh"
+    (source "$f") >"$out/cmd/$name.out.tmp" 2>&1
+    rc=$?
+    echo "exit $rc" >>"$out/cmd/$name.out.tmp"
+    mv "$out/cmd/$name.out.tmp" "$out/cmd/$name.out"
+    mark "by hand: cmd/$name.sh exit $rc"
+  done
+}
+# live_cmds: with E2E_LINGER set, run_cmds every 10 s from the apiserver's start, while the stage
+# runs: a look at the live cluster (a mgr's log, an OSD's slow ops) at the moment it matters.
+live_cmds() {
+  ((${E2E_LINGER:-0} > 0)) || return 0
+  while sleep 10; do run_cmds; done
 }
 # bg NAME CMD...: start a daemon, its output in $logs/NAME.log, and start it again 5 s after
 # it exits, as systemd or the kubelet would. Under TCG at host load 14-17 they do exit: the
@@ -208,7 +233,13 @@ rook_chart() {
 # that one drive on this node for an OSD (Rook's prepare job decides how), its BlueStore DB on
 # METADATA when given (config.metadataDevice).
 rook_cluster() {
-  local storage="storage: {useAllNodes: false, useAllDevices: false}"
+  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr=""
+  # The mgr's settings for its modules' SQLite store (libcephsqlite), when asked for: decision
+  # 0051's diagnostics and its hypothesis put to the test.
+  [[ -z ${E2E_CEPHSQLITE_DEBUG:-} ]] || mgr+="
+      debug_cephsqlite: \"$E2E_CEPHSQLITE_DEBUG\""
+  [[ -z ${E2E_CEPHSQLITE_LOCK_TIMEOUT:-} ]] || mgr+="
+      cephsqlite_lock_renewal_timeout: \"$E2E_CEPHSQLITE_LOCK_TIMEOUT\""
   [[ -z ${1:-} ]] || storage="storage:
     useAllNodes: false
     useAllDevices: false
@@ -244,9 +275,8 @@ spec:
   cephConfig:
     global:
       osd_pool_default_size: "1"
-      mon_warn_on_pool_no_redundancy: "false"${E2E_CEPHSQLITE_DEBUG:+
-    mgr:
-      debug_cephsqlite: \"$E2E_CEPHSQLITE_DEBUG\"}
+      mon_warn_on_pool_no_redundancy: "false"${mgr:+
+    mgr:$mgr}
 EOF
   mark "CephCluster applied (accepted by Rook's CRD schema)"
 }
@@ -274,6 +304,21 @@ mgr_log_lines() {
     /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null | head -3000
 }
 
+# mgr_store_failure: the mgr's log around its store's failure (a lock renewal that failed, the
+# module's unhandled exception), apart from mgr_log_lines: with debug_cephsqlite 20 the store's
+# calls fill those 3000 lines long before it fails.
+mgr_store_failure() {
+  grep -h -a -E -B5 -A30 'lock renewal failed|Unhandled exception|disk I/O error' \
+    /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null | head -3000
+}
+
+# mgr_lock_keeper: every line of libcephsqlite's lock keeper (debug_cephsqlite 10: each renewal;
+# 20: each 2 s tick): a gap between two is a renewal that waited on its OSD, or a keeper that
+# did not run, and when.
+mgr_lock_keeper() {
+  grep -h -a -E 'lock_keeper_main|renewing lock|lock renewal' /var/log/pods/rook-ceph_rook-ceph-mgr-*/*/*.log 2>/dev/null
+}
+
 # ceph_diag DIR: what Ceph says about its health, its pools and PGs, crashes, the blocklist and
 # the configuration Rook set, with the mgr's restarts and log lines (mgr_log_lines): enough to
 # tell from one run why a mgr module fails.
@@ -293,6 +338,12 @@ ceph_diag() {
   done >"$d/crash-info.txt" 2>&1
   mgr_restarts >"$d/mgr-restarts.txt" 2>&1
   mgr_log_lines >"$d/mgr-log.txt"
+  mgr_store_failure >"$d/mgr-store-failure.txt"
+  mgr_lock_keeper >"$d/mgr-lock-keeper.txt"
+  # The OSDs' slow and current ops with their durations: whether a write to the .mgr pool (the
+  # store's lock renewal) took longer than the lock's timeout.
+  ceph_op tell 'osd.*' dump_historic_slow_ops >"$d/osd-historic-slow-ops.txt" 2>&1
+  ceph_op tell 'osd.*' dump_ops_in_flight >"$d/osd-ops-in-flight.txt" 2>&1
 }
 
 # watch_health: from the mgr's start, Ceph's health every minute with the pools, the PGs' states
@@ -594,6 +645,7 @@ bg kube-apiserver kube-apiserver --etcd-servers http://127.0.0.1:2379 --advertis
   --service-account-signing-key-file $pki/sa.key --service-cluster-ip-range 10.96.0.0/16 \
   --request-timeout 5m # TCG: creates can take longer than the default minute
 wait_for "$E2E_TIMEOUT" "apiserver ready" k get --raw /readyz
+live_cmds &
 bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/kcm.conf \
   --authentication-kubeconfig /etc/kubernetes/kcm.conf --authorization-kubeconfig /etc/kubernetes/kcm.conf \
   --service-account-private-key-file $pki/sa.key --root-ca-file $pki/ca.crt \
@@ -672,27 +724,14 @@ if [[ -n ${E2E_HAND:-} ]]; then
   exit 0
 fi
 # linger: with E2E_LINGER=SECONDS (hack/e2e/run.sh PRISM_E2E_LINGER), the finished stage keeps
-# its cluster up that long and runs each script the host puts in the share's cmd/ (write it
-# under another name, then rename it to NAME.sh): sourced in a subshell, with this script's
-# functions (k, ceph_op, ceph_diag, ceph_answers, ...), its output in out/cmd/NAME.out. A file
-# cmd/done ends it early. For looking at a live cluster by hand; the guest's own time limit
-# (hack/e2e/run.sh) still applies.
+# its cluster up that long for the scripts of run_cmds. A file cmd/done ends it early. For
+# looking at a live cluster by hand; the guest's own time limit (hack/e2e/run.sh) still applies.
 linger() {
-  local limit=${E2E_LINGER:-0} t0=$SECONDS f name rc
+  local limit=${E2E_LINGER:-0} t0=$SECONDS
   ((limit > 0)) || return 0
-  mkdir -p "$out/cmd"
   mark "lingering up to $limit s: scripts in the share's cmd/ run here"
   while ((SECONDS - t0 < limit)) && [[ ! -e /mnt/host/cmd/done ]]; do
-    for f in /mnt/host/cmd/*.sh; do
-      name=$(basename "$f" .sh)
-      [[ -f $f && ! -e $out/cmd/$name.out ]] || continue
-      mark "by hand: cmd/$name.sh"
-      (source "$f") >"$out/cmd/$name.out.tmp" 2>&1
-      rc=$?
-      echo "exit $rc" >>"$out/cmd/$name.out.tmp"
-      mv "$out/cmd/$name.out.tmp" "$out/cmd/$name.out"
-      mark "by hand: cmd/$name.sh exit $rc"
-    done
+    run_cmds
     sleep 5
   done
   mark "linger over ($((SECONDS - t0)) s)"

@@ -36,7 +36,8 @@
 # with pieces this repository does not hold (docs/e2e.md); PRISM_E2E_LINGER=SECONDS keeps the
 # finished stage's cluster up that long, running each script put in the share's cmd/
 # ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
-# PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite. Importing the Rook/Ceph image is the slowest step
+# PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
+# the mgr's cephsqlite_lock_renewal_timeout (decision 0051). Importing the Rook/Ceph image is the slowest step
 # under TCG (about 25 min here); a keyed reuse skips it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -191,6 +192,7 @@ fi
   echo "E2E_REUSE_WORK=${PRISM_E2E_WORKDISK:+1}"
   echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
   echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
+  echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 

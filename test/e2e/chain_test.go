@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prism-storage/prism/internal/bytesize"
+	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/internal/plan/rook"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -356,6 +359,41 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			}
 		}).WithTimeout(8 * time.Minute).WithPolling(15 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("partitions with the OSD: %+v\n", storageNode().Status.Partitions)
+	})
+
+	It("the agent reads the OSD's admin socket: the StorageNode lists the OSD with its BlueFS DB, and `kubectl prism osds` prints it", func() {
+		if qlcOSD < 0 {
+			Skip("no OSD on the QLC drive (the spec before says why)")
+		}
+		slot := slotOf(storageNode(), qlc.StablePath)
+		Expect(slot).NotTo(BeNil(), "no DB slot for %s", qlc.StablePath)
+		_, dbBytes, _ := dbDevice(storageNode(), fast.StablePath, *slot)
+		// The agent polls the sockets under <dataDirHostPath>/exporter once per -health-period
+		// and writes them at its next pass (a udev event, or its 5 min period).
+		var osd prismv1.OSDStatus
+		Eventually(func(g Gomega) {
+			sn := &prismv1.StorageNode{}
+			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+			i := slices.IndexFunc(sn.Status.OSDs, func(o prismv1.OSDStatus) bool { return int(o.ID) == qlcOSD })
+			g.Expect(i).NotTo(Equal(-1), "osd.%d not in status.osds: %+v", qlcOSD, sn.Status.OSDs)
+			osd = sn.Status.OSDs[i]
+			// BlueFS's db_total_bytes is the DB device's size: Prism's slot (two significant digits).
+			g.Expect(osd.DBTotalBytes).To(BeNumerically("~", dbBytes, dbBytes/20), "%+v", osd)
+			g.Expect(osd.DBUsedBytes).To(BeNumerically(">", 0), "%+v", osd)
+			g.Expect(osd.Spilled).To(BeFalse(), "%+v", osd)
+			g.Expect(osd.Message).NotTo(ContainSubstring("last read:"), "every admin socket command answered")
+			g.Expect(osd.Classes).To(ContainElement(And(HaveField("Name", osdstats.ClassSST), HaveField("OccupiedBytes", Not(BeNil())))), "%+v", osd)
+		}).WithTimeout(8 * time.Minute).WithPolling(15 * time.Second).Should(Succeed())
+		saveArtifacts("osd-table", storageNode())
+		if cfg.kubectlPrism == "" {
+			Skip("PRISM_E2E_KUBECTL_PRISM is not set: no kubectl-prism binary")
+		}
+		out, err := kubectlPlugin("osds")
+		Expect(err).NotTo(HaveOccurred())
+		// NODE OSD DB USED DB SLOT SPILLED ...
+		r := row(out, cfg.node, fmt.Sprintf("osd.%d", qlcOSD))
+		Expect(r).NotTo(BeEmpty(), "no row for osd.%d in:\n%s", qlcOSD, out)
+		Expect(r).To(ContainSubstring(" "+bytesize.IEC(osd.DBTotalBytes)+" "), "the DB slot column: %s", r)
 	})
 
 	It("serves the agent's metrics, naming both drives with their tiers", func() {

@@ -35,6 +35,9 @@ const (
 	RowTotal = "TOTAL"
 )
 
+// ceph20Rows are Ceph 20.2's row names (its volume selector's levels) for Ceph 16.2's.
+var ceph20Rows = map[string]string{"log": RowLog, "db.wal": RowWAL, "db": RowDB, "db.slow": RowSlow}
+
 // ParseBlueFSStats reads `bluefs stats` (plain text even with format json in Ceph 16.2).
 func ParseBlueFSStats(text string) (BlueFSStats, error) {
 	st := BlueFSStats{Devices: map[int]BlueFSDevice{}, Usage: map[string]map[string]uint64{}}
@@ -54,7 +57,7 @@ func ParseBlueFSStats(text string) (BlueFSStats, error) {
 				return st, fmt.Errorf("bluefs stats line %d (device %d): %w", i+1, id, err)
 			}
 			st.Devices[id] = dev
-		case f[0] == "DEV/LEV":
+		case f[0] == "DEV/LEV" || f[0] == "LEV/DEV": // Ceph 16.2, Ceph 20.2
 			st.Columns = f[1:]
 			inMatrix = true
 		case f[0] == "MAXIMUMS:":
@@ -64,7 +67,11 @@ func ParseBlueFSStats(text string) (BlueFSStats, error) {
 			if err != nil {
 				return st, fmt.Errorf("bluefs stats line %d (row %s): %w", i+1, f[0], err)
 			}
-			st.Usage[f[0]] = row
+			name := f[0]
+			if n, ok := ceph20Rows[name]; ok {
+				name = n
+			}
+			st.Usage[name] = row
 		}
 	}
 	if len(st.Devices) == 0 {
@@ -76,12 +83,17 @@ func ParseBlueFSStats(text string) (BlueFSStats, error) {
 	return st, nil
 }
 
-// parseDeviceLine reads ["1", ":", "device", "size", "0x1fffe000", ":", "using", "0x12a00000(298", "MiB)"].
+// parseDeviceLine reads ["1", ":", "device", "size", "0x1fffe000", ":", "using", "0x12a00000(298", "MiB)"];
+// Ceph 20.2 prints the size with its unit too: "0x40000000(1", "GiB)", ":", "using", ...
 func parseDeviceLine(f []string) (BlueFSDevice, error) {
-	if f[3] != "size" || f[5] != ":" || f[6] != "using" || len(f) < 8 {
+	if len(f) > 5 && strings.Contains(f[4], "(") && strings.HasSuffix(f[5], ")") {
+		f = append(f[:5:5], f[6:]...) // the size's unit
+	}
+	if f[3] != "size" || len(f) < 8 || f[5] != ":" || f[6] != "using" {
 		return BlueFSDevice{}, fmt.Errorf("not \"device size 0x... : using 0x...\"")
 	}
-	size, err := strconv.ParseUint(strings.TrimPrefix(f[4], "0x"), 16, 64)
+	sizeHex, _, _ := strings.Cut(f[4], "(")
+	size, err := strconv.ParseUint(strings.TrimPrefix(sizeHex, "0x"), 16, 64)
 	if err != nil {
 		return BlueFSDevice{}, fmt.Errorf("device size %q: %w", f[4], err)
 	}

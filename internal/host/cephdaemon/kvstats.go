@@ -16,6 +16,10 @@ import (
 // rocksdb_collect_compaction_stats = true (both can change at runtime).
 var ErrKVStatsOff = errors.New("dump_objectstore_kv_stats is empty: the OSD collects no RocksDB statistics (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
 
+// ErrKVStatsUnsupported is the reply of an OSD that has no dump_objectstore_kv_stats command
+// (Ceph 20.2 answers "unknown command prefix dump_objectstore_kv_stats").
+var ErrKVStatsUnsupported = errors.New("the OSD has no dump_objectstore_kv_stats command (Ceph 20.2 dropped it): no RocksDB level statistics")
+
 // LevelStat is one row of a RocksDB "Compaction Stats [cf]" table.
 type LevelStat struct {
 	// ColumnFamily is the table's column family ("default"; newer Ceph prints every shard).
@@ -71,6 +75,9 @@ func ParseKVStats(data []byte) ([]LevelStat, error) {
 func kvLines(data []byte) ([]string, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil
+	}
+	if bytes.Contains(data, []byte("unknown command prefix dump_objectstore_kv_stats")) {
+		return nil, ErrKVStatsUnsupported
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -11,7 +11,12 @@ import (
 
 func recorded(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "ceph-16.2.15", name+".out"))
+	return recordedFrom(t, "ceph-16.2.15", name)
+}
+
+func recordedFrom(t *testing.T, release, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", release, name+".out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,17 +49,52 @@ func TestParsePerfDumpRecorded(t *testing.T) {
 	}
 }
 
+// Ceph 20.2: bluefs has gauges in seconds beside its counters, BlueStore's counters have lost
+// their bluestore_ prefix.
+func TestParsePerfDumpRecordedCeph20(t *testing.T) {
+	fs, err := ParsePerfDump(recordedFrom(t, "ceph-20.2.4", "perf-dump-bluefs-fresh"), "bluefs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := fs.Get("db_total_bytes"); !ok || v != 1<<30 {
+		t.Errorf("db_total_bytes %d %v, want 1 GiB (the DB file)", v, ok)
+	}
+	if _, ok := fs.Get("alloc_db_max_lat"); ok {
+		t.Errorf("alloc_db_max_lat (seconds) taken as a counter")
+	}
+	st, err := ParsePerfDump(recordedFrom(t, "ceph-20.2.4", "perf-dump-bluestore-fresh"), "bluestore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := st.GetStore("allocated"); !ok || v != 4096 {
+		t.Errorf("allocated %d %v", v, ok)
+	}
+	old, err := ParsePerfDump(recorded(t, "perf-dump-bluestore-fresh"), "bluestore")
+	if _, ok := old.GetStore("allocated"); err != nil || !ok {
+		t.Errorf("Ceph 16.2's bluestore_allocated: %v %v", ok, err)
+	}
+}
+
 func TestParsePerfDumpErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"bluestore":{}}`, `no "bluefs" section`},
 		{`{"bluefs":{"db_used_bytes":-1}}`, "db_used_bytes = -1"},
-		{`{"bluefs":{"db_used_bytes":1.5}}`, "db_used_bytes = 1.5"},
+		{`{"bluefs":{"db_used_bytes":-1.5}}`, "db_used_bytes = -1.5"},
+		{`{"bluefs":{"db_used_bytes":"1"}}`, `db_used_bytes = "1"`},
 		{`{"bluefs":[]}`, `section "bluefs"`},
 		{`not json`, "perf dump bluefs"},
 	} {
 		if _, err := ParsePerfDump([]byte(c.in), "bluefs"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// A fraction is a gauge (seconds), not a counter: left out, as averages are.
+func TestParsePerfDumpLeavesGaugesOut(t *testing.T) {
+	c, err := ParsePerfDump([]byte(`{"bluefs":{"db_used_bytes":7,"alloc_db_max_lat":0.000006961,"x":1e-3}}`), "bluefs")
+	if err != nil || !reflect.DeepEqual(c, Counters{"db_used_bytes": 7}) {
+		t.Errorf("%v, %v", c, err)
 	}
 }
 
@@ -83,6 +123,32 @@ func TestParseBlueFSStatsRecorded(t *testing.T) {
 	fresh, err := ParseBlueFSStats(string(recorded(t, "bluefs-stats-fresh")))
 	if err != nil || fresh.Usage[RowLog]["REAL"] != 276<<10 || fresh.Devices[2].UsedBytes != 0x1a000 {
 		t.Errorf("fresh: %+v, %v", fresh, err)
+	}
+}
+
+// Ceph 20.2's matrix is headed LEV/DEV, names its rows after the volume selector's levels (log,
+// db.wal, db, db.slow) and prints each device's size with its unit.
+func TestParseBlueFSStatsRecordedCeph20(t *testing.T) {
+	const mib = 1 << 20
+	st, err := ParseBlueFSStats(string(recordedFrom(t, "ceph-20.2.4", "bluefs-stats-fresh")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int]BlueFSDevice{1: {0x40000000, 0x2400000}, 2: {0x280000000, 0x6000}}; !reflect.DeepEqual(st.Devices, want) {
+		t.Errorf("devices %+v, want %+v", st.Devices, want)
+	}
+	if want := []string{"WAL", "DB", "SLOW", "*", "*", "REAL", "FILES"}; !reflect.DeepEqual(st.Columns, want) {
+		t.Errorf("columns %v", st.Columns)
+	}
+	want := map[string]map[string]uint64{
+		RowLog:   {"WAL": 0, "DB": 4 * mib, "SLOW": 0, "REAL": 328 << 10, "FILES": 1},
+		RowWAL:   {"WAL": 0, "DB": 18 * mib, "SLOW": 0, "REAL": 10 << 10, "FILES": 1},
+		RowDB:    {"WAL": 0, "DB": 13 * mib, "SLOW": 0, "REAL": 114 << 10, "FILES": 11},
+		RowSlow:  {"WAL": 0, "DB": 0, "SLOW": 0, "REAL": 0, "FILES": 0},
+		RowTotal: {"WAL": 0, "DB": 35 * mib, "SLOW": 0, "REAL": 0, "FILES": 13},
+	}
+	if !reflect.DeepEqual(st.Usage, want) {
+		t.Errorf("usage %v\nwant  %v", st.Usage, want)
 	}
 }
 
@@ -117,6 +183,13 @@ func TestParseKVStatsRecorded(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Errorf("rows %+v, want %+v", rows, want)
+	}
+}
+
+// Ceph 20.2 has no dump_objectstore_kv_stats: the socket answers with an error text.
+func TestParseKVStatsUnknownCommand(t *testing.T) {
+	if _, err := ParseKVStats(recordedFrom(t, "ceph-20.2.4", "kv-stats-unknown-command")); !errors.Is(err, ErrKVStatsUnsupported) {
+		t.Errorf("kv-stats-unknown-command: %v, want ErrKVStatsUnsupported", err)
 	}
 }
 

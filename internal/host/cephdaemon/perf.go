@@ -12,7 +12,8 @@ import (
 type Counters map[string]uint64
 
 // ParsePerfDump reads the reply of `perf dump <logger>`: {"<logger>": {"name": n, ...}}.
-// A counter that is not a non-negative integer is an error naming it.
+// A counter that is not a non-negative integer is an error naming it; a non-negative fraction is
+// a gauge in seconds, left out like the averages.
 func ParsePerfDump(data []byte, logger string) (Counters, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
@@ -33,6 +34,9 @@ func ParsePerfDump(data []byte, logger string) (Counters, error) {
 			continue
 		}
 		n, err := strconv.ParseUint(string(v), 10, 64)
+		if f, ferr := strconv.ParseFloat(string(v), 64); err != nil && ferr == nil && f >= 0 && bytes.ContainsAny(v, ".eE") {
+			continue // a gauge in seconds (Ceph 20.2's bluefs alloc_db_max_lat), not a counter
+		}
 		if err != nil {
 			return nil, fmt.Errorf("perf dump %s: %s = %s: not a non-negative integer", logger, name, v)
 		}
@@ -45,4 +49,13 @@ func ParsePerfDump(data []byte, logger string) (Counters, error) {
 func (c Counters) Get(name string) (uint64, bool) {
 	v, ok := c[name]
 	return v, ok
+}
+
+// GetStore returns one of BlueStore's counters by its Ceph 20.2 name ("allocated",
+// "write_big_bytes"), or by Ceph 16.2's, which carried the logger's prefix ("bluestore_allocated").
+func (c Counters) GetStore(name string) (uint64, bool) {
+	if v, ok := c[name]; ok {
+		return v, true
+	}
+	return c.Get("bluestore_" + name)
 }

@@ -121,7 +121,7 @@ func (c *Collector) update(o *OSD, r Reading) {
 		if merged.Stats == nil {
 			merged.Stats = o.Last.Stats
 		}
-		if merged.Levels == nil && !merged.LevelsOff {
+		if merged.Levels == nil && !merged.LevelsOff && !merged.LevelsUnsupported {
 			merged.Levels = o.Last.Levels
 		}
 		if merged.RocksDB == nil {

@@ -9,7 +9,7 @@ var (
 	classLabels = []string{"node", "ceph_daemon", "class"}
 
 	descClassOccupied = prometheus.NewDesc("prism_osd_class_occupied_bytes",
-		"Bytes the OSD's data class holds: wal, bluefs-log and sst on the DB device (BlueFS's usage matrix, allocated space), spilled on the slow device (slow_used_bytes), objects on the data device (bluestore_allocated), and RocksDB levels L0..Ln as RocksDB sizes them.", classLabels, nil)
+		"Bytes the OSD's data class holds: wal, bluefs-log and sst on the DB device (BlueFS's usage matrix, allocated space), spilled on the slow device (slow_used_bytes), objects on the data device (BlueStore's allocated), and RocksDB levels L0..Ln as RocksDB sizes them.", classLabels, nil)
 	descClassWritten = prometheus.NewDesc("prism_osd_class_written_bytes_total",
 		"Bytes the OSD wrote for the data class since the OSD started (BlueFS bytes_written_wal, logged_bytes, bytes_written_sst minus bytes_written_slow, bytes_written_slow; BlueStore write_big_bytes + write_small_bytes; RocksDB Write(GB) per level).", classLabels, nil)
 	descClassPerDay = prometheus.NewDesc("prism_osd_class_written_bytes_per_day",

@@ -27,8 +27,10 @@ type Reading struct {
 	Stats     *cephdaemon.BlueFSStats
 	Levels    []cephdaemon.LevelStat
 	LevelsOff bool // the OSD collects no RocksDB statistics (not an error)
-	RocksDB   *dbsizing.Levels
-	Errors    []string
+	// LevelsUnsupported: the OSD has no dump_objectstore_kv_stats (Ceph 20.2; not an error).
+	LevelsUnsupported bool
+	RocksDB           *dbsizing.Levels
+	Errors            []string
 }
 
 // ReadOSD asks one OSD's admin socket for everything the table needs (5-6 commands, each with
@@ -64,6 +66,8 @@ func ReadOSD(ctx context.Context, ask cephdaemon.Asker, id int, socket string, n
 		fail("dump_objectstore_kv_stats", err)
 	} else if lv, err := cephdaemon.ParseKVStats(out); errors.Is(err, cephdaemon.ErrKVStatsOff) {
 		r.LevelsOff = true
+	} else if errors.Is(err, cephdaemon.ErrKVStatsUnsupported) {
+		r.LevelsUnsupported = true
 	} else if err != nil {
 		fail("dump_objectstore_kv_stats", err)
 	} else {

@@ -69,6 +69,9 @@ func Summarize(osds []OSD) []prismv1.OSDStatus {
 		if o.Last != nil && o.Last.LevelsOff {
 			msgs = append(msgs, "RocksDB level statistics off (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
 		}
+		if o.Last != nil && o.Last.LevelsUnsupported {
+			msgs = append(msgs, "no RocksDB level statistics: this Ceph has no dump_objectstore_kv_stats")
+		}
 		if msg := strings.Join(msgs, "; "); len(msg) > 1024 {
 			s.Message = msg[:1021] + "..."
 		} else {

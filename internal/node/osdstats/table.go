@@ -60,8 +60,8 @@ func written(r Reading) map[string]uint64 {
 		}
 	}
 	if r.Store != nil {
-		big, ok1 := r.Store.Get("bluestore_write_big_bytes")
-		small, ok2 := r.Store.Get("bluestore_write_small_bytes")
+		big, ok1 := r.Store.GetStore("write_big_bytes")
+		small, ok2 := r.Store.GetStore("write_small_bytes")
 		if ok1 && ok2 {
 			w[ClassObjects] = big + small
 		}
@@ -102,7 +102,7 @@ func occupied(r Reading) map[string]uint64 {
 		}
 	}
 	if r.Store != nil {
-		if v, ok := r.Store.Get("bluestore_allocated"); ok {
+		if v, ok := r.Store.GetStore("allocated"); ok {
 			o[ClassObjects] = v
 		}
 	}
