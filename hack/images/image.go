@@ -32,6 +32,7 @@ const Path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 // Spec describes Prism's image.
 type Spec struct {
 	Ref        string            // repository:tag, as the chart's default
+	Arch       string            // the GOARCH and OCI architecture of the binaries and packages; amd64 when empty
 	RootLayer  string            // path of the root layer: a gzip-compressed tar (BuildRootTar's output)
 	Binaries   map[string]string // destination path in the image -> file on this machine
 	Created    time.Time         // the config's creation time and the binaries' mtime
@@ -72,7 +73,8 @@ func (s Spec) Image() (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.Architecture, cf.OS = "amd64", "linux"
+	p := s.Platform()
+	cf.Architecture, cf.OS, cf.Variant = p.Architecture, p.OS, p.Variant
 	cf.Created = v1.Time{Time: s.Created.UTC()}
 	cf.Config.Entrypoint = s.Entrypoint
 	cf.Config.Env = []string{"PATH=" + Path}
@@ -84,6 +86,19 @@ func (s Spec) Image() (v1.Image, error) {
 		{Created: cf.Created, CreatedBy: "hack/images: the Go binaries", Comment: "prism"},
 	}
 	return mutate.ConfigFile(img, cf)
+}
+
+// Platform is the image's OCI platform: linux and Spec.Arch, with arm64's variant v8 as
+// containerd's platform matcher normalizes it (and as registries' arm64 images carry it).
+func (s Spec) Platform() v1.Platform {
+	p := v1.Platform{OS: "linux", Architecture: s.Arch}
+	if p.Architecture == "" {
+		p.Architecture = "amd64"
+	}
+	if p.Architecture == "arm64" {
+		p.Variant = "v8"
+	}
+	return p
 }
 
 // WriteArchive writes the image as an OCI archive (a tar of an OCI image layout) to out, its
