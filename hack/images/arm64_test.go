@@ -122,7 +122,7 @@ func TestBuiltArm64ImageByItsFiles(t *testing.T) {
 		if settings["GOOS"] != "linux" || settings["GOARCH"] != "arm64" || settings["CGO_ENABLED"] != "0" {
 			t.Errorf("%s was built with GOOS=%s GOARCH=%s CGO_ENABLED=%s, want linux arm64 0", bin, settings["GOOS"], settings["GOARCH"], settings["CGO_ENABLED"])
 		}
-		t.Logf("%s: %s, %s %s/%s%s CGO_ENABLED=%s", bin, info.Path, info.GoVersion, settings["GOOS"], settings["GOARCH"], "", settings["CGO_ENABLED"])
+		t.Logf("%s: %s, %s %s/%s CGO_ENABLED=%s", bin, info.Path, info.GoVersion, settings["GOOS"], settings["GOARCH"], settings["CGO_ENABLED"])
 	}
 	if e := a.Files["/prism-agent"]; e != nil {
 		if f, err := elf.NewFile(bytes.NewReader(e.Data)); err == nil {

@@ -31,11 +31,11 @@ log() { echo "images: $*" >&2; }
 start=$(date +%s.%N)
 secs() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN {printf "%.1f s", n - s}'; }
 
-arch=${PRISM_IMAGE_ARCH:-amd64}
-case $arch in
+image_arch=${PRISM_IMAGE_ARCH:-amd64}
+case $image_arch in
 amd64) lock="$here/packages.lock" name=prism ;;
 arm64) lock="$here/packages.arm64.lock" name=prism-arm64 ;;
-*) echo "images: PRISM_IMAGE_ARCH=$arch: amd64 or arm64" >&2; exit 2 ;;
+*) echo "images: PRISM_IMAGE_ARCH=$image_arch: amd64 or arm64" >&2; exit 2 ;;
 esac
 out_dir=${PRISM_IMAGES_OUT:-$repo/bin/images}
 version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
@@ -46,7 +46,7 @@ pool="$cache_root/debs"
 mkdir -p "$out_dir" "$pool"
 # shellcheck source=hack/images/apt-arch.sh
 source "$here/apt-arch.sh"
-apt_setup "$arch" "$cache_root"
+apt_setup "$image_arch" "$cache_root"
 
 # The builder itself (go build caches it).
 mkimage="$out_dir/.mkimage"
@@ -54,7 +54,7 @@ go build -o "$mkimage" ./hack/images/mkimage
 
 # 1. The root layer, cached by the lock and the code that lays it out.
 key=$( (cat "$lock"; cat hack/images/rootfs.go hack/images/mkimage/main.go; grep 'go-containerregistry ' go.sum) | sha256sum | cut -c1-16)
-layer_dir="$cache_root/root-$arch-$key"
+layer_dir="$cache_root/root-$image_arch-$key"
 exec 9>"$cache_root/.lock-$key"
 flock 9
 if [[ -f $layer_dir/root.tar.gz ]]; then
@@ -63,14 +63,14 @@ else
   # The locked .debs, into a pool shared by every key (apt-get download checks them against
   # the signed indexes; mkimage root checks the lock's SHA256).
   missing=()
-  while read -r name ver arch _; do
-    f="${name}_${ver//:/%3a}_${arch}.deb"
+  while read -r name ver deb_arch _; do
+    f="${name}_${ver//:/%3a}_${deb_arch}.deb"
     [[ -f $pool/$f ]] || missing+=("$name=$ver")
   done < <(grep -v '^#' "$lock")
   if ((${#missing[@]})); then
     log "downloading ${#missing[@]} packages into $pool"
     if ! (cd "$pool" && apt-get "${apt_opts[@]}" download -qq "${missing[@]}" 2>"$pool/.download.err"); then
-      log "apt-get download failed; apt-get update ($arch) and once more"
+      log "apt-get download failed; apt-get update ($image_arch) and once more"
       apt_refresh || true
       (cd "$pool" && apt-get "${apt_opts[@]}" download -qq "${missing[@]}" 2>"$pool/.download.err") || {
         cat "$pool/.download.err" >&2
@@ -89,7 +89,7 @@ else
   trap - EXIT
   log "built root layer $layer_dir ($(du -h "$layer_dir/root.tar.gz" | cut -f1), $(secs))"
   # Keep the three most recently built root layers of this architecture.
-  ls -1dt "$cache_root/root-$arch-"*/ 2>/dev/null | tail -n +4 | while read -r old; do
+  ls -1dt "$cache_root/root-$image_arch-"*/ 2>/dev/null | tail -n +4 | while read -r old; do
     log "removing old root layer $old"
     rm -rf "$old"
   done
@@ -98,15 +98,15 @@ touch "$layer_dir"
 flock -u 9
 
 # 2. The static binaries, as the Dockerfile builds them.
-bins="$out_dir/.bin-$arch"
+bins="$out_dir/.bin-$image_arch"
 mkdir -p "$bins"
-export GOOS=linux GOARCH=$arch
+export GOOS=linux GOARCH=$image_arch
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$bins/prism-manager" ./cmd/manager
 # The amd64 agent links libblkid statically when libblkid-dev is installed
 # (hack/build-agent.sh); a fresh machine's image would otherwise hold the wipefs-probing agent.
 # No arm64 C toolchain and libblkid here: the arm64 agent is CGO_ENABLED=0.
 libblkid=${PRISM_LIBBLKID:-1}
-[[ $arch == amd64 ]] || libblkid=0
+[[ $image_arch == amd64 ]] || libblkid=0
 if [[ $libblkid != 0 ]]; then
   hack/install-deps.sh build
 fi
@@ -115,7 +115,7 @@ unset GOOS GOARCH
 log "binaries built ($(secs))"
 
 # 3. The OCI archive.
-read -r ref digest archive < <("$mkimage" image --arch "$arch" --root "$layer_dir/root.tar.gz" \
+read -r ref digest archive < <("$mkimage" image --arch "$image_arch" --root "$layer_dir/root.tar.gz" \
   --bin "/prism-manager=$bins/prism-manager" --bin "/prism-agent=$bins/prism-agent" \
   --chart charts/prism --created "$created" --revision "$revision" --version "$version" \
   --lock "$lock" --sbom-out "$out_dir/$name.spdx.json" \
