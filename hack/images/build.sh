@@ -33,8 +33,8 @@ secs() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN {printf "%.1f s", n - s}
 
 image_arch=${PRISM_IMAGE_ARCH:-amd64}
 case $image_arch in
-amd64) lock="$here/packages.lock" name=prism ;;
-arm64) lock="$here/packages.arm64.lock" name=prism-arm64 ;;
+amd64) lock="$here/packages.lock" archive_name=prism ;;
+arm64) lock="$here/packages.arm64.lock" archive_name=prism-arm64 ;;
 *) echo "images: PRISM_IMAGE_ARCH=$image_arch: amd64 or arm64" >&2; exit 2 ;;
 esac
 out_dir=${PRISM_IMAGES_OUT:-$repo/bin/images}
@@ -118,8 +118,8 @@ log "binaries built ($(secs))"
 read -r ref digest archive < <("$mkimage" image --arch "$image_arch" --root "$layer_dir/root.tar.gz" \
   --bin "/prism-manager=$bins/prism-manager" --bin "/prism-agent=$bins/prism-agent" \
   --chart charts/prism --created "$created" --revision "$revision" --version "$version" \
-  --lock "$lock" --sbom-out "$out_dir/$name.spdx.json" \
-  --out "$out_dir/$name.oci.tar")
+  --lock "$lock" --sbom-out "$out_dir/$archive_name.spdx.json" \
+  --out "$out_dir/$archive_name.oci.tar")
 log "$ref $digest"
 log "$archive: $(du -h "$archive" | cut -f1) ($(secs) in all)"
 echo "$archive"
