@@ -108,31 +108,40 @@ func (s Spec) WriteArchive(out string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(out), ".layout-")
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
-		AnnotationContainerdName: s.Ref,
-		AnnotationRefName:        s.Ref,
-	})); err != nil {
-		return v1.Hash{}, err
-	}
 	digest, err := img.Digest()
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	tmp := out + ".tmp"
-	if err := tarDir(dir, tmp, s.Created); err != nil {
-		os.Remove(tmp)
-		return v1.Hash{}, err
+	return digest, writeLayoutArchive(out, s.Created, func(p layout.Path, names layout.Option) error {
+		return p.AppendImage(img, names)
+	}, s.Ref)
+}
+
+// writeLayoutArchive writes an OCI archive (a tar of an OCI image layout, its files at mtime)
+// to out, holding what add appends with names: the annotations that name it ref for
+// containerd, podman and skopeo.
+func writeLayoutArchive(out string, mtime time.Time, add func(p layout.Path, names layout.Option) error, ref string) error {
+	dir, err := os.MkdirTemp(filepath.Dir(out), ".layout-")
+	if err != nil {
+		return err
 	}
-	return digest, os.Rename(tmp, out)
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	if err := add(p, layout.WithAnnotations(map[string]string{
+		AnnotationContainerdName: ref,
+		AnnotationRefName:        ref,
+	})); err != nil {
+		return err
+	}
+	tmp := out + ".tmp"
+	if err := tarDir(dir, tmp, mtime); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, out)
 }
 
 // tarDir writes the files under dir into a tar at out, sorted, with fixed metadata.

@@ -293,23 +293,7 @@ func TestBuiltImageHoldsEveryAgentTool(t *testing.T) {
 	if got := a.Annotations[AnnotationContainerdName]; got != ref {
 		t.Errorf("the archive names its image %q, the chart runs %q: run make images", got, ref)
 	}
-	for tool, where := range agentTools(t) {
-		if HostTools[tool] != "" {
-			if final, _, err := a.LookPath(tool); err == nil {
-				t.Errorf("%s is in the image at %s; the agent runs the host's (%s)", tool, final, HostTools[tool])
-			}
-			continue
-		}
-		final, f, err := a.LookPath(tool)
-		if err != nil {
-			t.Errorf("the agent runs %s (%s): %v (run make images after changing hack/images/packages.lock)", tool, strings.Join(where, ", "), err)
-			continue
-		}
-		for _, p := range checkELF(a, final, f.Data, map[string]bool{}) {
-			t.Errorf("%s: %s", tool, p)
-		}
-		t.Logf("%s -> %s (%d bytes)", tool, final, len(f.Data))
-	}
+	checkAgentTools(t, a)
 	for _, bin := range []string{"/prism-manager", "/prism-agent"} {
 		f := a.Files[bin]
 		if f == nil || f.Header.Mode&0o111 == 0 {
@@ -352,6 +336,30 @@ func TestBuiltImageHoldsEveryAgentTool(t *testing.T) {
 		t.Errorf("entrypoint %q, want /prism-manager (the chart's agent sets its command)", got)
 	}
 	t.Logf("%s: %.1f MB of layers, %.1f MB unpacked", ref, float64(a.Size)/1e6, float64(a.Unpacked)/1e6)
+}
+
+// checkAgentTools: each command the agent runs, except the host's, is an executable on the
+// image's PATH whose interpreter and shared libraries are in the image too; the host's tools
+// are absent (a stale copy must never run against the host's module).
+func checkAgentTools(t *testing.T, a *Archive) {
+	t.Helper()
+	for tool, where := range agentTools(t) {
+		if HostTools[tool] != "" {
+			if final, _, err := a.LookPath(tool); err == nil {
+				t.Errorf("%s is in the image at %s; the agent runs the host's (%s)", tool, final, HostTools[tool])
+			}
+			continue
+		}
+		final, f, err := a.LookPath(tool)
+		if err != nil {
+			t.Errorf("the agent runs %s (%s): %v (run make images after changing the lock)", tool, strings.Join(where, ", "), err)
+			continue
+		}
+		for _, p := range checkELF(a, final, f.Data, map[string]bool{}) {
+			t.Errorf("%s: %s", tool, p)
+		}
+		t.Logf("%s -> %s (%d bytes)", tool, final, len(f.Data))
+	}
 }
 
 // TestBuiltImageToolsRun (root): the image's flattened file system, unpacked; each agent tool

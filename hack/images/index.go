@@ -40,31 +40,13 @@ func WriteIndexArchive(out, ref string, created time.Time, archives ...string) (
 			Descriptor: v1.Descriptor{Platform: cf.Platform()},
 		})
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(out), ".layout-")
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
-		AnnotationContainerdName: ref,
-		AnnotationRefName:        ref,
-	})); err != nil {
-		return v1.Hash{}, err
-	}
 	digest, err := idx.Digest()
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	tmp := out + ".tmp"
-	if err := tarDir(dir, tmp, created); err != nil {
-		os.Remove(tmp)
-		return v1.Hash{}, err
-	}
-	return digest, os.Rename(tmp, out)
+	return digest, writeLayoutArchive(out, created, func(p layout.Path, names layout.Option) error {
+		return p.AppendIndex(idx, names)
+	}, ref)
 }
 
 // layoutImage unpacks a single-image OCI archive into dir and returns its descriptor in
