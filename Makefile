@@ -118,6 +118,15 @@ build: ## Build the operator, the agent and the kubectl plugin into bin/.
 images: ## Build Prism's image as an OCI archive, bin/images/prism.oci.tar, without a container engine (docs/container-image.md).
 	VERSION=$(VERSION) hack/images/build.sh
 
+.PHONY: images-arm64
+images-arm64: ## The same image for arm64 (Debian's arm64 builds of the same packages, GOARCH=arm64): bin/images/prism-arm64.oci.tar.
+	PRISM_IMAGE_ARCH=arm64 VERSION=$(VERSION) hack/images/build.sh
+
+.PHONY: images-multiarch
+images-multiarch: images images-arm64 ## Both images as one multi-platform image (an OCI image index, what a registry serves under one tag): bin/images/prism-multiarch.oci.tar.
+	$(GO) run ./hack/images/mkimage index --chart charts/prism --created $${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} \
+		--out bin/images/prism-multiarch.oci.tar bin/images/prism.oci.tar bin/images/prism-arm64.oci.tar
+
 ##@ Run
 
 .PHONY: demo

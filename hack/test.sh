@@ -22,8 +22,11 @@ go vet ./...
 go vet -tags libblkid ./internal/host/blkid/ ./internal/node/inventory/ ./cmd/agent/
 took vet
 # Prism's image as an OCI archive (cached root layer; seconds when warm): hack/images' tests
-# check every agent tool is in it and runs there (docs/decisions/0023).
+# check every agent tool is in it and runs there (docs/decisions/0023); the arm64 image and
+# the multi-platform index too, checked by their files (they cannot run here).
 make images
+make images-arm64
+make images-multiarch
 took images
 # test/guest boots a QEMU guest; it runs alone below (make test-guest) rather than beside the
 # other packages' tests, which would slow its emulated CPUs.

@@ -38,7 +38,8 @@ var GuestScripts = map[string][]string{
 // the library's functions are defined in those scripts, and the hooks those scripts define
 // for it are defined in the library.
 var ShellLibraries = map[string][]string{
-	"test/guest/lib.sh": {"test/guest/rook-path.sh", "test/guest/db-volumes.sh"},
+	"test/guest/lib.sh":       {"test/guest/rook-path.sh", "test/guest/db-volumes.sh"},
+	"hack/images/apt-arch.sh": {"hack/images/build.sh", "hack/images/lock.sh"},
 }
 
 // sharedFunctions are the functions each script has from ShellLibraries, by script.

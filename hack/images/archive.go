@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
@@ -33,28 +32,15 @@ type File struct {
 }
 
 // ReadArchive unpacks an OCI archive into a temporary directory and reads it with
-// go-containerregistry's layout package; it wants exactly one image in the index.
+// go-containerregistry's layout package; it wants exactly one image in index.json (a
+// multi-platform archive is ReadIndexArchive's).
 func ReadArchive(archive string) (*Archive, error) {
 	dir, err := os.MkdirTemp("", "prism-oci-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := untar(archive, dir); err != nil {
-		return nil, err
-	}
-	idx, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	if len(im.Manifests) != 1 {
-		return nil, fmt.Errorf("%s: %d manifests in index.json, want 1", archive, len(im.Manifests))
-	}
-	img, err := idx.Image(im.Manifests[0].Digest)
+	desc, img, err := layoutImage(archive, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +48,7 @@ func ReadArchive(archive string) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{Annotations: im.Manifests[0].Annotations, Image: img, Config: cf, Files: map[string]*File{}}
+	a := &Archive{Annotations: desc.Annotations, Image: img, Config: cf, Files: map[string]*File{}}
 	layers, err := img.Layers()
 	if err != nil {
 		return nil, err

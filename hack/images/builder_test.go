@@ -133,6 +133,12 @@ func TestTwoPackagesShippingOneFileIsAnError(t *testing.T) {
 // buildTestImage writes a root layer from test packages and an archive with one binary.
 func buildTestImage(t *testing.T, dir string, debs []string, out string) {
 	t.Helper()
+	buildTestImageFor(t, dir, debs, out, "")
+}
+
+// buildTestImageFor is buildTestImage for an architecture; it returns the image's digest.
+func buildTestImageFor(t *testing.T, dir string, debs []string, out, arch string) string {
+	t.Helper()
 	layer := filepath.Join(dir, "root.tar.gz")
 	f, err := os.Create(layer)
 	if err != nil {
@@ -147,12 +153,14 @@ func buildTestImage(t *testing.T, dir string, debs []string, out string) {
 	bin := filepath.Join(dir, "prism-agent")
 	os.WriteFile(bin, []byte("not really a binary\n"), 0o644)
 	spec := Spec{
-		Ref: "registry.example/prism/prism:9.9.9", RootLayer: layer, Binaries: map[string]string{"/prism-agent": bin},
+		Ref: "registry.example/prism/prism:9.9.9", Arch: arch, RootLayer: layer, Binaries: map[string]string{"/prism-agent": bin},
 		Created: time.Unix(1700000000, 0), Entrypoint: []string{"/prism-manager"}, Labels: map[string]string{"a": "b"},
 	}
-	if _, err := spec.WriteArchive(out); err != nil {
+	digest, err := spec.WriteArchive(out)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return digest.String()
 }
 
 func TestArchiveReadsBackWithItsNameConfigAndFiles(t *testing.T) {
@@ -204,6 +212,57 @@ func TestArchiveIsReproducible(t *testing.T) {
 	first := sum(filepath.Join(dir, "1.oci.tar"))
 	if second := sum(filepath.Join(dir, "2.oci.tar")); !bytes.Equal(first[:], second[:]) {
 		t.Error("the same packages and binaries gave two different archives")
+	}
+}
+
+// TestIndexArchiveListsEachPlatform: the multi-platform archive is one image index, named as
+// the single archives are, listing each image under its config's platform with the digest of
+// its own archive; the same archives give the same bytes.
+func TestIndexArchiveListsEachPlatform(t *testing.T) {
+	dir := t.TempDir()
+	debs := twoDebs(t, dir)
+	want := map[string]string{
+		"linux/amd64":    buildTestImageFor(t, dir, debs, filepath.Join(dir, "amd64.oci.tar"), "amd64"),
+		"linux/arm64/v8": buildTestImageFor(t, dir, debs, filepath.Join(dir, "arm64.oci.tar"), "arm64"),
+	}
+	if want["linux/amd64"] == want["linux/arm64/v8"] {
+		t.Fatal("the amd64 and arm64 images have one digest: the platform is not in the config")
+	}
+	write := func(out string) [32]byte {
+		if _, err := WriteIndexArchive(out, "registry.example/prism/prism:9.9.9", time.Unix(1700000000, 0),
+			filepath.Join(dir, "amd64.oci.tar"), filepath.Join(dir, "arm64.oci.tar")); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(data)
+	}
+	if first, second := write(filepath.Join(dir, "1.oci.tar")), write(filepath.Join(dir, "2.oci.tar")); first != second {
+		t.Error("the same images gave two different index archives")
+	}
+	ia, err := ReadIndexArchive(filepath.Join(dir, "1.oci.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{AnnotationContainerdName, AnnotationRefName} {
+		if ia.Index.Annotations[k] != "registry.example/prism/prism:9.9.9" {
+			t.Errorf("annotation %s = %q", k, ia.Index.Annotations[k])
+		}
+	}
+	got := map[string]string{}
+	for i, m := range ia.Manifests {
+		got[m.Platform.String()] = m.Digest.String()
+		if c := ia.Configs[i].Platform().String(); c != m.Platform.String() {
+			t.Errorf("%s is listed as %s", c, m.Platform)
+		}
+	}
+	if len(got) != 2 || got["linux/amd64"] != want["linux/amd64"] || got["linux/arm64/v8"] != want["linux/arm64/v8"] {
+		t.Errorf("the index lists %v, want %v", got, want)
+	}
+	if _, err := ReadArchive(filepath.Join(dir, "1.oci.tar")); err == nil {
+		t.Error("ReadArchive read a multi-platform archive as one image")
 	}
 }
 

@@ -32,6 +32,7 @@ const Path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 // Spec describes Prism's image.
 type Spec struct {
 	Ref        string            // repository:tag, as the chart's default
+	Arch       string            // the GOARCH and OCI architecture of the binaries and packages; amd64 when empty
 	RootLayer  string            // path of the root layer: a gzip-compressed tar (BuildRootTar's output)
 	Binaries   map[string]string // destination path in the image -> file on this machine
 	Created    time.Time         // the config's creation time and the binaries' mtime
@@ -72,7 +73,8 @@ func (s Spec) Image() (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.Architecture, cf.OS = "amd64", "linux"
+	p := s.Platform()
+	cf.Architecture, cf.OS, cf.Variant = p.Architecture, p.OS, p.Variant
 	cf.Created = v1.Time{Time: s.Created.UTC()}
 	cf.Config.Entrypoint = s.Entrypoint
 	cf.Config.Env = []string{"PATH=" + Path}
@@ -86,6 +88,19 @@ func (s Spec) Image() (v1.Image, error) {
 	return mutate.ConfigFile(img, cf)
 }
 
+// Platform is the image's OCI platform: linux and Spec.Arch, with arm64's variant v8 as
+// containerd's platform matcher normalizes it (and as registries' arm64 images carry it).
+func (s Spec) Platform() v1.Platform {
+	p := v1.Platform{OS: "linux", Architecture: s.Arch}
+	if p.Architecture == "" {
+		p.Architecture = "amd64"
+	}
+	if p.Architecture == "arm64" {
+		p.Variant = "v8"
+	}
+	return p
+}
+
 // WriteArchive writes the image as an OCI archive (a tar of an OCI image layout) to out, its
 // index naming it s.Ref for containerd, podman and skopeo.
 func (s Spec) WriteArchive(out string) (v1.Hash, error) {
@@ -93,31 +108,40 @@ func (s Spec) WriteArchive(out string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(out), ".layout-")
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
-		AnnotationContainerdName: s.Ref,
-		AnnotationRefName:        s.Ref,
-	})); err != nil {
-		return v1.Hash{}, err
-	}
 	digest, err := img.Digest()
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	tmp := out + ".tmp"
-	if err := tarDir(dir, tmp, s.Created); err != nil {
-		os.Remove(tmp)
-		return v1.Hash{}, err
+	return digest, writeLayoutArchive(out, s.Created, func(p layout.Path, names layout.Option) error {
+		return p.AppendImage(img, names)
+	}, s.Ref)
+}
+
+// writeLayoutArchive writes an OCI archive (a tar of an OCI image layout, its files at mtime)
+// to out, holding what add appends with names: the annotations that name it ref for
+// containerd, podman and skopeo.
+func writeLayoutArchive(out string, mtime time.Time, add func(p layout.Path, names layout.Option) error, ref string) error {
+	dir, err := os.MkdirTemp(filepath.Dir(out), ".layout-")
+	if err != nil {
+		return err
 	}
-	return digest, os.Rename(tmp, out)
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	if err := add(p, layout.WithAnnotations(map[string]string{
+		AnnotationContainerdName: ref,
+		AnnotationRefName:        ref,
+	})); err != nil {
+		return err
+	}
+	tmp := out + ".tmp"
+	if err := tarDir(dir, tmp, mtime); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, out)
 }
 
 // tarDir writes the files under dir into a tar at out, sorted, with fixed metadata.

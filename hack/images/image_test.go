@@ -41,9 +41,10 @@ func agentTools(t *testing.T) map[string][]string {
 	return found
 }
 
-func readLockFile(t *testing.T) map[string]LockedPackage {
+// readLockFile reads a lock of this directory (packages.lock, packages.arm64.lock) by name.
+func readLockFile(t *testing.T, file string) map[string]LockedPackage {
 	t.Helper()
-	f, err := os.Open("packages.lock")
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func imageRoot(t *testing.T) []string {
 // comes (hack/depscan/commands.tsv) from a package of the image's lock.
 func TestEveryAgentToolIsLocked(t *testing.T) {
 	tools := agentTools(t)
-	lock := readLockFile(t)
+	lock := readLockFile(t, "packages.lock")
 	rows, err := depscan.ReadColumns(filepath.Join(repoRoot, "hack", "depscan", "commands.tsv"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,24 +190,45 @@ func TestChartRunsTheBuiltName(t *testing.T) {
 
 // builtArchive is make images' output (PRISM_IMAGE_ARCHIVE overrides the path).
 func builtArchive(t *testing.T) *Archive {
+	return builtArchiveAt(t, "PRISM_IMAGE_ARCHIVE", "prism.oci.tar", "make images")
+}
+
+// builtArm64Archive is make images-arm64's output (PRISM_IMAGE_ARCHIVE_ARM64 overrides it).
+func builtArm64Archive(t *testing.T) *Archive {
+	return builtArchiveAt(t, "PRISM_IMAGE_ARCHIVE_ARM64", "prism-arm64.oci.tar", "make images-arm64")
+}
+
+// builtArchivePath is the path of a built archive: the environment variable's, or bin/images'.
+func builtArchivePath(t *testing.T, env, name, target string) string {
 	t.Helper()
-	p := os.Getenv("PRISM_IMAGE_ARCHIVE")
+	p := os.Getenv(env)
 	if p == "" {
-		p = filepath.Join(repoRoot, "bin", "images", "prism.oci.tar")
+		p = filepath.Join(repoRoot, "bin", "images", name)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no image archive at %s: run make images (hack/test.sh does)", p)
+		t.Skipf("no image archive at %s: run %s (hack/test.sh does)", p, target)
 	}
-	a, err := ReadArchive(p)
+	return p
+}
+
+func builtArchiveAt(t *testing.T, env, name, target string) *Archive {
+	t.Helper()
+	a, err := ReadArchive(builtArchivePath(t, env, name, target))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-// libDirs is the dynamic linker's system search path (Debian's glibc; the image has no
-// ld.so.cache).
-var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"}
+// libDirs is the dynamic linker's system search path for the image's architecture (Debian's
+// glibc multiarch directories; the image has no ld.so.cache).
+func libDirs(a *Archive) []string {
+	triplet := "x86_64-linux-gnu"
+	if a.Config != nil && a.Config.Architecture == "arm64" {
+		triplet = "aarch64-linux-gnu"
+	}
+	return []string{"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"}
+}
 
 // checkELF checks that an executable's interpreter and every shared library it needs,
 // transitively, are in the image, searching its RUNPATH/RPATH and the system directories.
@@ -239,7 +261,7 @@ func checkELF(a *Archive, file string, data []byte, seen map[string]bool) []stri
 	}
 	for _, lib := range needed {
 		found := false
-		for _, d := range append(runpath, libDirs...) {
+		for _, d := range append(runpath, libDirs(a)...) {
 			final, lf, err := a.Resolve(path.Join(d, lib))
 			if err != nil || lf.Header.Typeflag != tar.TypeReg {
 				continue
@@ -271,23 +293,7 @@ func TestBuiltImageHoldsEveryAgentTool(t *testing.T) {
 	if got := a.Annotations[AnnotationContainerdName]; got != ref {
 		t.Errorf("the archive names its image %q, the chart runs %q: run make images", got, ref)
 	}
-	for tool, where := range agentTools(t) {
-		if HostTools[tool] != "" {
-			if final, _, err := a.LookPath(tool); err == nil {
-				t.Errorf("%s is in the image at %s; the agent runs the host's (%s)", tool, final, HostTools[tool])
-			}
-			continue
-		}
-		final, f, err := a.LookPath(tool)
-		if err != nil {
-			t.Errorf("the agent runs %s (%s): %v (run make images after changing hack/images/packages.lock)", tool, strings.Join(where, ", "), err)
-			continue
-		}
-		for _, p := range checkELF(a, final, f.Data, map[string]bool{}) {
-			t.Errorf("%s: %s", tool, p)
-		}
-		t.Logf("%s -> %s (%d bytes)", tool, final, len(f.Data))
-	}
+	checkAgentTools(t, a)
 	for _, bin := range []string{"/prism-manager", "/prism-agent"} {
 		f := a.Files[bin]
 		if f == nil || f.Header.Mode&0o111 == 0 {
@@ -317,10 +323,43 @@ func TestBuiltImageHoldsEveryAgentTool(t *testing.T) {
 			t.Logf("/prism-agent build tags: %q", tags)
 		}
 	}
+	machines, err := elfMachines(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, names := range machines {
+		if m != elf.EM_X86_64 {
+			t.Errorf("%d ELF files for %s in the amd64 image, e.g. %s", len(names), m, names[0])
+		}
+	}
 	if got := strings.Join(a.Config.Config.Entrypoint, " "); got != "/prism-manager" {
 		t.Errorf("entrypoint %q, want /prism-manager (the chart's agent sets its command)", got)
 	}
 	t.Logf("%s: %.1f MB of layers, %.1f MB unpacked", ref, float64(a.Size)/1e6, float64(a.Unpacked)/1e6)
+}
+
+// checkAgentTools: each command the agent runs, except the host's, is an executable on the
+// image's PATH whose interpreter and shared libraries are in the image too; the host's tools
+// are absent (a stale copy must never run against the host's module).
+func checkAgentTools(t *testing.T, a *Archive) {
+	t.Helper()
+	for tool, where := range agentTools(t) {
+		if HostTools[tool] != "" {
+			if final, _, err := a.LookPath(tool); err == nil {
+				t.Errorf("%s is in the image at %s; the agent runs the host's (%s)", tool, final, HostTools[tool])
+			}
+			continue
+		}
+		final, f, err := a.LookPath(tool)
+		if err != nil {
+			t.Errorf("the agent runs %s (%s): %v (run make images after changing the lock)", tool, strings.Join(where, ", "), err)
+			continue
+		}
+		for _, p := range checkELF(a, final, f.Data, map[string]bool{}) {
+			t.Errorf("%s: %s", tool, p)
+		}
+		t.Logf("%s -> %s (%d bytes)", tool, final, len(f.Data))
+	}
 }
 
 // TestBuiltImageToolsRun (root): the image's flattened file system, unpacked; each agent tool

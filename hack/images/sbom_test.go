@@ -25,7 +25,7 @@ func TestSBOMIsAPureFunctionOfTheImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lockMap := readLockFile(t)
+	lockMap := readLockFile(t, "packages.lock")
 	var lock []LockedPackage
 	for _, p := range lockMap {
 		lock = append(lock, p)
@@ -106,7 +106,12 @@ func checkSBOM(t *testing.T, pkgs []SPDXPackage, lock map[string]LockedPackage, 
 // TestBuiltImageSBOMListsItsContents: the image carries its SBOM, and it names exactly the
 // Debian packages the image's dpkg status lists and the modules of the binaries it holds.
 func TestBuiltImageSBOMListsItsContents(t *testing.T) {
-	a := builtArchive(t)
+	checkImageSBOM(t, builtArchive(t), readLockFile(t, "packages.lock"))
+}
+
+// checkImageSBOM holds an image's SBOM to its dpkg status, its lock and its binaries.
+func checkImageSBOM(t *testing.T, a *Archive, lock map[string]LockedPackage) {
+	t.Helper()
 	f := a.Files[SBOMPath]
 	if f == nil {
 		t.Fatalf("no SBOM at %s: run make images", SBOMPath)
@@ -123,7 +128,6 @@ func TestBuiltImageSBOMListsItsContents(t *testing.T) {
 		t.Fatal("the image has no dpkg status")
 	}
 	installed := map[string]LockedPackage{}
-	lock := readLockFile(t)
 	sc := bufio.NewScanner(bytes.NewReader(status.Data))
 	var name string
 	for sc.Scan() {
@@ -137,6 +141,10 @@ func TestBuiltImageSBOMListsItsContents(t *testing.T) {
 				t.Errorf("dpkg status lists %s %s, the lock %+v", name, v, l)
 			}
 			installed[name] = l
+		case "Architecture":
+			if l := lock[name]; l.Arch != v {
+				t.Errorf("dpkg status lists %s for %s, the lock for %s", name, v, l.Arch)
+			}
 		}
 	}
 	if len(installed) != len(lock) {
@@ -147,6 +155,9 @@ func TestBuiltImageSBOMListsItsContents(t *testing.T) {
 		if f := a.Files[b]; f != nil {
 			bins[b] = f.Data
 		}
+	}
+	if len(bins) != 2 {
+		t.Errorf("the image holds %d of Prism's two binaries", len(bins))
 	}
 	checkSBOM(t, pkgs, installed, bins)
 	t.Logf("%s: %d packages (%d Debian)", SBOMPath, len(pkgs), len(installed))

@@ -3,7 +3,8 @@
 //	mkimage root --lock hack/images/packages.lock --debs DIR --out root.tar.gz
 //	mkimage image --root root.tar.gz --bin /prism-manager=PATH --bin /prism-agent=PATH \
 //	    --chart charts/prism --created UNIX --revision REV --out prism.oci.tar \
-//	    [--lock hack/images/packages.lock --sbom-out prism.spdx.json]
+//	    [--arch arm64] [--lock hack/images/packages.lock --sbom-out prism.spdx.json]
+//	mkimage index --chart charts/prism --created UNIX --out prism-multiarch.oci.tar ARCHIVE...
 //	mkimage inspect ARCHIVE
 package main
 
@@ -24,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: mkimage root|image|inspect ...")
+		fmt.Fprintln(os.Stderr, "usage: mkimage root|image|index|inspect ...")
 		os.Exit(2)
 	}
 	var err error
@@ -33,6 +34,8 @@ func main() {
 		err = root(os.Args[2:])
 	case "image":
 		err = image(os.Args[2:])
+	case "index":
+		err = index(os.Args[2:])
 	case "inspect":
 		err = inspect(os.Args[2:])
 	default:
@@ -118,6 +121,7 @@ func (b binFlags) Set(v string) error {
 func image(args []string) error {
 	fs := flag.NewFlagSet("image", flag.ExitOnError)
 	rootLayer := fs.String("root", "", "the root layer (.tar.gz)")
+	arch := fs.String("arch", "amd64", "the architecture of the root layer's packages and of the binaries")
 	bins := binFlags{}
 	fs.Var(bins, "bin", "/DEST=PATH: a binary to put into the image (repeatable)")
 	chart := fs.String("chart", "charts/prism", "the chart whose default image this is")
@@ -144,6 +148,7 @@ func image(args []string) error {
 	_, tag, _ := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
 	spec := images.Spec{
 		Ref:        ref,
+		Arch:       *arch,
 		RootLayer:  *rootLayer,
 		Binaries:   bins,
 		Created:    time.Unix(*created, 0),
@@ -189,9 +194,39 @@ func imageSBOM(ref, lockPath string, bins map[string]string, created time.Time) 
 	return images.SBOM(ref, lock, data, created)
 }
 
+// index writes the multi-platform archive of single-image archives, named as the chart's
+// default image.
+func index(args []string) error {
+	fs := flag.NewFlagSet("index", flag.ExitOnError)
+	chart := fs.String("chart", "charts/prism", "the chart whose default image this is")
+	created := fs.Int64("created", 0, "the archive's file times, Unix seconds (the commit's time)")
+	out := fs.String("out", "", "the OCI archive to write")
+	fs.Parse(args)
+	if fs.NArg() == 0 || *out == "" {
+		return fmt.Errorf("usage: mkimage index --out ARCHIVE ARCHIVE...")
+	}
+	ref, err := images.ChartRef(*chart)
+	if err != nil {
+		return err
+	}
+	digest, err := images.WriteIndexArchive(*out, ref, time.Unix(*created, 0), fs.Args()...)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s %s %s\n", ref, digest, *out)
+	return nil
+}
+
 func inspect(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: mkimage inspect ARCHIVE")
+	}
+	if ia, err := images.ReadIndexArchive(args[0]); err == nil {
+		fmt.Printf("ref %s\nindex %s\n", ia.Index.Annotations[images.AnnotationContainerdName], ia.Index.Digest)
+		for _, m := range ia.Manifests {
+			fmt.Printf("platform %s %s\n", m.Platform, m.Digest)
+		}
+		return nil
 	}
 	a, err := images.ReadArchive(args[0])
 	if err != nil {
@@ -205,8 +240,8 @@ func inspect(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("ref %s\ndigest %s\narchive %.1f MB, layers %.1f MB compressed, %.1f MB of files unpacked (%d paths)\n",
-		a.Annotations[images.AnnotationContainerdName], digest, mb(fi.Size()), mb(a.Size), mb(a.Unpacked), len(a.Files))
+	fmt.Printf("ref %s\ndigest %s\nplatform %s\narchive %.1f MB, layers %.1f MB compressed, %.1f MB of files unpacked (%d paths)\n",
+		a.Annotations[images.AnnotationContainerdName], digest, a.Config.Platform(), mb(fi.Size()), mb(a.Size), mb(a.Unpacked), len(a.Files))
 	return nil
 }
 
