@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// noPrometheus is the operator's --prometheus-url in the suite's install: the endurance page and
+// its query proxy are served (docs/security.md, "Endpoints"), and no Prometheus listens there,
+// so a reader's named query gets the proxy's 502.
+const noPrometheus = "http://127.0.0.1:9090"
+
+// The tokens the stranger pod sends: none, its own ServiceAccount's (no Prism role), and the two
+// Prism hands out, copied into a Secret of the stranger's namespace.
+const (
+	tokenNone    = "-"
+	tokenOwn     = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	tokenScraper = "/prism-tokens/scraper" // prism-metrics-scraper: ClusterRole prism-metrics-reader
+	tokenReader  = "/prism-tokens/reader"  // prism-endurance-reader: get storagenodes
+)
+
+// endpointCase is one URL of a Prism endpoint and what each token must get from it: the status,
+// and for the one that passes, a piece of its answer.
+type endpointCase struct {
+	what, url string
+	want      map[string]int
+	body      string // in the answer of the token that gets neither 401 nor 403
+}
+
+// endpointCases: docs/security.md's table. Metrics (both operator replicas, the agent): the
+// scraper only. The page and its proxy: the reader only; the proxy still refuses PromQL of its
+// caller (400) and, with no Prometheus behind it, answers a named query 502.
+func endpointCases(operatorMetrics []string, agentMetrics, page string) []endpointCase {
+	metrics := map[string]int{tokenNone: 401, tokenOwn: 403, tokenScraper: 200, tokenReader: 403}
+	var out []endpointCase
+	for _, u := range operatorMetrics {
+		out = append(out, endpointCase{"operator metrics", u, metrics, "# HELP"})
+	}
+	out = append(out, endpointCase{"agent metrics", agentMetrics, metrics, "# HELP"})
+	pageOnly := func(reader int) map[string]int {
+		return map[string]int{tokenNone: 401, tokenOwn: 403, tokenScraper: 403, tokenReader: reader}
+	}
+	return append(out,
+		endpointCase{"endurance page", page + "/", pageOnly(200), "<!doctype html>"},
+		endpointCase{"page's named query", page + "/api/query?name=fleet_devices", pageOnly(502), "Prometheus did not answer"},
+		endpointCase{"PromQL through the page", page + "/api/query?query=up", pageOnly(400), "arbitrary PromQL is not answered"})
+}
+
+// probeResult is one line of the stranger's `sleep probe` (hack/e2e/sleep/probe.go).
+type probeResult struct {
+	Token  string `json:"token"`
+	URL    string `json:"url"`
+	Status int    `json:"status"`
+	Body   string `json:"body"`
+	Error  string `json:"error"`
+}
+
+// parseProbe reads the probe pod's log: its "probe: {json}" lines by token and URL.
+func parseProbe(log string) (map[[2]string]probeResult, error) {
+	out := map[[2]string]probeResult{}
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "probe: ")
+		if !ok {
+			continue
+		}
+		var r probeResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("probe line %q: %w", line, err)
+		}
+		out[[2]string{r.Token, r.URL}] = r
+	}
+	return out, sc.Err()
+}
+
+// endpointMismatches compares the probe's answers with the cases: one line per token and URL
+// that got another status, no answer, or an answer without the expected piece.
+func endpointMismatches(cases []endpointCase, got map[[2]string]probeResult) []string {
+	var out []string
+	for _, c := range cases {
+		for _, token := range []string{tokenNone, tokenOwn, tokenScraper, tokenReader} {
+			want := c.want[token]
+			r, ok := got[[2]string{token, c.url}]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s %s, token %s: no answer in the probe's log", c.what, c.url, token))
+			case r.Error != "" || r.Status != want:
+				out = append(out, fmt.Sprintf("%s %s, token %s: got %d %q (error %q), want %d", c.what, c.url, token, r.Status, r.Body, r.Error, want))
+			case want != 401 && want != 403 && !strings.Contains(strings.ToLower(r.Body), strings.ToLower(c.body)):
+				out = append(out, fmt.Sprintf("%s %s, token %s: %d but %q lacks %q", c.what, c.url, token, r.Status, r.Body, c.body))
+			}
+		}
+	}
+	return out
+}
+
+// strangerNamespace creates a namespace of its own for a spec, enforcing Pod Security
+// restricted, and deletes it when the spec ends (without waiting: nothing reuses its name).
+func strangerNamespace(prefix string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	Expect(k8s.Create(ctx(), ns)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx(), ns))).To(Succeed()) })
+	for _, sa := range []string{"stranger", "prism-operator", "prism-agent"} {
+		Expect(k8s.Create(ctx(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns.Name}})).To(Succeed())
+	}
+	return ns.Name
+}
+
+// namedPort is the container port of that name in the pod, def when none.
+func namedPort(pod *corev1.Pod, name string, def int32) int32 {
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return p.ContainerPort
+			}
+		}
+	}
+	return def
+}
+
+// expectEndpointsRefuseStrangers: a pod in another namespace, running as its own ServiceAccount
+// with no Prism role, tries every endpoint of docs/security.md with no token (401), its own
+// token (403), and the two tokens the chart grants (the scraper's reads the metrics, the
+// reader's the page): the pod reaches them all, only the identity decides.
+func expectEndpointsRefuseStrangers() {
+	if cfg.probeImage == "" {
+		Skip("PRISM_E2E_PROBE_IMAGE is not set: no image with hack/e2e/sleep's probe to run in a pod")
+	}
+	ns := strangerNamespace("prism-e2e-stranger-")
+
+	scraper, err := clientset.CoreV1().Secrets(cfg.namespace).Get(ctx(), "prism-metrics-scraper-token", metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(scraper.Data["token"]).NotTo(BeEmpty(), "Secret prism-metrics-scraper-token has no token")
+	reader, err := clientset.CoreV1().ServiceAccounts(cfg.namespace).CreateToken(ctx(), "prism-endurance-reader",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "a token of prism-endurance-reader (the chart makes it with operator.prometheusURL)")
+	Expect(k8s.Create(ctx(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "prism-tokens", Namespace: ns},
+		Data:       map[string][]byte{"scraper": scraper.Data["token"], "reader": []byte(reader.Status.Token)},
+	})).To(Succeed())
+
+	var operatorMetrics []string
+	pods := &corev1.PodList{}
+	Expect(k8s.List(ctx(), pods, client.InNamespace(cfg.namespace), client.MatchingLabels{"app.kubernetes.io/component": "operator"})).To(Succeed())
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			operatorMetrics = append(operatorMetrics, "https://"+net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(namedPort(p, "metrics", 8443))))+"/metrics")
+		}
+	}
+	Expect(operatorMetrics).NotTo(BeEmpty(), "no running operator pod")
+	agent := agentPod(Default)
+	agentMetrics := "https://" + net.JoinHostPort(agent.Status.PodIP, strconv.Itoa(int(namedPort(agent, "metrics", 9464)))) + "/metrics"
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-endurance"}, svc)).To(Succeed(),
+		"the endurance page's Service (the suite installs with operator.prometheusURL)")
+	page := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8082")
+	cases := endpointCases(operatorMetrics, agentMetrics, page)
+
+	args := []string{"probe"}
+	for _, c := range cases {
+		for _, token := range []string{tokenNone, tokenOwn, tokenScraper, tokenReader} {
+			args = append(args, token, c.url)
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: ns},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "stranger",
+			RestartPolicy:      corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: new(true), RunAsUser: new(int64(65532)), RunAsGroup: new(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: cfg.probeImage, ImagePullPolicy: corev1.PullNever, Args: args,
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "tokens", MountPath: "/prism-tokens", ReadOnly: true}},
+			}},
+			Volumes: []corev1.Volume{{Name: "tokens", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "prism-tokens"}}}},
+		},
+	}
+	Expect(k8s.Create(ctx(), pod)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		g.Expect(pod.Status.Phase).To(BeElementOf(corev1.PodSucceeded, corev1.PodFailed), "stranger pod: %+v", pod.Status)
+	}).WithTimeout(5 * time.Minute).Should(Succeed())
+	log, err := clientset.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx())
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("stranger pod (%s) log:\n%s\n", pod.Status.Phase, log)
+	Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), "the probe failed: %s", log)
+	got, err := parseProbe(string(log))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(endpointMismatches(cases, got)).To(BeEmpty())
+}
+
+// expectOperatorRestricted: the operator's pod, as the chart's Deployment makes it, is admitted
+// by the API server's own Pod Security admission in a namespace that enforces restricted
+// (server-side dry run: nothing runs), and the agent's is refused there, so the namespace
+// does enforce. The release namespace itself cannot enforce restricted: the agent is
+// privileged (docs/security.md, "The namespace's Pod Security level").
+func expectOperatorRestricted() {
+	ns := strangerNamespace("prism-e2e-restricted-")
+	dryRun := func(template corev1.PodTemplateSpec, name string) error {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: template.Labels}, Spec: template.Spec}
+		return k8s.Create(ctx(), p, client.DryRunAll)
+	}
+	operator := &appsv1.Deployment{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-operator"}, operator)).To(Succeed())
+	Expect(dryRun(operator.Spec.Template, "operator")).To(Succeed(), "the operator's pod under Pod Security restricted")
+
+	agent := &appsv1.DaemonSet{}
+	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-agent"}, agent)).To(Succeed())
+	err := dryRun(agent.Spec.Template, "agent")
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the agent's pod under restricted: %v", err)
+	Expect(err.Error()).To(And(ContainSubstring(`violates PodSecurity "restricted:latest"`), ContainSubstring("privileged")))
+}
