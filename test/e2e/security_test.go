@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"net"
+	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,96 +14,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/prism-storage/prism/test/e2e/endpoints"
 )
 
 // noPrometheus is the operator's --prometheus-url in the suite's install: the endurance page and
 // its query proxy are served (docs/security.md, "Endpoints"), and no Prometheus listens there,
 // so a reader's named query gets the proxy's 502.
 const noPrometheus = "http://127.0.0.1:9090"
-
-// The tokens the stranger pod sends: none, its own ServiceAccount's (no Prism role), and the two
-// Prism hands out, copied into a Secret of the stranger's namespace.
-const (
-	tokenNone    = "-"
-	tokenOwn     = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-	tokenScraper = "/prism-tokens/scraper" // prism-metrics-scraper: ClusterRole prism-metrics-reader
-	tokenReader  = "/prism-tokens/reader"  // prism-endurance-reader: get storagenodes
-)
-
-// endpointCase is one URL of a Prism endpoint and what each token must get from it: the status,
-// and for the one that passes, a piece of its answer.
-type endpointCase struct {
-	what, url string
-	want      map[string]int
-	body      string // in the answer of the token that gets neither 401 nor 403
-}
-
-// endpointCases: docs/security.md's table. Metrics (both operator replicas, the agent): the
-// scraper only. The page and its proxy: the reader only; the proxy still refuses PromQL of its
-// caller (400) and, with no Prometheus behind it, answers a named query 502.
-func endpointCases(operatorMetrics []string, agentMetrics, page string) []endpointCase {
-	metrics := map[string]int{tokenNone: 401, tokenOwn: 403, tokenScraper: 200, tokenReader: 403}
-	var out []endpointCase
-	for _, u := range operatorMetrics {
-		out = append(out, endpointCase{"operator metrics", u, metrics, "# HELP"})
-	}
-	out = append(out, endpointCase{"agent metrics", agentMetrics, metrics, "# HELP"})
-	pageOnly := func(reader int) map[string]int {
-		return map[string]int{tokenNone: 401, tokenOwn: 403, tokenScraper: 403, tokenReader: reader}
-	}
-	return append(out,
-		endpointCase{"endurance page", page + "/", pageOnly(200), "<!doctype html>"},
-		endpointCase{"page's named query", page + "/api/query?name=fleet_devices", pageOnly(502), "Prometheus did not answer"},
-		endpointCase{"PromQL through the page", page + "/api/query?query=up", pageOnly(400), "arbitrary PromQL is not answered"})
-}
-
-// probeResult is one line of the stranger's `sleep probe` (hack/e2e/sleep/probe.go).
-type probeResult struct {
-	Token  string `json:"token"`
-	URL    string `json:"url"`
-	Status int    `json:"status"`
-	Body   string `json:"body"`
-	Error  string `json:"error"`
-}
-
-// parseProbe reads the probe pod's log: its "probe: {json}" lines by token and URL.
-func parseProbe(log string) (map[[2]string]probeResult, error) {
-	out := map[[2]string]probeResult{}
-	sc := bufio.NewScanner(strings.NewReader(log))
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "probe: ")
-		if !ok {
-			continue
-		}
-		var r probeResult
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("probe line %q: %w", line, err)
-		}
-		out[[2]string{r.Token, r.URL}] = r
-	}
-	return out, sc.Err()
-}
-
-// endpointMismatches compares the probe's answers with the cases: one line per token and URL
-// that got another status, no answer, or an answer without the expected piece.
-func endpointMismatches(cases []endpointCase, got map[[2]string]probeResult) []string {
-	var out []string
-	for _, c := range cases {
-		for _, token := range []string{tokenNone, tokenOwn, tokenScraper, tokenReader} {
-			want := c.want[token]
-			r, ok := got[[2]string{token, c.url}]
-			switch {
-			case !ok:
-				out = append(out, fmt.Sprintf("%s %s, token %s: no answer in the probe's log", c.what, c.url, token))
-			case r.Error != "" || r.Status != want:
-				out = append(out, fmt.Sprintf("%s %s, token %s: got %d %q (error %q), want %d", c.what, c.url, token, r.Status, r.Body, r.Error, want))
-			case want != 401 && want != 403 && !strings.Contains(strings.ToLower(r.Body), strings.ToLower(c.body)):
-				out = append(out, fmt.Sprintf("%s %s, token %s: %d but %q lacks %q", c.what, c.url, token, r.Status, r.Body, c.body))
-			}
-		}
-	}
-	return out
-}
 
 // strangerNamespace creates a namespace of its own for a spec, enforcing Pod Security
 // restricted, and deletes it when the spec ends (without waiting: nothing reuses its name).
@@ -153,7 +68,9 @@ func expectEndpointsRefuseStrangers() {
 	Expect(err).NotTo(HaveOccurred(), "a token of prism-endurance-reader (the chart makes it with operator.prometheusURL)")
 	Expect(k8s.Create(ctx(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "prism-tokens", Namespace: ns},
-		Data:       map[string][]byte{"scraper": scraper.Data["token"], "reader": []byte(reader.Status.Token)},
+		Data: map[string][]byte{
+			path.Base(endpoints.TokenScraper): scraper.Data["token"], path.Base(endpoints.TokenReader): []byte(reader.Status.Token),
+		},
 	})).To(Succeed())
 
 	var operatorMetrics []string
@@ -172,14 +89,7 @@ func expectEndpointsRefuseStrangers() {
 	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-endurance"}, svc)).To(Succeed(),
 		"the endurance page's Service (the suite installs with operator.prometheusURL)")
 	page := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8082")
-	cases := endpointCases(operatorMetrics, agentMetrics, page)
-
-	args := []string{"probe"}
-	for _, c := range cases {
-		for _, token := range []string{tokenNone, tokenOwn, tokenScraper, tokenReader} {
-			args = append(args, token, c.url)
-		}
-	}
+	cases := endpoints.Cases(operatorMetrics, agentMetrics, page)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: ns},
 		Spec: corev1.PodSpec{
@@ -190,12 +100,12 @@ func expectEndpointsRefuseStrangers() {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "probe", Image: cfg.probeImage, ImagePullPolicy: corev1.PullNever, Args: args,
+				Name: "probe", Image: cfg.probeImage, ImagePullPolicy: corev1.PullNever, Args: endpoints.Args(cases),
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true),
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "tokens", MountPath: "/prism-tokens", ReadOnly: true}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "tokens", MountPath: path.Dir(endpoints.TokenScraper), ReadOnly: true}},
 			}},
 			Volumes: []corev1.Volume{{Name: "tokens", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "prism-tokens"}}}},
 		},
@@ -209,9 +119,9 @@ func expectEndpointsRefuseStrangers() {
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("stranger pod (%s) log:\n%s\n", pod.Status.Phase, log)
 	Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), "the probe failed: %s", log)
-	got, err := parseProbe(string(log))
+	got, err := endpoints.Parse(string(log))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(endpointMismatches(cases, got)).To(BeEmpty())
+	Expect(endpoints.Mismatches(cases, got)).To(BeEmpty())
 }
 
 // expectOperatorRestricted: the operator's pod, as the chart's Deployment makes it, is admitted
