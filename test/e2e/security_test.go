@@ -4,7 +4,6 @@ import (
 	"net"
 	"path"
 	"strconv"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -114,7 +113,7 @@ func expectEndpointsRefuseStrangers() {
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(BeElementOf(corev1.PodSucceeded, corev1.PodFailed), "stranger pod: %+v", pod.Status)
-	}).WithTimeout(5 * time.Minute).Should(Succeed())
+	}).Should(Succeed())
 	log, err := clientset.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx())
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("stranger pod (%s) log:\n%s\n", pod.Status.Phase, log)
