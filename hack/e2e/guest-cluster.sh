@@ -445,7 +445,8 @@ rook_stage() {
 # Rook's real operator started first (as rook_stage does), and the suite told so: it then
 # waits for Ceph's OSDs too.
 prism_stage() {
-  local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt")
+  # The stranger pod that tries Prism's endpoints runs the sleep image's probe (hack/e2e/sleep).
+  local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt" PRISM_E2E_PROBE_IMAGE=prism.local/e2e/sleep:v1)
   prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
     fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
   while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"

@@ -124,7 +124,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	lostDB := "" // why Prism withholds partition DB entries from this cluster (decision 0035)
 
 	It("installs the chart and the agent is Ready on the node", func() {
-		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace"}
+		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace",
+			"--set", "operator.prometheusURL=" + noPrometheus} // the endurance page, for the endpoints spec
 		for _, s := range cfg.helmSet {
 			args = append(args, "--set", s)
 		}
@@ -410,6 +411,10 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
 	})
+
+	It("refuses every Prism endpoint to a pod of another namespace: 401 without a token, 403 with its own; the chart's scraper and page reader pass", expectEndpointsRefuseStrangers)
+
+	It("the operator's pod passes the API server's Pod Security restricted; the privileged agent's is refused there", expectOperatorRestricted)
 
 	It("a hot-added QLC drive takes the spare DB slot and joins the Rook entry; no OSD restarts", func() {
 		if len(cfg.hotAdd) == 0 {

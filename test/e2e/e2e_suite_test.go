@@ -44,6 +44,9 @@ type config struct {
 	kubectlPrism string
 	samples      string   // config/samples, README's policy sample among them
 	hotAdd       []string // argv that makes a third drive of the QLC model appear on the node; empty: no hot-add spec
+	// probeImage holds hack/e2e/sleep (its probe mode), present on the node: the stranger pod
+	// that tries Prism's endpoints from another namespace; empty: no such spec.
+	probeImage string
 	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
 	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
 	artifacts string
@@ -118,6 +121,7 @@ func TestE2E(t *testing.T) {
 	cfg.kubectlPrism = os.Getenv("PRISM_E2E_KUBECTL_PRISM")
 	cfg.samples = env("PRISM_E2E_SAMPLES", "../../config/samples")
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
+	cfg.probeImage = os.Getenv("PRISM_E2E_PROBE_IMAGE")
 	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")

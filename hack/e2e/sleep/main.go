@@ -7,6 +7,9 @@
 // (KUBERNETES_SERVICE_HOST, the service account's token and CA), prints "apiprobe: <status>
 // <body>", then sleeps: the pod's log shows whether the service network (kube-proxy), the
 // token and the CA publishing work, as Rook's operator will need them.
+//
+// `sleep probe TOKEN_FILE URL ...` sends a GET to each URL with that token (probe.go), prints
+// what came back and exits: the e2e suite's stranger pod trying Prism's endpoints.
 package main
 
 import (
@@ -37,6 +40,13 @@ func main() {
 		}
 	}()
 	var after <-chan time.Time
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		if err := probe(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "apiprobe" {
 		apiprobe()
 		os.Args = os.Args[:1]
