@@ -1,5 +1,6 @@
 // Tests of the e2e guest scripts' pieces that run without a guest: hack/e2e/guest-cluster.sh's
-// functions, run with bash and a fake ctr, and the wiring between run.sh and the guest script.
+// functions, run with bash and a fake ctr, the wiring between run.sh and the guest script, and
+// hack/e2e/workdisk.sh (its cache key and checks; as root, with a forky guest built, the disk).
 package e2e_test
 
 import (
