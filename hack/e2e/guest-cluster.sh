@@ -28,7 +28,8 @@
 #   E2E_IMAGES  "FILE=NAME@DIGEST ...": what each archive on the share holds (hack/e2e/run.sh
 #               reads it from the archive's index.json); an image containerd already has under
 #               that name and digest is not imported again
-#   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK): if it
+#   E2E_REUSE_WORK=1: the e2e-work disk comes from an earlier run (PRISM_E2E_WORKDISK) or from
+#               the host (hack/e2e/workdisk.sh, its containerd/ made natively): if it
 #               holds an ext4 file system, keep its containerd (its images) and start etcd,
 #               the kubelet, Rook's data and the pod logs anew, instead of formatting it
 #   E2E_LINGER  seconds to keep the finished stage's cluster up for scripts the host drops into

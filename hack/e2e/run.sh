@@ -31,14 +31,18 @@
 # (vm/disk-e2e-work.qcow2) an earlier run kept, whose containerd already holds the images: this
 # run's work disk is a qcow2 overlay on it (FILE is only read), the guest keeps its containerd and
 # imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
-# (a node rebooted into a new cluster); PRISM_E2E_HAND=DIR (prism or chain): DIR goes into the
+# (a node rebooted into a new cluster). Without it the host makes that disk itself
+# (hack/e2e/workdisk.sh: the guest's own containerd imports every archive natively, cached by
+# guest build and image digests; decision 0053), so the guest imports nothing;
+# PRISM_E2E_HOST_IMPORT=0 leaves the disk empty and the guest imports as before; PRISM_E2E_HAND=DIR (prism or chain): DIR goes into the
 # guest as /opt/e2e/hand, and its run.sh is sourced in place of the suite, for a check by hand
 # with pieces this repository does not hold (docs/e2e.md); PRISM_E2E_LINGER=SECONDS keeps the
 # finished stage's cluster up that long, running each script put in the share's cmd/
 # ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
 # PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
-# the mgr's cephsqlite_lock_renewal_timeout (decision 0051). Importing the Rook/Ceph image is the slowest step
-# under TCG (about 25 min here); a keyed reuse skips it.
+# the mgr's cephsqlite_lock_renewal_timeout (decision 0051). Importing the Rook/Ceph image
+# in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
+# 2 min, once per guest build and image (docs/e2e.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -162,16 +166,26 @@ if [[ -n $prism ]]; then
 fi
 # Each archive's image name and manifest digest, for the guest to tell whether a reused work
 # disk's containerd already holds it (hack/e2e/ociarchive writes one manifest per archive).
-e2e_images=""
+e2e_images="" archives=()
 for f in "$share/images/"*.tar; do
   ref=$(image_ref "$(tar -xOf "$f" index.json)") || { log "$f: no image name or digest in index.json"; exit 1; }
   e2e_images+="${e2e_images:+ }$(basename "$f")=$ref"
+  archives+=("$f=$ref")
 done
 step images $((SECONDS - t0))
-reuse=()
+# The work disk: an earlier run's (PRISM_E2E_WORKDISK), or one made on the host whose
+# containerd already holds every archive's image (hack/e2e/workdisk.sh, cached; decision 0053).
+worksize=64G base=""
 if [[ -n ${PRISM_E2E_WORKDISK:-} ]]; then
   [[ -f $PRISM_E2E_WORKDISK ]] || { log "PRISM_E2E_WORKDISK=$PRISM_E2E_WORKDISK: no such file"; exit 2; }
   base=$(cd "$(dirname "$PRISM_E2E_WORKDISK")" && pwd)/$(basename "$PRISM_E2E_WORKDISK")
+elif [[ ${PRISM_E2E_HOST_IMPORT:-1} != 0 ]]; then
+  t0=$SECONDS
+  base=$("$here/workdisk.sh" "$guest" "$worksize" "${archives[@]}")
+  step host-import $((SECONDS - t0))
+fi
+reuse=()
+if [[ -n $base ]]; then
   mkdir -p "$work/vm"
   qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$work/vm/disk-e2e-work.qcow2"
   reuse=(--reuse-disks)
@@ -189,7 +203,7 @@ fi
   echo "E2E_TIMEOUT=${E2E_TIMEOUT:-900}"
   echo "E2E_ROOK_IMAGE=$rook_image"
   echo "E2E_IMAGES=\"$e2e_images\""
-  echo "E2E_REUSE_WORK=${PRISM_E2E_WORKDISK:+1}"
+  echo "E2E_REUSE_WORK=${base:+1}"
   echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
   echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
   echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
@@ -199,7 +213,7 @@ fi
 # rook: a second drive, whole, for the OSD Rook's prepare job creates, and a third for its DB
 # (an LV on a partition: guest-cluster.sh db_lv). prism: the emulated
 # disks under the fabric drives (chain has sparse files in the guest instead).
-disks=(--disk e2e-work:64G)
+disks=(--disk "e2e-work:$worksize")
 [[ $stage != rook ]] || disks+=(--disk e2e-osd:20G --disk e2e-db:8G)
 [[ $stage != prism ]] || disks+=(--disk e2e-fast:$fast --disk e2e-qlc:$qlc --disk e2e-qlc2:$qlc)
 # chain: mon, mgr, two OSDs, Prism and the control plane, and the drives' tmpfs.
@@ -221,7 +235,7 @@ if [[ -n ${PRISM_E2E_OUT:-} ]]; then
   cp -r "$share/out/." "$PRISM_E2E_OUT/" 2>/dev/null || true
   cp "$work/console.log" "$PRISM_E2E_OUT/console.log"
   {
-    for k in guest-build k8s-bins rook-bins images guest-run; do
+    for k in guest-build k8s-bins rook-bins images host-import guest-run; do
       [[ -z ${took[$k]:-} ]] || echo "$k ${took[$k]} s"
     done
     echo "total $((SECONDS - t_all)) s"

@@ -1,12 +1,19 @@
 // Tests of the e2e guest scripts' pieces that run without a guest: hack/e2e/guest-cluster.sh's
-// functions, run with bash and a fake ctr, and the wiring between run.sh and the guest script.
+// functions, run with bash and a fake ctr, the wiring between run.sh and the guest script, and
+// hack/e2e/workdisk.sh (its cache key and checks; as root, with a forky guest built, the disk).
 package e2e_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -129,5 +136,227 @@ func TestImageRefReadsBothIndexForms(t *testing.T) {
 		if got := strings.TrimSpace(string(out)); got != c.want || (c.want == "") != (err != nil) {
 			t.Errorf("%s: image_ref = %q, %v; want %q", c.name, got, err, c.want)
 		}
+	}
+}
+
+// workdisk runs hack/e2e/workdisk.sh's function FN with ARGS (the script returns before its
+// main part when sourced).
+func workdisk(t *testing.T, fn string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{"-c", `source ./workdisk.sh; ` + fn + ` "$@"`, "bash"}, args...)...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// TestWorkdiskKeyIsTheGuestAndTheImages: the host-made work disk is reused only for the same
+// guest build, size, script and images (by name and digest), whatever the archives' paths
+// or order.
+func TestWorkdiskKeyIsTheGuestAndTheImages(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	guest := "/c/guest/forky-327c56ade3220890"
+	sleep := "prism.local/e2e/sleep:v1@sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939"
+	rook := "prism.local/e2e/rook-ceph:v1.20.2-ceph-20.2.4@sha256:806a7c91189de9db7dc248e37b802a0a3e9c632ab39ace9ef481a240d422a065"
+	key := func(args ...string) string {
+		k, err := workdisk(t, "workdisk_key", args...)
+		if err != nil || !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(k) {
+			t.Fatalf("workdisk_key %q = %q, %v; want 16 hex digits", args, k, err)
+		}
+		return k
+	}
+	base := key(guest, "64G", "s1", "/w1/share/images/sleep.tar="+sleep, "/w1/share/images/rook-ceph.tar="+rook)
+	for _, c := range []struct {
+		name string
+		args []string
+		same bool
+	}{
+		{"other paths, other order", []string{guest, "64G", "s1", "/w2/rook-ceph.tar=" + rook, "/w2/sleep.tar=" + sleep}, true},
+		{"another guest build", []string{"/c/guest/forky-0000000000000000", "64G", "s1", "/w1/sleep.tar=" + sleep, "/w1/rook-ceph.tar=" + rook}, false},
+		{"another size", []string{guest, "32G", "s1", "/w1/sleep.tar=" + sleep, "/w1/rook-ceph.tar=" + rook}, false},
+		{"another script", []string{guest, "64G", "s2", "/w1/sleep.tar=" + sleep, "/w1/rook-ceph.tar=" + rook}, false},
+		{"another build of an image", []string{guest, "64G", "s1", "/w1/sleep.tar=" + sleep, "/w1/rook-ceph.tar=" + strings.Replace(rook, "sha256:8", "sha256:9", 1)}, false},
+		{"one image fewer", []string{guest, "64G", "s1", "/w1/sleep.tar=" + sleep}, false},
+	} {
+		if got := key(c.args...); (got == base) != c.same {
+			t.Errorf("%s: key %s, first %s: want same=%v", c.name, got, base, c.same)
+		}
+	}
+}
+
+// TestWorkdiskChecksWhatContainerdLists: after importing, the script requires each image under
+// its name with its manifest digest in `ctr images ls` (containerd 2.1.9's output, recorded).
+func TestWorkdiskChecksWhatContainerdLists(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	listing := `REF                                           TYPE                                       DIGEST                                                                  SIZE      PLATFORMS   LABELS 
+prism.local/e2e/rook-ceph:v1.20.2-ceph-20.2.4 application/vnd.oci.image.manifest.v1+json sha256:806a7c91189de9db7dc248e37b802a0a3e9c632ab39ace9ef481a240d422a065 658.2 MiB linux/amd64 -      
+prism.local/e2e/sleep:v1                      application/vnd.oci.image.manifest.v1+json sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939 5.6 MiB   linux/amd64 -      `
+	for _, c := range []struct {
+		name, image, digest string
+		want                bool
+	}{
+		{"listed", "prism.local/e2e/sleep:v1", "sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939", true},
+		{"another digest", "prism.local/e2e/sleep:v1", "sha256:806a7c91189de9db7dc248e37b802a0a3e9c632ab39ace9ef481a240d422a065", false},
+		{"a prefix of a name", "prism.local/e2e/sleep", "sha256:d6abb312dd7992cefac0037053ed5bc7dfa799be98cae18f7e49c6baad655939", false},
+		{"the header", "REF", "DIGEST", false},
+	} {
+		_, err := workdisk(t, "in_containerd", listing, c.image, c.digest)
+		if got := err == nil; got != c.want {
+			t.Errorf("%s: in_containerd = %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestRunMakesTheWorkDiskOnTheHost: without PRISM_E2E_WORKDISK, run.sh hands every archive with
+// its NAME@DIGEST to workdisk.sh, boots on an overlay of the disk it prints, with the size the
+// disk was made with, and tells the guest to keep its containerd (E2E_REUSE_WORK).
+func TestRunMakesTheWorkDiskOnTheHost(t *testing.T) {
+	run := read(t, "run.sh")
+	for _, want := range []string{
+		`archives+=("$f=$ref")`,
+		`base=$("$here/workdisk.sh" "$guest" "$worksize" "${archives[@]}")`,
+		`qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$work/vm/disk-e2e-work.qcow2"`,
+		`echo "E2E_REUSE_WORK=${base:+1}"`,
+		`disks=(--disk "e2e-work:$worksize")`,
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("run.sh lacks %s", want)
+		}
+	}
+	if strings.Index(run, `archives+=("$f=$ref")`) > strings.Index(run, `"$here/workdisk.sh"`) {
+		t.Error("run.sh calls workdisk.sh before it has named every archive")
+	}
+	// The disk holds containerd's root at containerd/, where the guest binds /var/lib/containerd.
+	if !strings.Contains(read(t, "workdisk.sh"), `root="$tmp/fs/containerd"`) ||
+		!strings.Contains(read(t, "guest-cluster.sh"), `mount --bind "/var/lib/e2e/$d" "/var/lib/$d"`) {
+		t.Error("workdisk.sh's containerd root and the guest's bind of /var/lib/e2e/containerd disagree")
+	}
+}
+
+// forkyGuest is the newest forky guest hack/guest/build.sh has cached, or "".
+func forkyGuest() string {
+	root := os.Getenv("PRISM_GUEST_CACHE")
+	if root == "" {
+		home, _ := os.UserHomeDir()
+		root = filepath.Join(home, ".cache/prism/guest")
+	}
+	oks, _ := filepath.Glob(filepath.Join(root, "forky-*/ok"))
+	sort.Slice(oks, func(i, j int) bool {
+		a, _ := os.Stat(oks[i])
+		b, _ := os.Stat(oks[j])
+		return a.ModTime().After(b.ModTime())
+	})
+	if len(oks) == 0 {
+		return ""
+	}
+	return filepath.Dir(oks[0])
+}
+
+// archiveFiles reads NAMES from an OCI archive (tar).
+func archiveFiles(t *testing.T, archive string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	r := tar.NewReader(f)
+	for {
+		h, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = b
+	}
+}
+
+// debugfsCat is FILE of the ext4 file system in the raw image DISK, read with debugfs.
+func debugfsCat(t *testing.T, disk, file string) []byte {
+	t.Helper()
+	out, err := exec.Command("debugfs", "-R", "cat "+file, disk).Output()
+	if err != nil {
+		t.Fatalf("debugfs cat %s: %v", file, err)
+	}
+	return out
+}
+
+// TestWorkdiskImportsWithTheGuestsContainerd (root, a cached forky guest): the disk
+// workdisk.sh makes holds, under containerd/, the archive's manifest in containerd's content
+// store and its file unpacked in an overlayfs snapshot, as the guest's import would leave
+// them; a second call with the same images reuses the disk.
+func TestWorkdiskImportsWithTheGuestsContainerd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (containerd mounts its snapshots)")
+	}
+	guest := forkyGuest()
+	if guest == "" {
+		t.Skip("no forky guest built (PRISM_GUEST_SUITE=forky hack/guest/build.sh)")
+	}
+	for _, tool := range []string{"qemu-img", "debugfs", "unshare", "cpio", "mkfs.ext4"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s (hack/install-deps.sh guest)", tool)
+		}
+	}
+	dir := t.TempDir()
+	ociarchive := filepath.Join(dir, "ociarchive")
+	if out, err := exec.Command("go", "build", "-o", ociarchive, "./ociarchive").CombinedOutput(); err != nil {
+		t.Fatalf("go build ociarchive: %v\n%s", err, out)
+	}
+	hello := []byte("made on the host\n")
+	if err := os.WriteFile(filepath.Join(dir, "hello"), hello, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "hello.tar")
+	name := "prism.local/e2e/workdisk-test:v1"
+	if out, err := exec.Command(ociarchive, "-o", archive, "-name", name, "-file", filepath.Join(dir, "hello")+":/hello:0644").CombinedOutput(); err != nil {
+		t.Fatalf("ociarchive: %v\n%s", err, out)
+	}
+	files := archiveFiles(t, archive)
+	var index struct {
+		Manifests []struct{ Digest string } `json:"manifests"`
+	}
+	if err := json.Unmarshal(files["index.json"], &index); err != nil || len(index.Manifests) != 1 {
+		t.Fatalf("index.json: %v, %d manifests", err, len(index.Manifests))
+	}
+	digest := index.Manifests[0].Digest
+	cache := filepath.Join(dir, "cache")
+	make := func() (string, string) {
+		cmd := exec.Command("./workdisk.sh", guest, "64M", archive+"="+name+"@"+digest)
+		cmd.Env = append(os.Environ(), "PRISM_CACHE_DIR="+cache)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("workdisk.sh: %v\n%s", err, stderr.String())
+		}
+		return strings.TrimSpace(string(out)), stderr.String()
+	}
+	disk, _ := make()
+	if filepath.Dir(disk) != filepath.Join(cache, "e2e/workdisk") || filepath.Ext(disk) != ".qcow2" {
+		t.Fatalf("workdisk.sh printed %q, want a .qcow2 in %s/e2e/workdisk", disk, cache)
+	}
+	raw := filepath.Join(dir, "disk.raw")
+	if out, err := exec.Command("qemu-img", "convert", "-O", "raw", disk, raw).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img convert: %v\n%s", err, out)
+	}
+	hex := strings.TrimPrefix(digest, "sha256:")
+	if got, want := debugfsCat(t, raw, "/containerd/io.containerd.content.v1.content/blobs/sha256/"+hex), files["blobs/sha256/"+hex]; !bytes.Equal(got, want) || len(want) == 0 {
+		t.Errorf("the disk's content store has manifest %q, the archive %q", got, want)
+	}
+	if got := debugfsCat(t, raw, "/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/hello"); !bytes.Equal(got, hello) {
+		t.Errorf("the disk's first overlayfs snapshot has /hello = %q, want %q (unpacked)", got, hello)
+	}
+	again, stderr := make()
+	if again != disk || !strings.Contains(stderr, "cached") {
+		t.Errorf("second call: %q (%s), want the cached %q", again, strings.TrimSpace(stderr), disk)
 	}
 }
