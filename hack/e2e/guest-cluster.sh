@@ -102,6 +102,19 @@ fail() {
   exit 1
 }
 k() { kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
+# apply_retried WHAT: k apply of stdin, retried: on a loaded host (three TCG guests on two
+# cores, 2026-12-06) kubectl's download of the apiserver's OpenAPI for validation timed out
+# after 32 s and failed the stage at its apiprobe pod.
+apply_retried() {
+  local what=$1 manifest try
+  manifest=$(cat)
+  for try in 1 2 3 4 5; do
+    k apply -f - <<<"$manifest" >>"$logs/apply.log" 2>&1 && return 0
+    ((try < 5)) || fail "$what ($(tail -2 "$logs/apply.log"))"
+    mark "$what: try $try failed ($(tail -1 "$logs/apply.log")), again"
+    sleep 10
+  done
+}
 # wait_for SECONDS WHAT CMD...: poll CMD every 2 s.
 wait_for() {
   local limit=$1 what=$2 t0=$SECONDS
@@ -688,7 +701,7 @@ k get node -o wide | tee -a "$out/marks.txt"
 
 # 6. A pod from the imported image, through the scheduler, the kubelet, containerd and runc.
 wait_for "$E2E_TIMEOUT" "default service account" k -n default get serviceaccount default
-k apply -f - <<'EOF' || fail "create pod"
+apply_retried "create pod" <<'EOF'
 apiVersion: v1
 kind: Pod
 metadata: {name: sleep, namespace: default}
@@ -703,7 +716,7 @@ k -n default logs sleep | tee -a "$out/marks.txt"
 
 # 6b. The service network as an in-cluster client sees it: kube-proxy's rules to the apiserver,
 # the service account's token and the published CA (what Rook's operator needs).
-k apply -f - <<'EOF' || fail "create apiprobe pod"
+apply_retried "create apiprobe pod" <<'EOF'
 apiVersion: v1
 kind: Pod
 metadata: {name: apiprobe, namespace: default}
