@@ -112,7 +112,7 @@ func TestE2E(t *testing.T) {
 		chart:      env("PRISM_E2E_CHART", "../../charts/prism"),
 		namespace:  env("PRISM_E2E_NAMESPACE", "prism-system"),
 		node:       os.Getenv("PRISM_E2E_NODE"),
-		fastModel:  env("PRISM_E2E_FAST_MODEL", "INTEL SSDPF21Q800GB"),
+		fastModel:  env("PRISM_E2E_FAST_MODEL", "INTEL SSDPF21Q400GB"),
 		qlcModel:   env("PRISM_E2E_QLC_MODEL", "INTEL SSDPF2NV307TZ"),
 		timeout:    10 * time.Minute,
 	}
