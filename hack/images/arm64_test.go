@@ -39,6 +39,27 @@ func TestArm64LockPinsTheSameVersions(t *testing.T) {
 
 // elfMachines counts the image's ELF files by machine (e_machine), following no links: every
 // regular file is read, the Debian packages' and Prism's alike.
+// checkMachine fails the test for every ELF file of the image built for another machine than
+// want, and when fewer than 50 are built for it (the Debian packages alone ship more). It
+// returns how many are built for want.
+func checkMachine(t *testing.T, a *Archive, want elf.Machine) int {
+	t.Helper()
+	machines, err := elfMachines(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, names := range machines {
+		if m != want {
+			t.Errorf("%d ELF files for %s in the %s image, e.g. %s", len(names), m, want, names[0])
+		}
+	}
+	n := len(machines[want])
+	if n < 50 {
+		t.Errorf("%d ELF files for %s; the packages alone ship more", n, want)
+	}
+	return n
+}
+
 func elfMachines(a *Archive) (map[elf.Machine][]string, error) {
 	out := map[elf.Machine][]string{}
 	for name, f := range a.Files {
@@ -75,18 +96,7 @@ func TestBuiltArm64ImageByItsFiles(t *testing.T) {
 	if got := a.Annotations[AnnotationContainerdName]; got != ref {
 		t.Errorf("the archive names its image %q, the chart runs %q", got, ref)
 	}
-	machines, err := elfMachines(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m, names := range machines {
-		if m != elf.EM_AARCH64 {
-			t.Errorf("%d ELF files for %s, e.g. %s", len(names), m, names[0])
-		}
-	}
-	if n := len(machines[elf.EM_AARCH64]); n < 50 {
-		t.Errorf("%d aarch64 ELF files; the packages alone ship more", n)
-	}
+	native := checkMachine(t, a, elf.EM_AARCH64)
 	checkAgentTools(t, a)
 	for _, bin := range []string{"/prism-manager", "/prism-agent"} {
 		f := a.Files[bin]
@@ -121,7 +131,7 @@ func TestBuiltArm64ImageByItsFiles(t *testing.T) {
 		}
 	}
 	checkImageSBOM(t, a, readLockFile(t, "packages.arm64.lock"))
-	t.Logf("%d aarch64 ELF files; %.1f MB of layers, %.1f MB unpacked", len(machines[elf.EM_AARCH64]), float64(a.Size)/1e6, float64(a.Unpacked)/1e6)
+	t.Logf("%d aarch64 ELF files; %.1f MB of layers, %.1f MB unpacked", native, float64(a.Size)/1e6, float64(a.Unpacked)/1e6)
 }
 
 // TestBuiltImagesShareOneIndex: make images-multiarch's archive is one image index with
