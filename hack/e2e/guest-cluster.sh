@@ -38,6 +38,9 @@
 #               every call of libcephsqlite, the SQLite store of the mgr's modules, in its log)
 #   E2E_CEPHSQLITE_LOCK_TIMEOUT  the mgr's cephsqlite_lock_renewal_timeout (ms; Ceph's default
 #               30000) in the same place: decision 0051's hypothesis put to the test
+#   E2E_BENCH_WRITES_MIB  chain: after the suite, hack/e2e/bench-writes.sh with that budget (MiB per
+#               layout): the client bytes that reach QLC with Prism's layout and without, on
+#               Rook's OSDs (issue 32)
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -99,6 +102,9 @@ collect() {
 fail() {
   mark "FAIL $*"
   collect
+  # A failed stage's cluster stays up too (E2E_LINGER), for a look at what failed; not from a
+  # script of cmd/ or a background watcher (a subshell), which only ends itself.
+  [[ $BASHPID != "$$" ]] || linger
   exit 1
 }
 k() { kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
@@ -738,7 +744,7 @@ if [[ -n ${E2E_HAND:-} ]]; then
   mark "done"
   exit 0
 fi
-# linger: with E2E_LINGER=SECONDS (hack/e2e/run.sh PRISM_E2E_LINGER), the finished stage keeps
+# linger: with E2E_LINGER=SECONDS (hack/e2e/run.sh PRISM_E2E_LINGER), the finished (or failed) stage keeps
 # its cluster up that long for the scripts of run_cmds. A file cmd/done ends it early. For
 # looking at a live cluster by hand; the guest's own time limit (hack/e2e/run.sh) still applies.
 linger() {
@@ -754,7 +760,14 @@ linger() {
 
 case $E2E_STAGE in
   rook) rook_stage ;;
-  prism | chain) prism_stage ;;
+  prism | chain)
+    prism_stage
+    if [[ $E2E_STAGE == chain && ${E2E_BENCH_WRITES_MIB:-} ]]; then
+      BENCH_WRITES_MIB=$E2E_BENCH_WRITES_MIB
+      source /opt/e2e/bench-writes.sh
+      bench_writes
+    fi
+    ;;
   rook-chart)
     rook_chart
     rook_cluster

@@ -40,7 +40,9 @@
 # finished stage's cluster up that long, running each script put in the share's cmd/
 # ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
 # PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
-# the mgr's cephsqlite_lock_renewal_timeout (decision 0051). Importing the Rook/Ceph image
+# the mgr's cephsqlite_lock_renewal_timeout (decision 0051); PRISM_E2E_BENCH_WRITES_MIB=N (chain):
+# after the suite, the same RGW-like workload of N MiB on a QLC drive alone and on Prism's OSD,
+# counted by the kernel (hack/e2e/bench-writes.sh). Importing the Rook/Ceph image
 # in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
 # 2 min, once per guest build and image (docs/e2e.md).
 set -euo pipefail
@@ -145,6 +147,7 @@ if [[ -n $prism ]]; then
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
   (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
   cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
+  cp "$here/bench-writes.sh" "$work/overlay/opt/e2e/bench-writes.sh"
   # README's install section, as a user follows it: the kubectl plugin it builds, its sample.
   (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$share/bin/kubectl-prism" ./cmd/kubectl-prism)
   cp -r "$repo/config/samples" "$work/overlay/opt/e2e/samples"
@@ -211,6 +214,7 @@ fi
   echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
   echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
   echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
+  echo "E2E_BENCH_WRITES_MIB=${PRISM_E2E_BENCH_WRITES_MIB:-}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 

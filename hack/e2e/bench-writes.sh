@@ -1,0 +1,161 @@
+# hack/e2e/bench-writes.sh: sourced in the e2e guest (guest-cluster.sh, after the chain suite; or
+# as a script of the share's cmd/ in a lingering chain cluster): issue 32's write count on the
+# Ceph that Rook runs (Rook v1.20, Ceph 20.2.4), beside `make bench-writes` on the host's Ceph.
+#
+# The chain leaves osd.0 in Prism's layout: its data on the QLC drive PRISM-E2E-QLC, its BlueFS
+# DB on Prism's LV of the fast drive, bluestore_min_alloc_size from the drive's write unit
+# (Prism's cephConfig). This adds a QLC drive of the same model (PRISM-E2E-QLC3, hot-added over
+# NVMe-oF) to the CephCluster by hand, as a user without Prism would, with no metadataDevice
+# and Ceph's default min_alloc_size (set for that OSD's id before Rook's prepare job makes it):
+# the QLC-alone layout. osd.1 (the hot-added drive) is moved to another device class so that
+# each layout's pool, size 1, maps to exactly one OSD. Then the same workload on each pool, one
+# after the other, between two readings of the kernel's write counters
+# (/sys/block/<dev>/stat) of the OSD's QLC drive and of its DB volume, each taken once the
+# devices have gone quiet. The counters go to $out/bench-writes/counters.json in
+# bench/writes.Counters' format (the host turns them into the tables: go run
+# ./bench/writes/report -in FILE).
+#
+# Uses guest-cluster.sh's k, ceph_op, mark, wait_for and $out. BENCH_WRITES_MIB: the
+# workload's byte budget (default 64: each op writes 4 KiB of object data and a 4 KiB omap value).
+
+bw_dir=$out/bench-writes
+mkdir -p "$bw_dir"
+bw_mib=${BENCH_WRITES_MIB:-64}
+bw_alone_serial=PRISM-E2E-QLC3
+bw_alone_path=/dev/disk/by-id/nvme-INTEL_SSDPF2NV307TZ_$bw_alone_serial
+
+# bw_written DEV: the kernel's sectors written to /dev/DEV, in bytes.
+bw_written() { awk '{print $7 * 512}' "/sys/block/$1/stat"; }
+
+# bw_quiet DEV...: wait until none of the devices was written for 5 s (at most 5 min): the
+# compactions and deferred writes a run started are counted in its own figures.
+bw_quiet() {
+  local t0=$SECONDS before now d
+  before=$(for d in "$@"; do bw_written "$d"; done)
+  while ((SECONDS - t0 < 300)); do
+    sleep 5
+    now=$(for d in "$@"; do bw_written "$d"; done)
+    [[ $now == "$before" ]] && return 0
+    before=$now
+  done
+  mark "bench-writes: $* still written after 300 s; read anyway"
+}
+
+# bw_meta ID KEY: a field of `ceph osd metadata ID`.
+bw_meta() {
+  ceph_op osd metadata "$1" -f json | python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$2"
+}
+
+# bw_kernel_name PATH: /dev/dm-0 -> dm-0.
+bw_kernel_name() { basename "$(readlink -f "$1")"; }
+
+bw_setup() {
+  local next
+  # Ceph's default min_alloc_size for the OSD Rook will make next, over Prism's osd section.
+  next=$(ceph_op osd ls | sort -n | tail -1)
+  next=$((next + 1))
+  bw_alone_id=$next
+  ceph_op config set "osd.$next" bluestore_min_alloc_size 4096 || fail "bench-writes: config set osd.$next"
+  echo "sparse:30725971992576 $bw_alone_serial INTEL SSDPF2NV307TZ" >/etc/prism-e2e-nvmet-bench.txt
+  prism-nvmet-loop /etc/prism-e2e-nvmet-bench.txt >>"$bw_dir/nvmet.txt" 2>>"$logs/nvmet.log" ||
+    fail "bench-writes: prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
+  udevadm settle --timeout=60
+  [[ -e $bw_alone_path ]] || fail "bench-writes: no $bw_alone_path"
+  # The user's own entry, without Prism: the drive alone, its own device class.
+  k -n rook-ceph patch cephcluster e2e --type=json -p "[{\"op\":\"add\",\"path\":\"/spec/storage/nodes/-\",\"value\":{\"name\":\"prism-guest\",\"devices\":[{\"name\":\"$bw_alone_path\",\"config\":{\"deviceClass\":\"qlcalone\"}}]}}]" \
+    >>"$bw_dir/setup.log" 2>&1 || fail "bench-writes: patch the CephCluster ($(tail -1 "$bw_dir/setup.log"))"
+  bw_alone_up() { ceph_op osd dump -f json | python3 -c 'import json,sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) and o["up"] == 1 for o in json.load(sys.stdin)["osds"]) else 1)' "$bw_alone_id"; }
+  wait_for "$((3 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
+  # One OSD per layout: osd.1 leaves the qlc class.
+  ceph_op osd crush rm-device-class osd.1 && ceph_op osd crush set-device-class spare osd.1 || fail "bench-writes: osd.1's class"
+  local layout cls pool
+  for layout in prism:qlc alone:qlcalone; do
+    cls=${layout#*:}
+    pool=bench-${layout%%:*}
+    ceph_op osd crush rule create-replicated "bench-$cls" default osd "$cls" &&
+      ceph_op osd pool create "$pool" 8 8 replicated "bench-$cls" &&
+      ceph_op osd pool application enable "$pool" bench ||
+      fail "bench-writes: pool $pool"
+    # Size 1 (the e2e's osd_pool_default_size): one copy, on the layout's one OSD.
+    [[ $(ceph_op osd pool get "$pool" size) == "size: 1" ]] || fail "bench-writes: $pool: $(ceph_op osd pool get "$pool" size 2>&1)"
+  done
+  ceph_op osd tree >"$bw_dir/osd-tree.txt" 2>&1
+  ceph_op pg ls-by-pool bench-prism >"$bw_dir/pgs-prism.txt" 2>&1
+  ceph_op pg ls-by-pool bench-alone >"$bw_dir/pgs-alone.txt" 2>&1
+  for id in 0 "$bw_alone_id"; do ceph_op osd metadata "$id" -f json-pretty >"$bw_dir/osd-$id-metadata.json" 2>&1; done
+}
+
+# bw_run LAYOUT POOL OSD: the workload on POOL (one OSD), its counters as one JSON line.
+bw_run() {
+  local layout=$1 pool=$2 id=$3 qlc fast="" objects q0 q1 f0=0 f1=0 t0 secs log
+  qlc=$(bw_meta "$id" bluestore_bdev_devices)
+  [[ $(bw_meta "$id" bluefs_dedicated_db) == 1 ]] && fast=$(bw_kernel_name "$(bw_meta "$id" bluefs_db_dev_node)")
+  [[ -n $qlc && -e /sys/block/$qlc/stat ]] || fail "bench-writes: osd.$id's QLC device ($qlc)"
+  objects=$((bw_mib * 1024 * 1024 / (2 * 4096)))
+  bw_quiet "$qlc" $fast
+  q0=$(bw_written "$qlc")
+  [[ -z $fast ]] || f0=$(bw_written "$fast")
+  t0=$(date +%s.%N)
+  log=$bw_dir/$layout.log
+  k -n rook-ceph exec deploy/rook-ceph-operator -- rados -c /var/lib/rook/rook-ceph/rook-ceph.config \
+    -k /var/lib/rook/rook-ceph/client.admin.keyring -p "$pool" bench 3600 write -b 4096 -t 16 \
+    --max-objects "$objects" --write-object --write-omap --no-cleanup --run-name omap >"$log" 2>&1 ||
+    fail "bench-writes: rados bench on $pool ($(tail -2 "$log"))"
+  bw_quiet "$qlc" $fast
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+  q1=$(bw_written "$qlc")
+  [[ -z $fast ]] || f1=$(bw_written "$fast")
+  # rados bench counts the object writes; each also wrote its omap value of the same size.
+  local ops
+  ops=$(awk '/^Total writes made:/ {print $4}' "$log")
+  [[ $ops =~ ^[0-9]+$ ]] || fail "bench-writes: no 'Total writes made' in $log"
+  mark "bench-writes: $layout: $ops ops, QLC $qlc +$((q1 - q0)) B, fast ${fast:--} +$((f1 - f0)) B, $secs s"
+  python3 - "$layout" "$((2 * ops * 4096))" "$((f1 - f0))" "$((q1 - q0))" "$secs" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY' >>"$bw_dir/runs.jsonl"
+import json, sys
+layout, client, fast, qlc, secs, load = sys.argv[1:]
+print(json.dumps({
+    "workload": "RADOS 4 KiB objects + 4 KiB omap (RGW-like)",
+    "layout": layout,
+    "command": "rados bench 3600 write -b 4096 -t 16 --max-objects N --write-object --write-omap",
+    "clientBytes": int(client), "fastBytes": int(fast), "qlcBytes": int(qlc),
+    "seconds": float(secs), "load": load, "classes": [],
+}))
+PY
+}
+
+bw_counters() {
+  python3 - "$bw_dir" "$bw_mib" "$bw_alone_id" <<'PY' >"$bw_dir/counters.json"
+import json, os, platform, sys, time
+d, mib, alone = sys.argv[1:]
+runs = [json.loads(l) for l in open(os.path.join(d, "runs.jsonl"))]
+meta = {i: json.load(open(os.path.join(d, "osd-%s-metadata.json" % i))) for i in ("0", alone)}
+def load():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+print(json.dumps({
+    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(os.path.join(d, "osd-tree.txt")))),
+    "machine": {"where": "the e2e guest: QEMU TCG, 2 vCPUs on the host's 2 cores", "kernel": platform.release(),
+                "cpu": meta["0"].get("cpu", ""), "memory": meta["0"].get("mem_total_kb", "") + " kB", "load after": load()},
+    "versions": {"ceph": meta["0"].get("ceph_version", ""), "rook": os.environ.get("BENCH_WRITES_ROOK", "v1.20 (the chain's operator)")},
+    "settings": {
+        "budget": "%s MiB of client writes per layout" % mib,
+        "devices": "NVMe-oF namespaces over sparse files on the guest's tmpfs: QLC drives INTEL SSDPF2NV307TZ 30.72 TB, fast drive INTEL SSDPF21Q400GB 400 GB",
+        "db prism": "osd.0: dedicated %s, %s bytes, %s (Prism's LV)" % (meta["0"].get("bluefs_dedicated_db"), meta["0"].get("bluefs_db_size"), meta["0"].get("bluefs_db_dev_node")),
+        "db qlc-alone": "osd.%s: dedicated %s" % (alone, meta[alone].get("bluefs_dedicated_db")),
+        "min_alloc_size prism": meta["0"].get("bluestore_min_alloc_size", ""),
+        "min_alloc_size qlc-alone": meta[alone].get("bluestore_min_alloc_size", ""),
+        "rocksdb": "Ceph 20.2.4's defaults on both OSDs",
+    },
+    "runs": runs,
+}, indent=2))
+PY
+}
+
+bench_writes() {
+  mark "bench-writes: start (budget $bw_mib MiB per layout)"
+  : >"$bw_dir/runs.jsonl"
+  bw_setup
+  bw_run qlc-alone bench-alone "$bw_alone_id"
+  bw_run prism bench-prism 0
+  bw_counters || fail "bench-writes: counters.json"
+  mark "bench-writes: done ($bw_dir/counters.json)"
+}
