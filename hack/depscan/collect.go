@@ -32,14 +32,16 @@ var GuestScripts = map[string][]string{
 	"test/guest/db-volumes.sh":  {"guest-root"},
 	"test/guest/lib.sh":         {"guest-root"},
 	"hack/e2e/guest-cluster.sh": {"e2e-root"},
+	"hack/e2e/bench-writes.sh":  {"e2e-root"},
 }
 
 // ShellLibraries are the scripts sourced by others (a library, then the scripts sourcing it):
 // the library's functions are defined in those scripts, and the hooks those scripts define
 // for it are defined in the library.
 var ShellLibraries = map[string][]string{
-	"test/guest/lib.sh":       {"test/guest/rook-path.sh", "test/guest/db-volumes.sh"},
-	"hack/images/apt-arch.sh": {"hack/images/build.sh", "hack/images/lock.sh"},
+	"test/guest/lib.sh":        {"test/guest/rook-path.sh", "test/guest/db-volumes.sh"},
+	"hack/images/apt-arch.sh":  {"hack/images/build.sh", "hack/images/lock.sh"},
+	"hack/e2e/bench-writes.sh": {"hack/e2e/guest-cluster.sh"},
 }
 
 // sharedFunctions are the functions each script has from ShellLibraries, by script.
