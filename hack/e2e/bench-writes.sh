@@ -62,7 +62,15 @@ bw_setup() {
   udevadm settle --timeout=60
   [[ -e $bw_alone_path ]] || fail "bench-writes: no $bw_alone_path"
   # The user's own entry, without Prism: the drive alone, its own device class.
-  k -n rook-ceph patch cephcluster e2e --type=json -p "[{\"op\":\"add\",\"path\":\"/spec/storage/nodes/-\",\"value\":{\"name\":\"prism-guest\",\"devices\":[{\"name\":\"$bw_alone_path\",\"config\":{\"deviceClass\":\"qlcalone\"}}]}}]" \
+  # (Prism withdrew its entry with the policy: the list is empty, or absent.)
+  local entry path=/spec/storage/nodes/-
+  entry="{\"name\":\"prism-guest\",\"devices\":[{\"name\":\"$bw_alone_path\",\"config\":{\"deviceClass\":\"qlcalone\"}}]}"
+  local nodes
+  nodes=$(k -n rook-ceph get cephcluster e2e -o jsonpath='{.spec.storage.nodes}') || fail "bench-writes: get the CephCluster"
+  if [[ -z $nodes || $nodes == "[]" ]]; then
+    path=/spec/storage/nodes entry="[$entry]"
+  fi
+  k -n rook-ceph patch cephcluster e2e --type=json -p "[{\"op\":\"add\",\"path\":\"$path\",\"value\":$entry}]" \
     >>"$bw_dir/setup.log" 2>&1 || fail "bench-writes: patch the CephCluster ($(tail -1 "$bw_dir/setup.log"))"
   bw_alone_up() { ceph_op osd dump -f json | python3 -c 'import json,sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) and o["up"] == 1 for o in json.load(sys.stdin)["osds"]) else 1)' "$bw_alone_id"; }
   wait_for "$((3 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
