@@ -439,3 +439,69 @@ remove_drive "$3"`
 		})
 	}
 }
+
+// TestDrillsOnlyWhenAsked: the failure drills reach the suite only with PRISM_E2E_DRILLS=1 in
+// the chain stage: run.sh refuses them elsewhere and writes E2E_DRILLS for the guest, whose
+// drill_env then gives the suite its settings and suite_timeout 190 min; without it the suite
+// gets no drill setting and its 100 min, as before.
+func TestDrillsOnlyWhenAsked(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	src := read(t, "guest-cluster.sh")
+	fns := function(t, src, "drill_env") + function(t, src, "suite_timeout")
+	for _, c := range []struct {
+		stage, drills string
+		wantEnv       []string
+		wantTimeout   string
+	}{
+		{"chain", "", nil, "100m"},
+		{"chain", "0", nil, "100m"},
+		{"prism", "1", nil, "100m"},
+		{"chain", "1", []string{
+			"PRISM_E2E_DRILLS=1",
+			"PRISM_E2E_DRILL_ADD=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-add.txt",
+			"PRISM_E2E_DRILL_REPLACE=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-new.txt",
+			"PRISM_E2E_DRILL_FAIL=prism-nvmet-loop --remove",
+			"PRISM_E2E_RUNBOOKS=/opt/e2e/runbooks",
+		}, "190m"},
+	} {
+		cmd := exec.Command("bash", "-c", fns+`drill_env; echo "timeout $(suite_timeout)"`)
+		cmd.Env = append(os.Environ(), "E2E_STAGE="+c.stage, "E2E_DRILLS="+c.drills)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s, E2E_DRILLS=%q: %v", c.stage, c.drills, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		env, timeout := lines[:len(lines)-1], lines[len(lines)-1]
+		if strings.Join(env, "\n") != strings.Join(c.wantEnv, "\n") || timeout != "timeout "+c.wantTimeout {
+			t.Errorf("%s, E2E_DRILLS=%q: env %q, %s; want %q, timeout %s", c.stage, c.drills, env, timeout, c.wantEnv, c.wantTimeout)
+		}
+	}
+	// The files drill_env names are the ones run.sh writes into the guest's overlay.
+	run := read(t, "run.sh")
+	for _, want := range []string{
+		`>"$work/overlay/etc/prism-e2e-nvmet-drill-add.txt"`,
+		`>"$work/overlay/etc/prism-e2e-nvmet-drill-new.txt"`,
+		`cp -r "$repo/docs/runbooks" "$work/overlay/opt/e2e/runbooks"`,
+		`echo "E2E_DRILLS=$drills"`,
+		`[[ -z $drills || ($drills == 1 && $stage == chain) ]] || {`,
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("run.sh lacks %s", want)
+		}
+	}
+	stage := function(t, src, "prism_stage")
+	for _, want := range []string{`done < <(drill_env)`, `-test.timeout "$timeout" -ginkgo.timeout "$timeout"`} {
+		if !strings.Contains(stage, want) {
+			t.Errorf("prism_stage lacks %s", want)
+		}
+	}
+	// The suite reads each setting drill_env gives.
+	suite := read(t, "../../test/e2e/e2e_suite_test.go")
+	for _, name := range []string{"PRISM_E2E_DRILLS", "PRISM_E2E_DRILL_ADD", "PRISM_E2E_DRILL_REPLACE", "PRISM_E2E_DRILL_FAIL", "PRISM_E2E_RUNBOOKS"} {
+		if !strings.Contains(suite, `"`+name+`"`) {
+			t.Errorf("test/e2e does not read %s", name)
+		}
+	}
+}
