@@ -506,6 +506,7 @@ prism_stage() {
     -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
     tee "$logs/suite.log" | while IFS= read -r line; do
       [[ $line != e2e-spec:* ]] || mark "${line#e2e-spec: }"
+      [[ $line != e2e-drill:* ]] || mark "drill: ${line#e2e-drill: }"
     done
   rc=${PIPESTATUS[0]}
   ((rc == 0)) || fail "PRISM SUITE FAILED (exit $rc): $(grep -E '^\s*\[FAIL\]|Summarizing' "$logs/suite.log" | head -3 | tr '\n' ' ')"
