@@ -84,6 +84,11 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	drillMark(began, "runbook step 1: osd.%d out, safe to destroy", victim.osd)
 	r.step(2, v)
 	drillMark(began, "runbook step 2: osd.%d destroyed, its deployment gone", victim.osd)
+	// ceph-volume zaps through the /dev/<vg>/<lv> link (wipefs and dd on the LV's path):
+	// decision 0037 saw the link gone from the agent's root once ceph-volume had run in Rook's
+	// prepare pod. Said here, so that a failed step 3 is read at once.
+	_, linkErr := os.Stat(slotDev)
+	GinkgoWriter.Printf("before step 3: %s on the node: %v\n", slotDev, presentOr(linkErr))
 	r.step(3, v)
 	drillMark(began, "runbook step 3: slot %d zapped, the agent reads it Empty", victim.slot.Index)
 
@@ -374,6 +379,14 @@ func runWhere(where drill.Where, argv []string) ([]byte, error) {
 		return exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	}
 	return nil, fmt.Errorf("no place to run %q", argv)
+}
+
+// presentOr is err, or "present" when there is none.
+func presentOr(err error) any {
+	if err != nil {
+		return err
+	}
+	return "present"
 }
 
 func lastLine(s string) string {
