@@ -117,6 +117,8 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 
 	waitPGsClean(3 * cfg.timeout)
 	readDrillObjects(sums)
+	// Once Rook has finished with the CephCluster as the replacement left it (as spec 6b).
+	waitRookReconciled()
 	Expect(drill.Changed(before, otherDevices(fast, victim))).To(BeEmpty(), "devices outside the drill changed")
 	expectNoOSDRestarted(osdsBefore, podsBefore)
 	saveArtifacts("drill-replace-data-disk", storageNode(), policy(), cephCluster())
