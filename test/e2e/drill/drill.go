@@ -190,10 +190,13 @@ func ReadOSDMetadata(out []byte) (OSDDevices, error) {
 	}
 	list := func(k string) []string {
 		s, _ := m[k].(string)
-		if s == "" {
-			return nil
+		var out []string
+		for _, d := range strings.Split(s, ",") {
+			if d != "" {
+				out = append(out, d)
+			}
 		}
-		return strings.Split(s, ",")
+		return out
 	}
 	d := OSDDevices{ID: int(id), Data: list("bluestore_bdev_devices"), DB: list("bluefs_db_devices"), Dedicated: m["bluefs_dedicated_db"] == "1"}
 	if s, _ := m["bluefs_db_size"].(string); s != "" {

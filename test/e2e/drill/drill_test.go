@@ -262,3 +262,26 @@ func TestChanged(t *testing.T) {
 		t.Errorf("Changed(same) = %q", got)
 	}
 }
+
+// FuzzReaders: whatever kubectl, Ceph or LVM print, the readers answer or refuse without a
+// panic; a clean pg stat has at least one PG and names active+clean; an OSD's metadata read
+// names only non-empty devices.
+func FuzzReaders(f *testing.F) {
+	f.Add([]byte(`{"pg_summary":{"num_pg_by_state":[{"name":"active+clean","num":17}],"num_pgs":17}}`))
+	f.Add([]byte(`{"id":1,"bluestore_bdev_devices":"nvme3n1","bluefs_db_devices":"nvme1n1,","bluefs_dedicated_db":"1","bluefs_db_size":"4290772992"}`))
+	f.Add([]byte("apiVersion: prism.storage.io/v1alpha1\nkind: StorageNode\nstatus: {partitions: [{device: /dev/f, number: 2, dbContent: Empty}]}\n"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		if clean, summary, err := PGsClean(out); err == nil && clean && !strings.Contains(summary, "active+clean") {
+			t.Fatalf("clean without active+clean: %q", summary)
+		}
+		if md, err := ReadOSDMetadata(out); err == nil {
+			for _, d := range append(md.Data, md.DB...) {
+				if d == "" {
+					t.Fatalf("an empty device name read from %q", out)
+				}
+			}
+		}
+		_, _, _ = SlotContent(out, "/dev/f", 2)
+		_, _ = Volumes(out, []string{"/dev/vg/lv"})
+	})
+}
