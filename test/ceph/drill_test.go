@@ -155,6 +155,14 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	d.c.waitAllClean()
 	d.verifyObjects()
 	d.checkUnchanged(before, victim)
+	// Step 6: ceph-volume gave the new OSD a new id, so the destroyed one is purged.
+	if newOSD.id == victim.id {
+		t.Fatalf("the new OSD took the destroyed id %d: step 6 would purge it", victim.id)
+	}
+	run(6)
+	if d.c.osdExists(victim.id) {
+		t.Errorf("step 6: %s is still in the OSD map", victim.name())
+	}
 	t.Logf("drill done in %.0f s", time.Since(began).Seconds())
 }
 
@@ -453,4 +461,11 @@ func (c *cluster) waitAllClean() {
 		}
 		return s.only("active+clean"), fmt.Sprint(s)
 	})
+}
+
+// osdExists says whether the OSD map still lists the id (a destroyed OSD stays; a purged one goes).
+func (c *cluster) osdExists(id int) bool {
+	var ids []int
+	c.mustCephJSON(&ids, "osd", "ls")
+	return slices.Contains(ids, id)
 }

@@ -121,6 +121,14 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	waitRookReconciled()
 	Expect(drill.Changed(before, otherDevices(fast, victim))).To(BeEmpty(), "devices outside the drill changed")
 	expectNoOSDRestarted(osdsBefore, podsBefore)
+	// Step 6: the old id purged, unless the new OSD took it (the runbook says to skip it then).
+	if fresh.osd == victim.osd {
+		GinkgoWriter.Printf("step 6 skipped: osd.%d took the destroyed id\n", fresh.osd)
+	} else {
+		r.step(6, v)
+		Expect(osdDump(Default)).NotTo(HaveKey(victim.osd), "osd.%d is still in the OSD map after step 6", victim.osd)
+		drillMark(began, "runbook step 6: osd.%d purged", victim.osd)
+	}
 	saveArtifacts("drill-replace-data-disk", storageNode(), policy(), cephCluster())
 	drillMark(began, "done: every object identical, nothing else changed")
 }
