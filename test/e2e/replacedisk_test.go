@@ -160,7 +160,7 @@ func addQLCDrive(argv []string, fast prismv1.Device, hostname string, wantPartit
 		q.dev = sn.Status.Devices[i]
 		g.Expect(q.dev.Tier).To(Equal(prismv1.TierCapacity), "%s", q.dev.TierReason)
 		s := slotOf(sn, q.dev.StablePath)
-		g.Expect(s).NotTo(BeNil(), "no slot for %s in %+v (selection warnings %v)", q.dev.StablePath, sn.Spec.Plan, selection(policy()).Warnings)
+		g.Expect(s).NotTo(BeNil(), "no slot for %s in %+v (selection warnings %v)", q.dev.StablePath, sn.Spec.Plan, selectionWarnings())
 		q.slot = *s
 		g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation))
 		g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(), "%+v", sn.Status.Conditions)
@@ -184,6 +184,14 @@ func addQLCDrive(argv []string, fast prismv1.Device, hostname string, wantPartit
 	q.osd = osdOn(md, q.dev.Name)
 	expectDBOnPrismSlot(md[q.osd], q.dev.Name, fast.Name, dbBytes)
 	return q
+}
+
+// selectionWarnings are the policy's warnings for the suite's node (none when it has no selection).
+func selectionWarnings() []string {
+	if sel := selection(policy()); sel != nil {
+		return sel.Warnings
+	}
+	return nil
 }
 
 // rookDevices is the CephCluster's device list for the node.
@@ -315,7 +323,7 @@ func killDrive(q qlcDrive, fast prismv1.Device, hostname string) {
 		st := partitionStatus(sn, fast.StablePath, s.Partition.Number)
 		g.Expect(st).NotTo(BeNil())
 		g.Expect(st.DBContent).To(Equal(prismv1.DBSlotInUse), "%+v", st)
-		g.Expect(selection(policy()).Warnings).To(ContainElement(ContainSubstring(kept)))
+		g.Expect(selectionWarnings()).To(ContainElement(ContainSubstring(kept)))
 		g.Expect(rookDevices(g, hostname)).To(ContainElement(HaveKeyWithValue("name", q.dev.StablePath)), "the Rook entry is kept")
 	}).Should(Succeed())
 }
