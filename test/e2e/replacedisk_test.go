@@ -105,9 +105,11 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 
 	out := r.step(5, v)
 	sel := out["kubectl prism selection"]
-	i := slices.IndexFunc(selection(policy()).Capacity, func(s prismv1.SelectedDevice) bool { return s.StablePath == fresh.dev.StablePath })
+	ns := selection(policy())
+	Expect(ns).NotTo(BeNil(), "no selection for %s", cfg.node)
+	i := slices.IndexFunc(ns.Capacity, func(s prismv1.SelectedDevice) bool { return s.StablePath == fresh.dev.StablePath })
 	Expect(i).NotTo(Equal(-1), "the new drive is not in the policy's selection")
-	Expect(row(sel, cfg.node, "capacity", fresh.dev.Name, fresh.dev.Model)).To(HaveSuffix(" "+selection(policy()).Capacity[i].DBSlot),
+	Expect(row(sel, cfg.node, "capacity", fresh.dev.Name, fresh.dev.Model)).To(HaveSuffix(" "+ns.Capacity[i].DBSlot),
 		"step 5: the new drive's DB SLOT is the freed slot:\n%s", sel)
 	md, err := drill.ReadOSDMetadata([]byte(out["ceph osd metadata"]))
 	Expect(err).NotTo(HaveOccurred(), "step 5's ceph osd metadata")
