@@ -71,7 +71,7 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	delete(osdsBefore, victim.osd)
 	delete(podsBefore, strconv.Itoa(victim.osd))
 
-	killDrive(victim, fast, hostname)
+	killDrive(victim, fast, hostname, sums)
 	drillMark(began, "%s dead: osd.%d down, slot %d kept", victim.dev.Name, victim.osd, victim.slot.Index)
 
 	st := partitionStatus(storageNode(), fast.StablePath, victim.slot.Partition.Number)
@@ -228,15 +228,24 @@ func writeDrillObjects() map[string][32]byte {
 	waitPGsClean(cfg.timeout)
 	sums := map[string][32]byte{}
 	for i := range drillObjects {
-		data := make([]byte, 4096<<(i%9))
-		_, _ = rand.Read(data)
 		name := fmt.Sprintf("drill-%02d", i)
-		out, err := rados(data, "-p", drillPool, "put", name, "-")
-		Expect(err).NotTo(HaveOccurred(), "rados put %s: %s", name, out)
-		sums[name] = sha256.Sum256(data)
+		Expect(putObject(sums, name, 4096<<(i%9))).To(Succeed())
 	}
 	GinkgoWriter.Printf("pools %v at size 2; %d objects in %s\n", pools, len(sums), drillPool)
 	return sums
+}
+
+// putObject writes an object of size random bytes and records its SHA-256 once rados says it
+// is written; extra are more rados options (a timeout).
+func putObject(sums map[string][32]byte, name string, size int, extra ...string) error {
+	data := make([]byte, size)
+	_, _ = rand.Read(data)
+	out, err := rados(data, append(extra, "-p", drillPool, "put", name, "-")...)
+	if err != nil {
+		return fmt.Errorf("rados put %s: %w: %s", name, err, out)
+	}
+	sums[name] = sha256.Sum256(data)
+	return nil
 }
 
 // readDrillObjects reads every object back and compares its SHA-256.
@@ -302,7 +311,10 @@ func otherDevices(fast prismv1.Device, victim qlcDrive) map[string]string {
 // waits for what must follow: the block device gone from the node, the OSD down in Ceph, the
 // drive gone from the agent's inventory, and Prism keeping its slot: the plan and the Rook
 // entry unchanged, the slot read InUse, the policy's warning naming it (decision 0037).
-func killDrive(q qlcDrive, fast prismv1.Device, hostname string) {
+// Clients keep writing meanwhile, one object per poll (recorded in sums once written): an OSD
+// whose BlueFS DB is on a live device may not touch its dead main device until a write comes
+// (BlueStore aborts on a failed write to it; then its peers report it down at once).
+func killDrive(q qlcDrive, fast prismv1.Device, hostname string, sums map[string][32]byte) {
 	argv := append(slices.Clone(cfg.drillFail), q.dev.Serial)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
@@ -311,9 +323,17 @@ func killDrive(q qlcDrive, fast prismv1.Device, hostname string) {
 		_, err := os.Stat("/sys/block/" + q.dev.Name)
 		return os.IsNotExist(err)
 	}).WithTimeout(2*time.Minute).Should(BeTrue(), "/sys/block/%s still there", q.dev.Name)
+	n := 0
 	Eventually(func(g Gomega) {
+		name := fmt.Sprintf("drill-during-%02d", n)
+		n++
+		// A write to a PG of the dying OSD waits for the map that marks it down: bounded.
+		if err := putObject(sums, name, 64<<10, "--rados-osd-op-timeout", "60"); err != nil {
+			GinkgoWriter.Printf("while %s dies: %v\n", q.dev.Name, err)
+		}
 		g.Expect(osdDump(g)[q.osd].Up).To(Equal(0), "osd.%d still up", q.osd)
 	}).WithTimeout(2 * cfg.timeout).WithPolling(15 * time.Second).Should(Succeed())
+	GinkgoWriter.Printf("osd.%d down after %d writes during the failure\n", q.osd, n)
 	kept := fmt.Sprintf("DB slot %d keeps %s", q.slot.Index, q.dev.StablePath)
 	Eventually(func(g Gomega) {
 		sn := &prismv1.StorageNode{}
