@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/lvm"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 	"github.com/prism-storage/prism/internal/runbook"
 	"github.com/prism-storage/prism/test/e2e/drill"
 )
@@ -283,19 +285,27 @@ func waitPGsClean(limit time.Duration) {
 	}).WithTimeout(limit).WithPolling(15 * time.Second).Should(Succeed())
 }
 
-// otherDevices is what the drill must not change: the fast device's partition table, and each
-// other slot's logical volume (uuid and tags: ceph-volume's ceph.* tags name its OSD).
+// otherDevices is what the drill must not change: the fast device's partition table, each
+// other slot's logical volume (uuid and tags: ceph-volume's ceph.* tags name its OSD), and
+// the sectors written to each spare slot's volume, which nothing uses (the other OSDs write
+// to their drives and slots all the time, so theirs are not compared).
 func otherDevices(fast prismv1.Device, victim qlcDrive) map[string]string {
 	table, err := exec.Command("sfdisk", "--dump", "/dev/"+fast.Name).Output()
 	Expect(err).NotTo(HaveOccurred(), "sfdisk --dump /dev/%s", fast.Name)
 	sn := storageNode()
 	var paths []string
+	written := map[string]string{}
 	for _, s := range sn.Spec.Plan.FastDevices[0].Slots {
 		if s.Index == victim.slot.Index {
 			continue
 		}
-		if st := partitionStatus(sn, fast.StablePath, s.Partition.Number); st != nil && st.Volume != nil && st.Volume.Path != "" {
-			paths = append(paths, st.Volume.Path)
+		st := partitionStatus(sn, fast.StablePath, s.Partition.Number)
+		if st == nil || st.Volume == nil || st.Volume.Path == "" {
+			continue
+		}
+		paths = append(paths, st.Volume.Path)
+		if s.DataDevice == "" {
+			written[fmt.Sprintf("sectors written to spare slot %d (%s)", s.Index, st.Volume.Path)] = sectorsWritten(st.Volume.Path)
 		}
 	}
 	argv := lvm.LVsArgv()
@@ -304,7 +314,23 @@ func otherDevices(fast prismv1.Device, victim qlcDrive) map[string]string {
 	m, err := drill.Volumes(out, paths)
 	Expect(err).NotTo(HaveOccurred())
 	m["partition table of /dev/"+fast.Name] = string(table)
+	maps.Copy(m, written)
 	return m
+}
+
+// sectorsWritten is the volume's written sectors since boot, read from its device-mapper
+// device's stat (by its dm name: the /dev/<vg>/<lv> link may be missing, decision 0037).
+func sectorsWritten(volume string) string {
+	vg, lv, err := drill.VolumeNames(volume)
+	Expect(err).NotTo(HaveOccurred())
+	host := sysfs.Host{Root: "/"}
+	dm, err := host.DeviceMapper(lvm.DMName(vg, lv))
+	Expect(err).NotTo(HaveOccurred(), "the device-mapper device of %s", volume)
+	stat, err := os.ReadFile(filepath.Join("/sys/class/block", dm, "stat"))
+	Expect(err).NotTo(HaveOccurred())
+	n, err := drill.SectorsWritten(stat)
+	Expect(err).NotTo(HaveOccurred())
+	return strconv.FormatInt(n, 10)
 }
 
 // killDrive removes the drive's NVMe-oF namespace (prism-nvmet-loop --remove SERIAL), then

@@ -248,3 +248,27 @@ func Changed(before, after map[string]string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// SectorsWritten reads a block device's stat file (/sys/block/<dev>/stat,
+// Documentation/block/stat.rst): its seventh field, the 512-byte sectors written since boot.
+func SectorsWritten(stat []byte) (int64, error) {
+	f := strings.Fields(string(stat))
+	if len(f) < 11 {
+		return 0, fmt.Errorf("block stat %q: %d fields, want at least 11", stat, len(f))
+	}
+	n, err := strconv.ParseInt(f[6], 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("block stat %q: write sectors %q", stat, f[6])
+	}
+	return n, nil
+}
+
+// VolumeNames splits a slot's volume path, /dev/<vg>/<lv>, into its VG and LV names.
+func VolumeNames(path string) (vg, lv string, err error) {
+	rest, ok := strings.CutPrefix(path, "/dev/")
+	parts := strings.Split(rest, "/")
+	if !ok || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", fmt.Errorf("volume path %q: want /dev/<vg>/<lv>", path)
+	}
+	return parts[0], parts[1], nil
+}
