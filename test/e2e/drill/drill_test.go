@@ -263,7 +263,7 @@ func TestChanged(t *testing.T) {
 	}
 }
 
-// FuzzReaders: whatever kubectl, Ceph or LVM print, the readers answer or refuse without a
+// FuzzReaders: whatever kubectl, Ceph, LVM or the kernel's block stat print, the readers answer or refuse without a
 // panic; a clean pg stat has at least one PG and names active+clean; an OSD's metadata read
 // names only non-empty devices.
 func FuzzReaders(f *testing.F) {
@@ -280,6 +280,9 @@ func FuzzReaders(f *testing.F) {
 					t.Fatalf("an empty device name read from %q", out)
 				}
 			}
+		}
+		if n, err := SectorsWritten(out); err == nil && n < 0 {
+			t.Fatalf("negative sectors %d from %q", n, out)
 		}
 		_, _, _ = SlotContent(out, "/dev/f", 2)
 		_, _ = Volumes(out, []string{"/dev/vg/lv"})
