@@ -83,6 +83,10 @@ e2e-prism: ## e2e-rook-chart, then Prism's image and the Ginkgo suite test/e2e i
 e2e-chain: ## The whole chain: e2e-prism with Rook's real operator, asserted from Ceph too (OSDs with BlueFS DB on Prism's partitions, a hot-added drive, the policy deleted; docs/e2e.md).
 	hack/e2e/run.sh chain
 
+.PHONY: e2e-drills
+e2e-drills: ## e2e-chain with the failure drills: a QLC drive dies and docs/runbooks/replace-data-disk.md, run as written, replaces it (docs/e2e.md; not run in a guest yet).
+	PRISM_E2E_DRILLS=1 hack/e2e/run.sh chain
+
 .PHONY: e2e-kind
 e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go library; needs docker or podman: docs/e2e.md).
 	$(GO) run ./test/e2e/kind

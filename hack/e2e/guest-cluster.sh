@@ -41,6 +41,7 @@
 #   E2E_BENCH_WRITES_MIB  chain: after the suite, hack/e2e/bench-writes.sh with that budget (MiB per
 #               layout): the client bytes that reach QLC with Prism's layout and without, on
 #               Rook's OSDs (issue 32)
+#   E2E_DRILLS=1 (chain): the suite also runs the failure drills (drill_env), and gets 190 min
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -459,6 +460,23 @@ rook_stage() {
   mark "health at the end: $(head -1 "$out/state/health-end/health-detail.txt")"
 }
 
+# drill_env: the suite's settings for the failure drills (E2E_DRILLS=1 in the chain), one
+# NAME=VALUE a line; nothing otherwise, so that the default chain is unchanged. The drives are
+# the lines run.sh wrote; --remove kills a drive by its fabric serial (prism-nvmet-loop).
+drill_env() {
+  [[ ${E2E_DRILLS:-} == 1 && $E2E_STAGE == chain ]] || return 0
+  echo "PRISM_E2E_DRILLS=1"
+  echo "PRISM_E2E_DRILL_ADD=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-add.txt"
+  echo "PRISM_E2E_DRILL_REPLACE=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-new.txt"
+  echo "PRISM_E2E_DRILL_FAIL=prism-nvmet-loop --remove"
+  echo "PRISM_E2E_RUNBOOKS=/opt/e2e/runbooks"
+}
+
+# suite_timeout: the suite's -test.timeout and -ginkgo.timeout: 100 min, 190 with the drills.
+suite_timeout() {
+  if [[ -n $(drill_env) ]]; then echo 190m; else echo 100m; fi
+}
+
 # 8. Prism (E2E_STAGE=prism): the drives, Rook's chart and a CephCluster (no operator: the
 # suite checks what Prism writes into it), Prism's image, then the suite, which installs
 # Prism's chart itself. Each spec's outcome becomes a mark. E2E_STAGE=chain: the same with
@@ -483,15 +501,18 @@ prism_stage() {
     rook_cluster
     imported
   fi
-  local rc=0
-  mark "PRISM SUITE START"
+  local rc=0 line timeout
+  while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
+  timeout=$(suite_timeout)
+  [[ $timeout == 100m ]] && mark "PRISM SUITE START" || mark "PRISM SUITE START (the drills; timeout $timeout)"
   env "${suite_env[@]}" PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
     PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
     PRISM_E2E_KUBECTL_PRISM=/mnt/host/bin/kubectl-prism PRISM_E2E_SAMPLES=/opt/e2e/samples \
-    PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" PRISM_E2E_ARTIFACTS="$out/state/suite" prism-e2e.test -test.v -test.timeout 100m -ginkgo.timeout 100m \
+    PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" PRISM_E2E_ARTIFACTS="$out/state/suite" prism-e2e.test -test.v -test.timeout "$timeout" -ginkgo.timeout "$timeout" \
     -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
     tee "$logs/suite.log" | while IFS= read -r line; do
       [[ $line != e2e-spec:* ]] || mark "${line#e2e-spec: }"
+      [[ $line != e2e-drill:* ]] || mark "drill: ${line#e2e-drill: }"
     done
   rc=${PIPESTATUS[0]}
   ((rc == 0)) || fail "PRISM SUITE FAILED (exit $rc): $(grep -E '^\s*\[FAIL\]|Summarizing' "$logs/suite.log" | head -3 | tr '\n' ' ')"

@@ -42,7 +42,11 @@
 # PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
 # the mgr's cephsqlite_lock_renewal_timeout (decision 0051); PRISM_E2E_BENCH_WRITES_MIB=N (chain):
 # after the suite, the same RGW-like workload of N MiB on a QLC drive alone and on Prism's OSD,
-# counted by the kernel (hack/e2e/bench-writes.sh). Importing the Rook/Ceph image
+# counted by the kernel (hack/e2e/bench-writes.sh).
+# PRISM_E2E_DRILLS=1 (chain only):
+# the failure drills after the hot-add spec (test/e2e drill_test.go: a third QLC drive, a pool
+# of recorded objects, a drive that dies, docs/runbooks/replace-data-disk.md run as written, a
+# new drive in the freed slot), with their drives and a longer guest and suite limit. Importing the Rook/Ceph image
 # in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
 # 2 min, once per guest build and image (docs/e2e.md).
 set -euo pipefail
@@ -50,6 +54,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 stage=${1:-node}
 [[ $stage =~ ^(node|rook-chart|rook|prism|chain)$ ]] || { echo "usage: $0 node|rook-chart|rook|prism|chain" >&2; exit 2; }
+drills=${PRISM_E2E_DRILLS:-}
+[[ -z $drills || ($drills == 1 && $stage == chain) ]] || { echo "PRISM_E2E_DRILLS=1 runs with the chain stage only (Rook's operator)" >&2; exit 2; }
 # What each stage has: the real operator (its image), Prism (its image, chart and suite).
 operator="" prism=""
 [[ $stage != rook && $stage != chain ]] || operator=1
@@ -165,6 +171,11 @@ if [[ -n $prism ]]; then
     printf '%s\n' "sparse:$fast PRISM-E2E-FAST INTEL SSDPF21Q400GB" "sparse:$qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
       >"$work/overlay/etc/prism-e2e-nvmet.txt"
     echo "sparse:$qlc PRISM-E2E-QLC2 INTEL SSDPF2NV307TZ" >"$work/overlay/etc/prism-e2e-nvmet-hotadd.txt"
+    # The drills' drives: a third QLC drive for a third OSD, and the one that replaces a dead drive.
+    echo "sparse:$qlc PRISM-E2E-QLC3 INTEL SSDPF2NV307TZ" >"$work/overlay/etc/prism-e2e-nvmet-drill-add.txt"
+    echo "sparse:$qlc PRISM-E2E-QLC4 INTEL SSDPF2NV307TZ" >"$work/overlay/etc/prism-e2e-nvmet-drill-new.txt"
+    # The runbooks the drills run as written (internal/runbook reads them in the guest).
+    cp -r "$repo/docs/runbooks" "$work/overlay/opt/e2e/runbooks"
   else
     printf '%s\n' "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q400GB" "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ" \
       >"$work/overlay/etc/prism-e2e-nvmet.txt"
@@ -212,6 +223,7 @@ fi
   echo "E2E_IMAGES=\"$e2e_images\""
   echo "E2E_REUSE_WORK=${base:+1}"
   echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
+  echo "E2E_DRILLS=$drills"
   echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
   echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
   echo "E2E_BENCH_WRITES_MIB=${PRISM_E2E_BENCH_WRITES_MIB:-}"
@@ -231,6 +243,9 @@ mem=${PRISM_E2E_MEM:-8G}
 # 10 min of cluster start; 5400 s cut the fourth run in its last spec (2026-11-26).
 limit=5400
 [[ $stage != chain ]] || limit=7800
+# The drills add a third OSD and a replacement OSD (a prepare each, 15-40 min under TCG), the
+# pool's recovery and the runbook's steps: their suite may take 190 min (guest-cluster.sh).
+[[ -z $drills ]] || limit=13200
 t0=$SECONDS
 rc=0
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \

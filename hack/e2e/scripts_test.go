@@ -360,3 +360,148 @@ func TestWorkdiskImportsWithTheGuestsContainerd(t *testing.T) {
 		t.Errorf("second call: %q (%s), want the cached %q", again, strings.TrimSpace(stderr), disk)
 	}
 }
+
+// TestNvmetRemoveDrive: hack/guest/nvmet-loop.sh --remove SERIAL (the replace-data-disk
+// drill's dead drive) disables the drive's namespace before removing it from its own
+// subsystem, deletes a sparse file behind it, and touches no other drive: not another
+// subsystem, never a disk behind a namespace. Against a configfs tree of plain directories,
+// where rmdir is a function that records what it removed and the namespace's enable then.
+func TestNvmetRemoveDrive(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	src := read(t, "../guest/nvmet-loop.sh")
+	fns := function(t, src, "nqn_of") + function(t, src, "remove_drive")
+	for _, c := range []struct {
+		name, serial string
+		backing      string // the removed drive's device_path; "sparse" for a file in sparse_dir
+		wantErr      string
+		wantRemoved  bool // the backing file is deleted
+	}{
+		{"a drive over a sparse file", "PRISM-E2E-QLC3", "sparse", "", true},
+		{"a drive over a disk", "PRISM-E2E-QLC3", "/dev/nvme0n3", "", false},
+		{"no such drive", "PRISM-E2E-QLC9", "sparse", "no namespace for serial PRISM-E2E-QLC9", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, sparse := filepath.Join(dir, "nvmet"), filepath.Join(dir, "sparse")
+			files := map[string]string{}
+			for _, d := range []struct{ serial, backing string }{{"PRISM-E2E-QLC3", c.backing}, {"PRISM-E2E-QLC", "sparse"}} {
+				backing := d.backing
+				if backing == "sparse" {
+					backing = filepath.Join(sparse, d.serial+".img")
+					files[d.serial] = backing
+				}
+				ns := filepath.Join(cfg, "subsystems", "nqn.2024-01.io.prism-storage:guest-"+strings.ToLower(d.serial), "namespaces", "1")
+				for name, body := range map[string]string{filepath.Join(ns, "enable"): "1\n", filepath.Join(ns, "device_path"): backing + "\n", backing: "x"} {
+					if strings.HasPrefix(name, "/dev/") {
+						continue
+					}
+					if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			script := fns + `rmdir() { echo "rmdir $1 enable=$(cat "$1/enable")"; rm -r "$1"; }
+cfg=$1 sparse_dir=$2
+remove_drive "$3"`
+			var stderr bytes.Buffer
+			cmd := exec.Command("bash", "-c", script, "bash", cfg, sparse, c.serial)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(stderr.String(), c.wantErr) {
+					t.Fatalf("remove_drive %s: %v, stderr %q; want an error %q", c.serial, err, stderr.String(), c.wantErr)
+				}
+			} else if err != nil {
+				t.Fatalf("remove_drive %s: %v\n%s", c.serial, err, stderr.String())
+			}
+			ns := filepath.Join(cfg, "subsystems", "nqn.2024-01.io.prism-storage:guest-prism-e2e-qlc3", "namespaces", "1")
+			if want := "rmdir " + ns + " enable=0"; c.wantErr == "" && !strings.Contains(string(out), want) {
+				t.Errorf("output %q, want %q: the namespace disabled, then removed", out, want)
+			}
+			if _, err := os.Stat(ns); (err == nil) != (c.wantErr != "") {
+				t.Errorf("namespace %s after the removal: %v", ns, err)
+			}
+			if _, err := os.Stat(files["PRISM-E2E-QLC3"]); c.backing == "sparse" && (err == nil) == c.wantRemoved {
+				t.Errorf("the removed drive's sparse file: %v, want deleted %v", err, c.wantRemoved)
+			}
+			other := filepath.Join(cfg, "subsystems", "nqn.2024-01.io.prism-storage:guest-prism-e2e-qlc", "namespaces", "1")
+			if b, err := os.ReadFile(filepath.Join(other, "enable")); err != nil || string(b) != "1\n" {
+				t.Errorf("the other drive's namespace: enable %q, %v; want it untouched", b, err)
+			}
+			if _, err := os.Stat(files["PRISM-E2E-QLC"]); err != nil {
+				t.Errorf("the other drive's sparse file: %v", err)
+			}
+		})
+	}
+}
+
+// TestDrillsOnlyWhenAsked: the failure drills reach the suite only with PRISM_E2E_DRILLS=1 in
+// the chain stage: run.sh refuses them elsewhere and writes E2E_DRILLS for the guest, whose
+// drill_env then gives the suite its settings and suite_timeout 190 min; without it the suite
+// gets no drill setting and its 100 min, as before.
+func TestDrillsOnlyWhenAsked(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	src := read(t, "guest-cluster.sh")
+	fns := function(t, src, "drill_env") + function(t, src, "suite_timeout")
+	for _, c := range []struct {
+		stage, drills string
+		wantEnv       []string
+		wantTimeout   string
+	}{
+		{"chain", "", nil, "100m"},
+		{"chain", "0", nil, "100m"},
+		{"prism", "1", nil, "100m"},
+		{"chain", "1", []string{
+			"PRISM_E2E_DRILLS=1",
+			"PRISM_E2E_DRILL_ADD=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-add.txt",
+			"PRISM_E2E_DRILL_REPLACE=prism-nvmet-loop /etc/prism-e2e-nvmet-drill-new.txt",
+			"PRISM_E2E_DRILL_FAIL=prism-nvmet-loop --remove",
+			"PRISM_E2E_RUNBOOKS=/opt/e2e/runbooks",
+		}, "190m"},
+	} {
+		cmd := exec.Command("bash", "-c", fns+`drill_env; echo "timeout $(suite_timeout)"`)
+		cmd.Env = append(os.Environ(), "E2E_STAGE="+c.stage, "E2E_DRILLS="+c.drills)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s, E2E_DRILLS=%q: %v", c.stage, c.drills, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		env, timeout := lines[:len(lines)-1], lines[len(lines)-1]
+		if strings.Join(env, "\n") != strings.Join(c.wantEnv, "\n") || timeout != "timeout "+c.wantTimeout {
+			t.Errorf("%s, E2E_DRILLS=%q: env %q, %s; want %q, timeout %s", c.stage, c.drills, env, timeout, c.wantEnv, c.wantTimeout)
+		}
+	}
+	// The files drill_env names are the ones run.sh writes into the guest's overlay.
+	run := read(t, "run.sh")
+	for _, want := range []string{
+		`>"$work/overlay/etc/prism-e2e-nvmet-drill-add.txt"`,
+		`>"$work/overlay/etc/prism-e2e-nvmet-drill-new.txt"`,
+		`cp -r "$repo/docs/runbooks" "$work/overlay/opt/e2e/runbooks"`,
+		`echo "E2E_DRILLS=$drills"`,
+		`[[ -z $drills || ($drills == 1 && $stage == chain) ]] || {`,
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("run.sh lacks %s", want)
+		}
+	}
+	stage := function(t, src, "prism_stage")
+	for _, want := range []string{`done < <(drill_env)`, `-test.timeout "$timeout" -ginkgo.timeout "$timeout"`} {
+		if !strings.Contains(stage, want) {
+			t.Errorf("prism_stage lacks %s", want)
+		}
+	}
+	// The suite reads each setting drill_env gives.
+	suite := read(t, "../../test/e2e/e2e_suite_test.go")
+	for _, name := range []string{"PRISM_E2E_DRILLS", "PRISM_E2E_DRILL_ADD", "PRISM_E2E_DRILL_REPLACE", "PRISM_E2E_DRILL_FAIL", "PRISM_E2E_RUNBOOKS"} {
+		if !strings.Contains(suite, `"`+name+`"`) {
+			t.Errorf("test/e2e does not read %s", name)
+		}
+	}
+}

@@ -19,14 +19,48 @@
 # (/run/prism-nvmet, 4 GiB of RAM at most), so there is no second path at all; the file's
 # namespace has 4096-byte blocks (the tmpfs's block size). Run again with new lines, it adds
 # those drives to the running target: a hot-add.
+#
+#   prism-nvmet-loop --remove <fabric serial>
+#
+# The drive dies (the e2e drill of docs/runbooks/replace-data-disk.md): its namespace is
+# disabled and removed from its subsystem, as a controller does whose medium has failed. The
+# target tells the host (an asynchronous event, namespace attributes changed); the host's
+# rescan deletes the block device, and every I/O to it fails from then on. A sparse file behind
+# it is deleted: its bytes are gone, as a dead drive's. The subsystem, its port link and the
+# host's controller stay: no other drive's path is touched.
 set -euo pipefail
+cfg=/sys/kernel/config/nvmet
+sparse_dir=/run/prism-nvmet
+
+# nqn_of SERIAL: the subsystem of the drive with that fabric serial.
+nqn_of() {
+  echo "nqn.2024-01.io.prism-storage:guest-$(tr 'A-Z' 'a-z' <<<"$1")"
+}
+
+# remove_drive SERIAL: the drive with that fabric serial dies (above).
+remove_drive() {
+  local ns backing
+  ns=$cfg/subsystems/$(nqn_of "$1")/namespaces/1
+  [[ -d $ns ]] || { echo "prism-nvmet-loop: no namespace for serial $1 ($ns)" >&2; return 1; }
+  backing=$(cat "$ns/device_path")
+  echo 0 >"$ns/enable"
+  rmdir "$ns"
+  # Only a file this script made: a disk behind a namespace is never written here.
+  [[ $backing != "$sparse_dir"/*.img ]] || rm -f "$backing"
+  echo "$1 removed: $ns, backing $backing"
+}
+
+if [[ ${1:-} == --remove ]]; then
+  [[ -n ${2:-} ]] || { echo "usage: prism-nvmet-loop --remove <fabric serial>" >&2; exit 2; }
+  remove_drive "$2"
+  exit 0
+fi
 lvm_filter=""
 if [[ ${1:-} == --lvm-filter ]]; then
   lvm_filter=1
   shift
 fi
 spec=${1:-/dev/stdin}
-cfg=/sys/kernel/config/nvmet
 port=$cfg/ports/1
 
 # block device name (nvmeXnY) whose controller reports this serial.
@@ -54,7 +88,7 @@ fi
 
 # sparse_file SERIAL BYTES: a sparse file of BYTES for that fabric serial, on the tmpfs.
 sparse_file() {
-  local dir=/run/prism-nvmet
+  local dir=$sparse_dir
   mountpoint -q "$dir" || { mkdir -p "$dir" && mount -t tmpfs -o size=4G,mode=0700 prism-nvmet "$dir"; }
   truncate -s "$2" "$dir/$1.img"
   echo "$dir/$1.img"
@@ -69,7 +103,7 @@ while read -r qserial fserial model; do
     backing=$(by_serial "$qserial") || { echo "prism-nvmet-loop: no emulated disk with serial $qserial" >&2; exit 1; }
     backing=/dev/$backing
   fi
-  nqn="nqn.2024-01.io.prism-storage:guest-$(tr 'A-Z' 'a-z' <<<"$fserial")"
+  nqn=$(nqn_of "$fserial")
   sub=$cfg/subsystems/$nqn
   mkdir "$sub"
   echo 1 >"$sub/attr_allow_any_host"

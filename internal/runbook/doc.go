@@ -10,7 +10,9 @@
 //     a line, a trailing "# ..." is the command's comment). A command is one program with its
 //     arguments: no pipes, redirections, command substitution or variables other than
 //     placeholders ($NAME or ${NAME}, upper case), so it runs as an argv without a shell;
-//   - `<!-- not run: REASON -->` on the line before a block says why no drill runs it.
+//   - `<!-- not run: REASON -->` on the line before a block says why no drill runs it;
+//     `<!-- not run by DRILL: REASON -->` (DRILL a test package's path, such as test/ceph) says
+//     why that drill does not run it, while the others do (Block.SkippedBy).
 //
 // Parse refuses a placeholder a command uses but the section does not declare, one declared but
 // never used, a step out of order and a block outside a step; Argv refuses a value missing or

@@ -36,8 +36,18 @@ type Block struct {
 	Line int // the opening fence's line, from 1
 	// NotRun is the reason of a `<!-- not run: REASON -->` marker before the block; "" when
 	// the block is meant to be run by a drill.
-	NotRun   string
+	NotRun string
+	// NotRunBy are the reasons of `<!-- not run by DRILL: REASON -->` markers before the block,
+	// by drill (a test package's path, such as test/ceph): that drill does not run the block,
+	// the others do.
+	NotRunBy map[string]string
 	Commands []Command
+}
+
+// SkippedBy is why the drill does not run the block: the reason of a marker for every drill or
+// for that one; "" when the drill runs it.
+func (b Block) SkippedBy(drill string) string {
+	return cmpOr(b.NotRun, b.NotRunBy[drill])
 }
 
 // Command is one command of a block.
@@ -75,7 +85,7 @@ var (
 	stepLine      = regexp.MustCompile(`^(\d+)\.\s+(.*)$`)
 	fenceLine     = regexp.MustCompile("^\\s*```")
 	shellFence    = regexp.MustCompile("^\\s*```(sh|bash|shell)\\s*$")
-	notRunMarker  = regexp.MustCompile(`^\s*<!--\s*not run:(.*?)-->\s*$`)
+	notRunMarker  = regexp.MustCompile(`^\s*<!--\s*not run(?: by ([A-Za-z0-9_./-]+))?:(.*?)-->\s*$`)
 	placeholderIt = regexp.MustCompile("^\\s*[-*]\\s+`\\$([A-Z][A-Z0-9_]*)`\\s*:\\s*(.*)$")
 	// placeholderUse finds $NAME and ${NAME}; any other $ is refused in a command.
 	placeholderUse = regexp.MustCompile(`\$(?:\{([A-Z][A-Z0-9_]*)\}|([A-Z][A-Z0-9_]*))`)
@@ -90,7 +100,7 @@ func Parse(text string) (Runbook, error) {
 	lines := strings.Split(text, "\n")
 	declared := map[string]int{}
 	section := ""
-	var marker *string
+	var markers []marker
 	for i := 0; i < len(lines); i++ {
 		line, n := lines[i], i+1
 		if fenceLine.MatchString(line) {
@@ -109,28 +119,24 @@ func Parse(text string) (Runbook, error) {
 				if err != nil {
 					return rb, err
 				}
-				if marker != nil {
-					if *marker == "" {
-						return rb, fmt.Errorf("line %d: the not-run marker gives no reason", n-1)
-					}
-					b.NotRun = *marker
+				if err := b.mark(markers); err != nil {
+					return rb, err
 				}
 				s := &rb.Steps[len(rb.Steps)-1]
 				s.Blocks = append(s.Blocks, b)
 			}
-			marker, i = nil, end
+			markers, i = nil, end
 			continue
 		}
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
 		if m := notRunMarker.FindStringSubmatch(line); m != nil {
-			reason := strings.TrimSpace(m[1])
-			marker = &reason
+			markers = append(markers, marker{line: n, drill: m[1], reason: strings.TrimSpace(m[2])})
 			continue
 		}
-		if marker != nil {
-			return rb, fmt.Errorf("line %d: a not-run marker must stand right before a shell block", n-1)
+		if len(markers) > 0 {
+			return rb, fmt.Errorf("line %d: a not-run marker must stand right before a shell block", markers[len(markers)-1].line)
 		}
 		if m := titleLine.FindStringSubmatch(line); m != nil && rb.Title == "" {
 			rb.Title = m[1]
@@ -160,10 +166,38 @@ func Parse(text string) (Runbook, error) {
 			rb.Steps = append(rb.Steps, Step{Number: num, Line: n, Title: strings.TrimSpace(m[2])})
 		}
 	}
-	if marker != nil {
-		return rb, fmt.Errorf("a not-run marker at the end stands before no shell block")
+	if len(markers) > 0 {
+		return rb, fmt.Errorf("line %d: a not-run marker at the end stands before no shell block", markers[0].line)
 	}
 	return rb, checkPlaceholders(rb, declared)
+}
+
+// marker is one `<!-- not run[ by DRILL]: REASON -->` line.
+type marker struct {
+	line          int
+	drill, reason string
+}
+
+// mark applies the markers that stand before the block.
+func (b *Block) mark(markers []marker) error {
+	for _, m := range markers {
+		switch {
+		case m.reason == "":
+			return fmt.Errorf("line %d: the not-run marker gives no reason", m.line)
+		case m.drill == "" && b.NotRun != "":
+			return fmt.Errorf("line %d: a second not-run marker for every drill", m.line)
+		case m.drill == "":
+			b.NotRun = m.reason
+		case b.NotRunBy[m.drill] != "":
+			return fmt.Errorf("line %d: a second not-run marker for %s", m.line, m.drill)
+		default:
+			if b.NotRunBy == nil {
+				b.NotRunBy = map[string]string{}
+			}
+			b.NotRunBy[m.drill] = m.reason
+		}
+	}
+	return nil
 }
 
 // checkPlaceholders refuses a placeholder used but not declared, and one declared but not used.

@@ -86,6 +86,10 @@ func TestParseRefuses(t *testing.T) {
 		{"block before a step", head + "```sh\nceph osd out $ID\n```\n", "line 5: a shell block outside a numbered step"},
 		{"unclosed block", head + "1. a\n```sh\nceph osd out $ID\n", "line 6: the fenced block is never closed"},
 		{"marker without reason", head + "1. a\n<!-- not run: -->\n```sh\nceph osd out $ID\n```\n", "line 6: the not-run marker gives no reason"},
+		{"a second marker for every drill", head + "1. a\n<!-- not run: x -->\n<!-- not run: y -->\n```sh\nceph osd out $ID\n```\n", "line 7: a second not-run marker for every drill"},
+		{"a second marker for one drill", head + "1. a\n<!-- not run by test/ceph: x -->\n<!-- not run by test/ceph: y -->\n```sh\nceph osd out $ID\n```\n", "line 7: a second not-run marker for test/ceph"},
+		{"drill marker without reason", head + "1. a\n<!-- not run by test/e2e:  -->\n```sh\nceph osd out $ID\n```\n", "line 6: the not-run marker gives no reason"},
+		{"marker at the end", head + "1. a\n```sh\nceph osd out $ID\n```\n<!-- not run by test/e2e: x -->\n", "line 9: a not-run marker at the end stands before no shell block"},
 		{"marker before prose", head + "1. a\n<!-- not run: x -->\nprose\n", "line 6: a not-run marker must stand right before a shell block"},
 		{"pipe", head + "1. a\n```sh\nceph osd dump | grep $ID\n```\n", "line 7: \"ceph osd dump | grep $ID\": '|' is shell syntax"},
 		{"substitution", head + "1. a\n```sh\nceph osd out $(cat id) $ID\n```\n", "line 7: \"ceph osd out $(cat id) $ID\": a $ that is not a placeholder"},
@@ -99,6 +103,45 @@ func TestParseRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Parse error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestNotRunBy: a marker naming a drill keeps only that drill from the block; one without a
+// name keeps every drill from it, and both may stand before one block.
+func TestNotRunBy(t *testing.T) {
+	text := "# T\n## Placeholders\n- `$ID`: an id\n## Steps\n1. a\n" +
+		"<!-- not run by test/ceph: no Kubernetes -->\n```sh\nkubectl get storagenode $ID\n```\n" +
+		"```sh\nceph osd out $ID\n```\n" +
+		"<!-- not run by test/ceph: no Kubernetes -->\n<!-- not run by test/e2e: no loop devices -->\n```sh\nlosetup -d $ID\n```\n" +
+		"<!-- not run: by hand -->\n<!-- not run by test/ceph: also -->\n```sh\nceph osd purge $ID\n```\n"
+	rb, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := rb.Blocks()
+	if len(blocks) != 4 {
+		t.Fatalf("%d blocks: %+v", len(blocks), blocks)
+	}
+	for _, c := range []struct {
+		block int
+		drill string
+		want  string
+	}{
+		{0, "test/ceph", "no Kubernetes"},
+		{0, "test/e2e", ""},
+		{1, "test/ceph", ""},
+		{1, "test/e2e", ""},
+		{2, "test/ceph", "no Kubernetes"},
+		{2, "test/e2e", "no loop devices"},
+		{3, "test/ceph", "by hand"},
+		{3, "test/e2e", "by hand"},
+	} {
+		if got := blocks[c.block].SkippedBy(c.drill); got != c.want {
+			t.Errorf("block %d (line %d) skipped by %s: %q, want %q", c.block, blocks[c.block].Line, c.drill, got, c.want)
+		}
+	}
+	if blocks[0].NotRun != "" || blocks[3].NotRun != "by hand" {
+		t.Errorf("NotRun (every drill): %q, %q; want \"\" and \"by hand\"", blocks[0].NotRun, blocks[3].NotRun)
 	}
 }
 
@@ -134,6 +177,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(sample)
 	f.Add("# T\n## Placeholders\n- `$ID`: x\n1. a\n```sh\nceph osd out ${ID}x$ID '$ID' \"$ID\"\n```\n")
 	f.Add("1. a\n<!-- not run: r -->\n```bash\nls # c\n```\n2. b\n")
+	f.Add("1. a\n<!-- not run by test/ceph: r -->\n<!-- not run by x: s -->\n```sh\nls\n```\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		rb, err := Parse(text)
 		if err != nil {

@@ -27,6 +27,9 @@ import (
 // drillRunbook is the runbook the drill runs; hack/doccheck asks for a drill naming it.
 const drillRunbook = "docs/runbooks/replace-data-disk.md"
 
+// drillName is how the runbook's `<!-- not run by DRILL: ... -->` markers name this drill.
+const drillName = "test/ceph"
+
 const (
 	drillPool    = "prismdrill"
 	drillPoolPGs = 16
@@ -71,8 +74,8 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	outputs := map[string]string{} // by the command's first three words, as the runbook has them
 	run := func(step int) {
 		for _, b := range rb.Steps[step-1].Blocks {
-			if b.NotRun != "" {
-				t.Logf("step %d: block at line %d not run (%s): %s", step, b.Line, b.NotRun, commandList(b))
+			if why := b.SkippedBy(drillName); why != "" {
+				t.Logf("step %d: block at line %d not run (%s): %s", step, b.Line, why, commandList(b))
 				continue
 			}
 			for _, c := range b.Commands {
@@ -152,6 +155,14 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	d.c.waitAllClean()
 	d.verifyObjects()
 	d.checkUnchanged(before, victim)
+	// Step 6: ceph-volume gave the new OSD a new id, so the destroyed one is purged.
+	if newOSD.id == victim.id {
+		t.Fatalf("the new OSD took the destroyed id %d: step 6 would purge it", victim.id)
+	}
+	run(6)
+	if d.c.osdExists(victim.id) {
+		t.Errorf("step 6: %s is still in the OSD map", victim.name())
+	}
 	t.Logf("drill done in %.0f s", time.Since(began).Seconds())
 }
 
@@ -450,4 +461,11 @@ func (c *cluster) waitAllClean() {
 		}
 		return s.only("active+clean"), fmt.Sprint(s)
 	})
+}
+
+// osdExists says whether the OSD map still lists the id (a destroyed OSD stays; a purged one goes).
+func (c *cluster) osdExists(id int) bool {
+	var ids []int
+	c.mustCephJSON(&ids, "osd", "ls")
+	return slices.Contains(ids, id)
 }

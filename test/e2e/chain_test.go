@@ -493,6 +493,16 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectNoOSDRestarted(before, podsBefore)
 	})
 
+	It("drill: a QLC drive dies; docs/runbooks/replace-data-disk.md run as written puts a new drive in its slot, every object reads back, nothing else changes", func() {
+		if !cfg.drills {
+			Skip("PRISM_E2E_DRILLS is not 1: no failure drills (docs/e2e.md)")
+		}
+		if !cfg.rookOperator || lostDB != "" {
+			Skip("the drill needs Rook's operator and Prism's entries (PRISM_E2E_ROOK_OPERATOR=1, decision 0035)")
+		}
+		replaceDataDiskDrill(fast, hostname)
+	})
+
 	It("deleting the policy withdraws the Rook entries and releases the node, and removes no partition", func() {
 		var before map[int]osdState
 		var podsBefore map[string]osdPod
@@ -526,7 +536,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		waitRookReconciled()
 		expectNoOSDRestarted(before, podsBefore)
 		after := osdDump(Default)
-		Expect(osdsUp(after)).To(Equal(len(before)), "osd dump after the policy was deleted: %+v", after)
+		// Every OSD up before is up (a drill leaves its dead drive's OSD destroyed, down and out).
+		Expect(osdsUp(after)).To(Equal(osdsUp(before)), "osd dump after the policy was deleted: %+v", after)
 		saveArtifacts("policy-deleted", storageNode(), cephCluster())
 	})
 

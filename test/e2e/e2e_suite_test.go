@@ -47,6 +47,15 @@ type config struct {
 	// probeImage holds hack/e2e/sleep (its probe mode), present on the node: the stranger pod
 	// that tries Prism's endpoints from another namespace; empty: no such spec.
 	probeImage string
+	// drills: the failure drills run after the hot-add spec (drill_test.go); they need Rook's
+	// operator and the commands below. Off by default: the chain's time is unchanged.
+	drills bool
+	// drillAdd and drillReplace are argvs that make one more drive of the QLC model appear on
+	// the node (the drill's third OSD, and the replacement of the dead drive); drillFail,
+	// with a fabric serial appended, kills that drive (hack/guest/nvmet-loop.sh --remove).
+	drillAdd, drillReplace, drillFail []string
+	// runbooks is the directory of docs/runbooks, whose commands the drills run as written.
+	runbooks string
 	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
 	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
 	artifacts string
@@ -123,6 +132,11 @@ func TestE2E(t *testing.T) {
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
 	cfg.probeImage = os.Getenv("PRISM_E2E_PROBE_IMAGE")
 	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
+	cfg.drills = os.Getenv("PRISM_E2E_DRILLS") == "1"
+	cfg.drillAdd = strings.Fields(os.Getenv("PRISM_E2E_DRILL_ADD"))
+	cfg.drillReplace = strings.Fields(os.Getenv("PRISM_E2E_DRILL_REPLACE"))
+	cfg.drillFail = strings.Fields(os.Getenv("PRISM_E2E_DRILL_FAIL"))
+	cfg.runbooks = env("PRISM_E2E_RUNBOOKS", "../../docs/runbooks")
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")
 	}
