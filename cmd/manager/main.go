@@ -40,6 +40,7 @@ func main() {
 	metricsCertDir := flag.String("metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint; empty makes a self-signed certificate")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one operator replica reconciles")
+	lease := bindLeaseFlags(flag.CommandLine)
 	promURL := flag.String("prometheus-url", "", "Prometheus base URL (e.g. http://prometheus-operated.monitoring:9090); when set, the endurance page is served on --endurance-page-address")
 	pageAddr := flag.String("endurance-page-address", ":8082", "address of Prism's endurance page")
 	pageCertDir := flag.String("endurance-page-cert-dir", "", "directory with tls.crt and tls.key: the endurance page serves HTTPS with them; empty serves plain HTTP (reach it through kubectl port-forward, decision 0049)")
@@ -65,6 +66,10 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if err := lease.validate(); err != nil {
+		log.Error(err, "Invalid leader election timings")
+		os.Exit(1)
+	}
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -73,6 +78,9 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "prism-operator.prism.storage.io",
+		LeaseDuration:          &lease.LeaseDuration,
+		RenewDeadline:          &lease.RenewDeadline,
+		RetryPeriod:            &lease.RetryPeriod,
 		Cache:                  hybridstoragepolicy.CacheOptions(probeNamespaces),
 	})
 	if err != nil {

@@ -485,6 +485,10 @@ suite_timeout() {
 prism_stage() {
   # The stranger pod that tries Prism's endpoints runs the sleep image's probe (hack/e2e/sleep).
   local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt" PRISM_E2E_PROBE_IMAGE=prism.local/e2e/sleep:v1)
+  # The emulated control plane answers a lease renewal in seconds, tens of seconds on a loaded
+  # host: with kube-controller-manager's 10 s renew deadline both operator replicas lost the
+  # lease in turn and restarted 8 times in the chain's first 16 min (2026-12-07).
+  suite_env+=(PRISM_E2E_HELM_SET=operator.leaderElection.leaseDuration=120s,operator.leaderElection.renewDeadline=90s,operator.leaderElection.retryPeriod=20s)
   prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
     fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
   while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"

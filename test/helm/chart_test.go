@@ -169,6 +169,8 @@ func TestSchema(t *testing.T) {
 		{"node selector value a number", `agent: {nodeSelector: {zone: 3}}`, "/agent/nodeSelector/zone"},
 		{"toleration operator", `agent: {tolerations: [{key: a, operator: Is}]}`, "/agent/tolerations/0/operator"},
 		{"resources typo", `operator: {resources: {request: {cpu: 1}}}`, "request"},
+		{"lease duration not a duration", `operator: {leaderElection: {leaseDuration: 15}}`, "/operator/leaderElection/leaseDuration"},
+		{"lease timings typo", `operator: {leaderElection: {renewDeadLine: 10s}}`, "renewDeadLine"},
 		{"runbook base not a URL", `monitoring: {prometheusRule: {runbookBaseURL: docs/runbooks}}`, "/monitoring/prometheusRule/runbookBaseURL"},
 	}
 	for _, tc := range rejected {
@@ -939,6 +941,26 @@ func TestOperatorCephClusterMaxBytes(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("values %q: operator args %v, want %q", tc.values, args, tc.want)
+		}
+	}
+}
+
+// TestOperatorLeaseTimings: the lease's timings reach the operator's flags, the defaults
+// kube-controller-manager's own (cmd/manager's TestLeaseTimings parses and checks such values).
+func TestOperatorLeaseTimings(t *testing.T) {
+	for _, tc := range []struct {
+		values string
+		want   []string
+	}{
+		{"", []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}},
+		{"operator: {leaderElection: {leaseDuration: 2m, renewDeadline: 90s, retryPeriod: 15s}}",
+			[]string{"--leader-elect-lease-duration=2m", "--leader-elect-renew-deadline=90s", "--leader-elect-retry-period=15s"}},
+	} {
+		args := argsOf(t, renderValues(t, tc.values, plainCaps, nil).must(t, "Deployment", "prism-operator"))
+		for _, w := range tc.want {
+			if !slices.Contains(args, w) {
+				t.Errorf("values %q: operator args %v, want %s", tc.values, args, w)
+			}
 		}
 	}
 }
