@@ -161,19 +161,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // clusterFlags is the flag set of the subcommands that read the cluster.
-func clusterFlags(name string) (fs *flag.FlagSet, kubeconfig, kubecontext, output *string) {
+func clusterFlags(name string) (fs *flag.FlagSet, kubeconfig, kubecontext, output *string, requestTimeout *time.Duration) {
 	fs = flag.NewFlagSet(name, flag.ContinueOnError)
 	kubeconfig = fs.String("kubeconfig", "", "kubeconfig to use (default $KUBECONFIG or ~/.kube/config)")
 	kubecontext = fs.String("context", "", "kubeconfig context to use")
 	output = fs.String("o", "", "output format: wide (devices only: more columns)")
-	return fs, kubeconfig, kubecontext, output
+	requestTimeout = fs.Duration("request-timeout", 0, "how long to wait for each request to the API server, as kubectl's flag (0: no limit)")
+	return fs, kubeconfig, kubecontext, output, requestTimeout
 }
 
 // runCluster runs a subcommand that reads the cluster: nodes, devices, selection, endurance, osds.
 func runCluster(cmd string, args []string, out io.Writer, terminal bool) error {
-	fs, kubeconfig, kubecontext, output := clusterFlags(cmd)
+	fs, kubeconfig, kubecontext, output, requestTimeout := clusterFlags(cmd)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *requestTimeout < 0 {
+		return &usageError{fmt.Errorf("--request-timeout %s: must not be negative", *requestTimeout)}
 	}
 	if fs.NArg() > 0 {
 		return &usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
@@ -187,12 +191,15 @@ func runCluster(cmd string, args []string, out io.Writer, terminal bool) error {
 	if err != nil {
 		return err
 	}
+	// As kubectl: no deadline of its own (a slow API server is waited for, Ctrl-C stops it),
+	// its request timeout and its client-side rate limits.
+	cfg.Timeout = *requestTimeout
+	cfg.QPS, cfg.Burst = 50, 300
 	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := context.Background()
 	if cmd == "selection" {
 		list := &prismv1.HybridStoragePolicyList{}
 		if err := c.List(ctx, list); err != nil {

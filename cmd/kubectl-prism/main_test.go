@@ -37,7 +37,7 @@ func TestHelpListsTheSubcommandsOwnFlags(t *testing.T) {
 		"plan":     {"-inventory", "-policy", "-node-labels", "-classes", "-cephcluster", "-o"},
 		"simulate": {"-trace", "-synthetic", "-fast-size", "-seq-cutoff"},
 		"ioclass":  {"-policy", "-io"},
-		"devices":  {"-kubeconfig", "-context", "-o"},
+		"devices":  {"-kubeconfig", "-context", "-o", "-request-timeout"},
 	} {
 		var stdout bytes.Buffer
 		if code := dispatch([]string{name, "--help"}, &stdout, &bytes.Buffer{}, false); code != 0 {
@@ -69,6 +69,8 @@ func TestGeneralUsageAndUsageErrors(t *testing.T) {
 		{args: []string{"simulate", "--bogus"}, code: 2, stderr: "kubectl prism simulate: flag provided but not defined: -bogus", stdoutNone: true},
 		{args: []string{"nodes", "extra"}, code: 2, stderr: `kubectl prism nodes: unexpected argument "extra"`, stdoutNone: true},
 		{args: []string{"nodes", "-o", "wide"}, code: 2, stderr: "only devices takes -o wide", stdoutNone: true},
+		{args: []string{"nodes", "--request-timeout", "-1s"}, code: 2, stderr: "--request-timeout -1s: must not be negative", stdoutNone: true},
+		{args: []string{"nodes", "--request-timeout", "soon"}, code: 2, stderr: `invalid value "soon" for flag -request-timeout`, stdoutNone: true},
 		{args: []string{"simulate"}, code: 1, stderr: "kubectl prism simulate: give exactly one of --trace", stdoutNone: true},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -210,7 +210,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			var err error
 			devices, err = kubectlPlugin("devices")
 			g.Expect(err).NotTo(HaveOccurred())
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		}).WithTimeout(cfg.timeout).Should(Succeed())
 		// NODE DEVICE MODEL SIZE TIER WHY ELIGIBLE
 		for _, d := range []struct {
 			name, model, tier string
@@ -224,7 +224,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			var err error
 			sel, err = kubectlPlugin("selection")
 			g.Expect(err).NotTo(HaveOccurred())
-		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		}).WithTimeout(cfg.timeout).Should(Succeed())
 		Expect(sel).To(ContainSubstring("Policy "+policyName+" (DryRun): 1 nodes selected, 1 with both tiers."), sel)
 		Expect(row(sel, cfg.node, "fast", fast.Name, fast.Model)).NotTo(BeEmpty(), sel)
 		slot := row(sel, cfg.node, "capacity", qlc.Name, qlc.Model)

@@ -12,7 +12,8 @@ import (
 // kubectlPlugin runs `kubectl prism ARGS... --kubeconfig K` as README's install section has a
 // user run it: kubectl finds kubectl-prism on PATH (its directory first here) and execs it.
 func kubectlPlugin(args ...string) (string, error) {
-	argv := append(append([]string{"prism"}, args...), "--kubeconfig", cfg.kubeconfig)
+	// Each request bounded (the plugin, as kubectl, sets no limit of its own).
+	argv := append(append([]string{"prism"}, args...), "--kubeconfig", cfg.kubeconfig, "--request-timeout", "2m")
 	out, err := kubectl([]string{"PATH=" + filepath.Dir(cfg.kubectlPrism) + string(os.PathListSeparator) + os.Getenv("PATH")}, argv...)
 	GinkgoWriter.Printf("$ kubectl %s\n%s", strings.Join(argv, " "), out)
 	if err != nil {
