@@ -118,7 +118,12 @@ func (p *Publisher) wait(ctx context.Context, tick, poll <-chan time.Time) bool 
 			return true
 		case <-poll:
 			if p.planOutdated(ctx) {
-				log.Info("StorageNode spec changed, provisioning")
+				if p.synced.known {
+					log.Info("StorageNode spec changed, provisioning")
+				} else {
+					// No sync has gone through yet (the StorageNode, or its CRD, not there yet).
+					log.V(1).Info("StorageNode not synced yet, trying again")
+				}
 				return true
 			}
 		}
