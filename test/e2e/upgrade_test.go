@@ -246,15 +246,7 @@ var _ = Describe("upgrade and rollback from the previous release", Ordered, Labe
 		oldRevision = helmRevision()
 		agentUID = agentRolledTo(up.oldImage, up.oldVer, "")
 		operatorRolledTo(up.oldImage)
-		Eventually(func(g Gomega) {
-			sn := &prismv1.StorageNode{}
-			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
-			var ok bool
-			fast, ok = deviceByModel(sn, cfg.fastModel)
-			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.fastModel, models(sn))
-			_, ok = deviceByModel(sn, cfg.qlcModel)
-			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.qlcModel, models(sn))
-		}).Should(Succeed())
+		fast, _ = inventoriedDrives()
 		Expect(fast.Partitions).To(BeEmpty(), "the fast drive must start empty")
 		for _, n := range []string{"hybridstoragepolicies.prism.storage.io", "storagenodes.prism.storage.io"} {
 			crd := getCRD(n)
