@@ -477,6 +477,19 @@ suite_timeout() {
   if [[ -n $(drill_env) ]]; then echo 190m; else echo 100m; fi
 }
 
+# upgrade_drill: with E2E_UPGRADE_FROM (hack/e2e/run.sh PRISM_E2E_UPGRADE_FROM), the suite runs
+# the upgrade drill alone (test/e2e/upgrade_test.go, label upgrade): the previous release's
+# chart (/opt/e2e/prism-previous) and image (prism-previous.tar), then this tree's. Adds to
+# prism_stage's suite_env and suite_args.
+upgrade_drill() {
+  [[ -n ${E2E_UPGRADE_FROM:-} ]] || return 0
+  suite_env+=(PRISM_E2E_UPGRADE_FROM="$E2E_UPGRADE_FROM" PRISM_E2E_UPGRADE_CHART=/opt/e2e/prism-previous
+    PRISM_E2E_UPGRADE_IMAGE="$E2E_UPGRADE_IMAGE" PRISM_E2E_UPGRADE_VERSION="$E2E_UPGRADE_VERSION"
+    PRISM_E2E_VERSION="$E2E_VERSION")
+  suite_args+=(-ginkgo.label-filter=upgrade)
+  mark "upgrade drill: from $E2E_UPGRADE_FROM ($E2E_UPGRADE_IMAGE, $E2E_UPGRADE_VERSION) to this tree ($E2E_VERSION)"
+}
+
 # 8. Prism (E2E_STAGE=prism): the drives, Rook's chart and a CephCluster (no operator: the
 # suite checks what Prism writes into it), Prism's image, then the suite, which installs
 # Prism's chart itself. Each spec's outcome becomes a mark. E2E_STAGE=chain: the same with
@@ -505,15 +518,16 @@ prism_stage() {
     rook_cluster
     imported
   fi
-  local rc=0 line timeout
+  local rc=0 line timeout suite_args=()
   while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
+  upgrade_drill
   timeout=$(suite_timeout)
   [[ $timeout == 100m ]] && mark "PRISM SUITE START" || mark "PRISM SUITE START (the drills; timeout $timeout)"
   env "${suite_env[@]}" PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
     PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
     PRISM_E2E_KUBECTL_PRISM=/mnt/host/bin/kubectl-prism PRISM_E2E_SAMPLES=/opt/e2e/samples \
     PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" PRISM_E2E_ARTIFACTS="$out/state/suite" prism-e2e.test -test.v -test.timeout "$timeout" -ginkgo.timeout "$timeout" \
-    -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
+    "${suite_args[@]}" -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
     tee "$logs/suite.log" | while IFS= read -r line; do
       [[ $line != e2e-spec:* ]] || mark "${line#e2e-spec: }"
       [[ $line != e2e-drill:* ]] || mark "drill: ${line#e2e-drill: }"

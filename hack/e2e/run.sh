@@ -47,7 +47,9 @@
 # PRISM_E2E_DRILLS=1 (chain only):
 # the failure drills after the hot-add spec (test/e2e drill_test.go: a third QLC drive, a pool
 # of recorded objects, a drive that dies, docs/runbooks/replace-data-disk.md run as written, a
-# new drive in the freed slot), with their drives and a longer guest and suite limit. Importing the Rook/Ceph image
+# new drive in the freed slot), with their drives and a longer guest and suite limit.
+# PRISM_E2E_UPGRADE_FROM=COMMIT: the upgrade drill in place of the suite (below; docs/upgrade.md).
+# Importing the Rook/Ceph image
 # in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
 # 2 min, once per guest build and image (docs/e2e.md).
 set -euo pipefail
@@ -62,6 +64,11 @@ operator="" prism=""
 [[ $stage != rook && $stage != chain ]] || operator=1
 [[ $stage != prism && $stage != chain ]] || prism=1
 log() { echo "e2e: $*" >&2; }
+# PRISM_E2E_UPGRADE_FROM=COMMIT (prism or chain): the suite runs the upgrade drill alone
+# (test/e2e/upgrade_test.go): COMMIT's image and chart (hack/e2e/previous-release.sh) built as
+# old_release, this tree as new_release (test/support/release's versions).
+old_release=v0.1.0 new_release=v0.2.0 upgrade_from=""
+[[ -z ${PRISM_E2E_UPGRADE_FROM:-} || -n $prism ]] || { log "PRISM_E2E_UPGRADE_FROM: stage prism or chain"; exit 2; }
 # image_ref INDEX_JSON: NAME@DIGEST of an OCI archive's one manifest, from its index.json,
 # compact (hack/e2e/ociarchive) or indented (hack/images, `make images`).
 image_ref() {
@@ -150,8 +157,17 @@ fi
 if [[ -n $prism ]]; then
   # Prism's image as `make images` builds it (the chart's default repository:tag), the chart,
   # and the e2e suite compiled here (static) for the guest to run against its apiserver.
-  prism_tar=$("$repo/hack/images/build.sh")
+  # The upgrade drill builds this tree as a release (test/support/release.CurrentVersion), so
+  # that the operator's version-skew check runs against the previous release's agent.
+  prism_tar=$(env ${PRISM_E2E_UPGRADE_FROM:+VERSION=$new_release} "$repo/hack/images/build.sh")
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
+  if [[ -n ${PRISM_E2E_UPGRADE_FROM:-} ]]; then
+    # The previous release's image (renamed: both charts name the same one) and chart.
+    prev=$("$here/previous-release.sh" "$PRISM_E2E_UPGRADE_FROM" "$old_release")
+    ln "$prev/prism.tar" "$share/images/prism-previous.tar" 2>/dev/null || cp "$prev/prism.tar" "$share/images/prism-previous.tar"
+    cp -r "$prev/prism" "$work/overlay/opt/e2e/prism-previous"
+    upgrade_from=$(cat "$prev/commit")
+  fi
   (cd "$repo" && CGO_ENABLED=0 go test -c -vet=off -trimpath -o "$share/bin/prism-e2e.test" ./test/e2e)
   cp -r "$repo/charts/prism" "$work/overlay/opt/e2e/prism"
   cp "$here/bench-writes.sh" "$work/overlay/opt/e2e/bench-writes.sh"
@@ -231,6 +247,10 @@ fi
   # natively). Set empty for Ceph's default, to watch the failure.
   echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT-600000}"
   echo "E2E_BENCH_WRITES_MIB=${PRISM_E2E_BENCH_WRITES_MIB:-}"
+  echo "E2E_UPGRADE_FROM=$upgrade_from"
+  echo "E2E_UPGRADE_IMAGE=prism.local/e2e/prism:$old_release"
+  echo "E2E_UPGRADE_VERSION=$old_release"
+  echo "E2E_VERSION=${upgrade_from:+$new_release}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
 

@@ -505,3 +505,50 @@ func TestDrillsOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeDrillWiring: PRISM_E2E_UPGRADE_FROM reaches the guest (run.sh's env file), whose
+// upgrade_drill hands the suite every variable test/e2e/upgrade_test.go reads and runs that
+// container alone; without it the suite's arguments are as before.
+func TestUpgradeDrillWiring(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	run := read(t, "run.sh")
+	for _, v := range []string{"E2E_UPGRADE_FROM", "E2E_UPGRADE_IMAGE", "E2E_UPGRADE_VERSION", "E2E_VERSION"} {
+		if !strings.Contains(run, `echo "`+v+`=`) {
+			t.Errorf("run.sh does not write %s into the guest's env file", v)
+		}
+	}
+	if !strings.Contains(run, `"$work/overlay/opt/e2e/prism-previous"`) {
+		t.Error("run.sh does not put the previous chart at /opt/e2e/prism-previous")
+	}
+	fn := function(t, read(t, "guest-cluster.sh"), "upgrade_drill")
+	show := `mark() { :; }; suite_env=(X=1) suite_args=(); upgrade_drill; printf '%s\n' "${suite_env[@]}" "${suite_args[@]}"`
+	drill := func(env ...string) []string {
+		cmd := exec.Command("bash", "-c", fn+show)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(out))
+	}
+	if got := drill(); len(got) != 1 || got[0] != "X=1" {
+		t.Errorf("without E2E_UPGRADE_FROM: suite env and args %v, want only X=1", got)
+	}
+	got := strings.Join(drill("E2E_UPGRADE_FROM=bfde010", "E2E_UPGRADE_IMAGE=prism.local/e2e/prism:v0.1.0",
+		"E2E_UPGRADE_VERSION=v0.1.0", "E2E_VERSION=v0.2.0"), " ")
+	if !strings.Contains(got, "-ginkgo.label-filter=upgrade") {
+		t.Errorf("with E2E_UPGRADE_FROM: %s: no -ginkgo.label-filter=upgrade", got)
+	}
+	spec := read(t, "../../test/e2e/upgrade_test.go")
+	names := regexp.MustCompile(`os\.Getenv\("(PRISM_E2E_[A-Z_]+)"\)`).FindAllStringSubmatch(spec, -1)
+	if len(names) < 5 {
+		t.Fatalf("upgrade_test.go reads %d variables; want its upgradeSettings' five", len(names))
+	}
+	for _, n := range names {
+		if !regexp.MustCompile(`(^| )` + n[1] + `=[^ ]+`).MatchString(got) {
+			t.Errorf("upgrade_drill does not set %s (test/e2e/upgrade_test.go reads it): %s", n[1], got)
+		}
+	}
+}

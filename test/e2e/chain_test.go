@@ -146,15 +146,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	})
 
 	It("inventories the fast and the QLC drive in their tiers", func() {
-		Eventually(func(g Gomega) {
-			sn := &prismv1.StorageNode{}
-			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
-			var ok bool
-			fast, ok = deviceByModel(sn, cfg.fastModel)
-			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.fastModel, models(sn))
-			qlc, ok = deviceByModel(sn, cfg.qlcModel)
-			g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.qlcModel, models(sn))
-		}).Should(Succeed())
+		fast, qlc = inventoriedDrives()
 		Expect(fast.Tier).To(Equal(prismv1.TierFast), "fast drive: %s", fast.TierReason)
 		Expect(qlc.Tier).To(Equal(prismv1.TierCapacity), "QLC drive: %s", qlc.TierReason)
 		Expect(fast.Eligibility.Eligible).To(BeTrue(), "fast drive: %+v", fast.Eligibility.Reasons)
@@ -557,6 +549,21 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		saveJSON("end", "health-detail.json", readCephHealth(Default))
 	})
 })
+
+// inventoriedDrives waits for the node's StorageNode to list a drive of the fast and one of
+// the QLC model.
+func inventoriedDrives() (fast, qlc prismv1.Device) {
+	Eventually(func(g Gomega) {
+		sn := &prismv1.StorageNode{}
+		g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
+		var ok bool
+		fast, ok = deviceByModel(sn, cfg.fastModel)
+		g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.fastModel, models(sn))
+		qlc, ok = deviceByModel(sn, cfg.qlcModel)
+		g.Expect(ok).To(BeTrue(), "no %q among %v", cfg.qlcModel, models(sn))
+	}).Should(Succeed())
+	return fast, qlc
+}
 
 // partitionStatus is the status of partition number of the fast device; nil when absent.
 func partitionStatus(sn *prismv1.StorageNode, fastPath string, number int32) *prismv1.PartitionStatus {
