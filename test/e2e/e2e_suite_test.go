@@ -50,6 +50,9 @@ type config struct {
 	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
 	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
 	artifacts string
+	// reboot is the reboot drill's phase (reboot_test.go): record, verify, or empty (no drill);
+	// rebootRecord is the file that carries the record across the reboot.
+	reboot, rebootRecord string
 }
 
 var (
@@ -123,6 +126,10 @@ func TestE2E(t *testing.T) {
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
 	cfg.probeImage = os.Getenv("PRISM_E2E_PROBE_IMAGE")
 	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
+	cfg.reboot, cfg.rebootRecord = os.Getenv("PRISM_E2E_REBOOT"), os.Getenv("PRISM_E2E_REBOOT_RECORD")
+	if cfg.reboot != "" && cfg.reboot != rebootRecordPhase && cfg.reboot != rebootVerifyPhase {
+		t.Fatalf("PRISM_E2E_REBOOT=%q: want %s or %s", cfg.reboot, rebootRecordPhase, rebootVerifyPhase)
+	}
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")
 	}
