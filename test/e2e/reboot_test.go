@@ -239,10 +239,22 @@ func rebootDifferences(before, after rebootRecord) []string {
 	diff("policy generation", before.PolicyGeneration, after.PolicyGeneration)
 	diff("CephCluster generation", before.CephGeneration, after.CephGeneration)
 	diff("CephCluster entry", before.CephEntry, after.CephEntry)
-	diff("provisioning events", before.Events, after.Events)
+	// Only new ones count: the API server expires events (an hour by default).
+	diff("provisioning events since the record", []string(nil), newEvents(before.Events, after.Events))
 	diff("DB volumes' LV uuids", before.LVs, after.LVs)
 	for path, d := range before.Drives {
 		diff(path, d, after.Drives[path])
+	}
+	return out
+}
+
+// newEvents are the events of after that before does not name.
+func newEvents(before, after []string) []string {
+	var out []string
+	for _, e := range after {
+		if !slices.Contains(before, e) {
+			out = append(out, e)
+		}
 	}
 	return out
 }
