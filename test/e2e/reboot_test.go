@@ -264,11 +264,19 @@ func newEvents(before, after []string) []string {
 func writtenSectors() map[string]int64 {
 	mounts, err := os.ReadFile("/proc/self/mounts")
 	Expect(err).NotTo(HaveOccurred())
+	mounted := map[string]bool{}
+	for _, l := range strings.Split(string(mounts), "\n") {
+		if src, _, _ := strings.Cut(l, " "); strings.HasPrefix(src, "/dev/") {
+			if dev, err := filepath.EvalSymlinks(src); err == nil {
+				mounted[filepath.Base(dev)] = true
+			}
+		}
+	}
 	out := map[string]int64{}
 	disks, _ := filepath.Glob("/sys/block/nvme*n*")
 	for _, d := range disks {
 		name := filepath.Base(d)
-		if strings.Contains(name, "c") || strings.Contains(string(mounts), "/dev/"+name+" ") {
+		if strings.Contains(name, "c") || mounted[name] {
 			continue // one path of a multipath namespace; the work disk
 		}
 		b, err := os.ReadFile(filepath.Join(d, "stat"))
