@@ -56,6 +56,8 @@ type rebootRecord struct {
 	Events                 []string               `json:"events"` // names of the StorageNode's provisioning events
 	Drives                 map[string]driveRecord `json:"drives"` // by stable path
 	LVs                    map[string]string      `json:"lvs"`    // vg/lv of each DB volume -> LV uuid
+	// OSDs are Ceph's OSD ids and their fsids (`ceph osd dump`), with Rook's operator only.
+	OSDs map[string]string `json:"osds,omitempty"`
 }
 
 // partitionRecord is the part of a PartitionStatus a reboot must not change.
@@ -177,6 +179,24 @@ func readLVs(sn *prismv1.StorageNode) map[string]string {
 	return m
 }
 
+// osdFSIDs are Ceph's OSDs, id -> fsid: an OSD re-created after a reboot has a new fsid.
+func osdFSIDs() map[string]string {
+	out, err := ceph("osd", "dump", "--format", "json")
+	Expect(err).NotTo(HaveOccurred())
+	var dump struct {
+		OSDs []struct {
+			OSD  int    `json:"osd"`
+			UUID string `json:"uuid"`
+		} `json:"osds"`
+	}
+	Expect(json.Unmarshal(out, &dump)).To(Succeed(), "osd dump: %s", out)
+	m := map[string]string{}
+	for _, o := range dump.OSDs {
+		m[strconv.Itoa(o.OSD)] = o.UUID
+	}
+	return m
+}
+
 // provisioningEvents are the names of the StorageNode's events with provisioningReasons.
 func provisioningEvents() []string {
 	list, err := clientset.CoreV1().Events("").List(ctx(), metav1.ListOptions{
@@ -201,6 +221,9 @@ func takeRebootRecord(hostname string) rebootRecord {
 		Plan: sn.Spec.Plan, Partitions: partitionRecords(sn), PolicyGeneration: policy().Generation,
 		CephGeneration: c.GetGeneration(), Hostname: hostname, CephEntry: rookNodes(c)[hostname],
 		Events: provisioningEvents(), Drives: map[string]driveRecord{}, LVs: readLVs(sn)}
+	if cfg.rookOperator {
+		r.OSDs = osdFSIDs()
+	}
 	for _, path := range planDrives(sn.Spec.Plan) {
 		d, err := readDrive(path)
 		Expect(err).NotTo(HaveOccurred())
@@ -242,6 +265,7 @@ func rebootDifferences(before, after rebootRecord) []string {
 	// Only new ones count: the API server expires events (an hour by default).
 	diff("provisioning events since the record", []string(nil), newEvents(before.Events, after.Events))
 	diff("DB volumes' LV uuids", before.LVs, after.LVs)
+	diff("OSD ids and fsids", before.OSDs, after.OSDs)
 	for path, d := range before.Drives {
 		diff(path, d, after.Drives[path])
 	}
