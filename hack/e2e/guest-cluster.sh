@@ -42,6 +42,13 @@
 #               layout): the client bytes that reach QLC with Prism's layout and without, on
 #               Rook's OSDs (issue 32)
 #   E2E_DRILLS=1 (chain): the suite also runs the failure drills (drill_env), and gets 190 min
+#   E2E_REBOOT=1 (prism): the reboot drill (issue 30 item 3c). E2E_BOOT=1: the suite's specs up to
+#               the Rook entry (label reboot-before) and its record of the node, then the node's key
+#               material is saved on the work disk, the kubelet and etcd stop, the disks are synced
+#               and the guest powers off. E2E_BOOT=2 (hack/e2e/run.sh boots again on the same disks,
+#               NVMe controllers in the reverse order): etcd, the kubelet and containerd keep their
+#               data, the agent runs and publishes before the drives are connected (in the reverse
+#               order too), then the suite's reboot-after specs compare the node with the record
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -56,10 +63,12 @@ set -uo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 E2E_STAGE=node E2E_TIMEOUT=900 ROOK_CEPH_TIMEOUT=300
 [[ ! -f /etc/prism-e2e.env ]] || source /etc/prism-e2e.env
+E2E_REBOOT=${E2E_REBOOT:-} E2E_BOOT=${E2E_BOOT:-1}
 out=${PRISM_OUT:-/mnt/host}/out
 logs=$out/logs # on the share: readable from the host while the guest runs
+[[ $E2E_BOOT == 1 ]] || logs=$out/logs-boot$E2E_BOOT
 mkdir -p "$out/state" "$logs"
-: >"$out/marks.txt"
+[[ $E2E_BOOT != 1 ]] || : >"$out/marks.txt"
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 mark() { echo "E2E-MARK $(uptime_s) $*" | tee -a "$out/marks.txt"; }
 collect() {
@@ -518,16 +527,28 @@ prism_stage() {
     rook_cluster
     imported
   fi
-  local rc=0 line timeout suite_args=()
+  local suite_args=() line
   while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
   upgrade_drill
+  if [[ -n $E2E_REBOOT ]]; then
+    suite_env+=(PRISM_E2E_REBOOT=record PRISM_E2E_REBOOT_RECORD=/var/lib/e2e/reboot-record.json)
+    suite_args+=(-ginkgo.label-filter reboot-before)
+  fi
+  run_suite
+  [[ -z $E2E_REBOOT ]] || reboot_shutdown
+}
+
+# run_suite: the e2e suite with suite_env and suite_args (the caller's), each spec's outcome a
+# mark; its limit 100 min, 190 with the drills (suite_timeout).
+run_suite() {
+  local rc=0 timeout
   timeout=$(suite_timeout)
-  [[ $timeout == 100m ]] && mark "PRISM SUITE START" || mark "PRISM SUITE START (the drills; timeout $timeout)"
+  mark "PRISM SUITE START ${suite_args[*]} (timeout $timeout)"
   env "${suite_env[@]}" PRISM_E2E=1 KUBECONFIG=/etc/kubernetes/admin.conf PRISM_E2E_HELM=/mnt/host/bin/helm \
     PRISM_E2E_CHART=/opt/e2e/prism PRISM_E2E_CEPHCLUSTER=rook-ceph/e2e PRISM_E2E_NODE=prism-guest \
     PRISM_E2E_KUBECTL_PRISM=/mnt/host/bin/kubectl-prism PRISM_E2E_SAMPLES=/opt/e2e/samples \
     PRISM_E2E_TIMEOUT="${E2E_TIMEOUT}s" PRISM_E2E_ARTIFACTS="$out/state/suite" prism-e2e.test -test.v -test.timeout "$timeout" -ginkgo.timeout "$timeout" \
-    "${suite_args[@]}" -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit.xml" 2>&1 |
+    -ginkgo.v -ginkgo.no-color -ginkgo.junit-report "$out/junit-boot$E2E_BOOT.xml" "${suite_args[@]}" 2>&1 |
     tee "$logs/suite.log" | while IFS= read -r line; do
       [[ $line != e2e-spec:* ]] || mark "${line#e2e-spec: }"
       [[ $line != e2e-drill:* ]] || mark "drill: ${line#e2e-drill: }"
@@ -535,6 +556,67 @@ prism_stage() {
   rc=${PIPESTATUS[0]}
   ((rc == 0)) || fail "PRISM SUITE FAILED (exit $rc): $(grep -E '^\s*\[FAIL\]|Summarizing' "$logs/suite.log" | head -3 | tr '\n' ' ')"
   mark "PRISM SUITE PASSED"
+}
+
+# children PID: the pids whose parent is PID.
+children() {
+  local f
+  for f in /proc/[0-9]*/stat; do
+    awk -v p="$1" '$4 == p {print $1}' "$f" 2>/dev/null
+  done
+}
+
+# stop NAME: the bg daemon NAME and its restart loop, SIGTERM, up to 60 s to exit.
+stop() {
+  local loop kids k
+  loop=$(cat "/run/e2e-$1.pid")
+  kids=$(children "$loop")
+  kill "$loop" $kids 2>/dev/null
+  for k in $kids; do
+    for _ in $(seq 60); do [[ -d /proc/$k ]] || break; sleep 1; done
+  done
+  mark "stopped $1"
+}
+
+# reboot_shutdown: the end of the reboot drill's first boot, as a node's shutdown: the node's
+# identity kept on the work disk (the root is RAM), the kubelet and etcd stopped, the disks
+# synced; the guest then powers off (hack/guest/init) and hack/e2e/run.sh boots it again.
+reboot_shutdown() {
+  mkdir -p /var/lib/e2e/node-etc
+  cp -a /etc/kubernetes /etc/machine-id /etc/nvme /var/lib/e2e/node-etc/ || fail "save /etc's node identity"
+  collect
+  mv "$out/state" "$out/state-boot1" && mkdir -p "$out/state"
+  stop kubelet
+  stop etcd
+  sync
+  mark "REBOOT: first boot done, disks synced, powering off"
+  exit 0
+}
+
+# reboot_stage: the reboot drill's second boot. The kubelet restarts the agent before any
+# drive is connected (a node whose fabric or HBA comes up late): the agent must publish without
+# them and touch nothing; then the drives appear, under other kernel names, and the suite
+# compares the node with what it recorded before the reboot.
+reboot_stage() {
+  local boot_time suite_env suite_args
+  boot_time=$(date -u -d "@$(($(date +%s) - $(cut -d. -f1 /proc/uptime)))" +%Y-%m-%dT%H:%M:%SZ)
+  agent_started() {
+    k -n prism-system get pods -l app.kubernetes.io/component=agent \
+      -o jsonpath='{range .items[*].status.containerStatuses[*]}{.state.running.startedAt}{"\n"}{end}' 2>/dev/null |
+      awk -v b="$boot_time" '$1 >= b {ok = 1} END {exit !ok}'
+  }
+  wait_for "$E2E_TIMEOUT" "AGENT RUNNING AGAIN (since $boot_time), no drive connected" agent_started
+  inventoried() { [[ $(k get storagenode prism-guest -o jsonpath='{.status.lastInventoryTime}' 2>/dev/null) > "$boot_time" ]]; }
+  wait_for "$E2E_TIMEOUT" "the agent published an inventory without its drives" inventoried
+  k get storagenode prism-guest -o yaml >"$out/state/storagenode-no-drives.yaml" 2>&1
+  k -n rook-ceph get cephcluster e2e -o yaml >"$out/state/cephcluster-no-drives.yaml" 2>&1
+  awk '{l[NR] = $0} END {for (i = NR; i > 0; i--) print l[i]}' /etc/prism-e2e-nvmet.txt >/run/prism-e2e-nvmet-reversed.txt
+  prism-nvmet-loop /run/prism-e2e-nvmet-reversed.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
+    fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
+  while read -r q back dev model; do mark "drive $q: /dev/$dev over $back \"$model\" (boot $E2E_BOOT)"; done <"$out/state/nvmet.txt"
+  suite_env=(PRISM_E2E_REBOOT=verify PRISM_E2E_REBOOT_RECORD=/var/lib/e2e/reboot-record.json)
+  suite_args=(-ginkgo.label-filter reboot-after)
+  run_suite
 }
 
 mark "start stage=$E2E_STAGE kernel=$(uname -r) $(dpkg-query -W ceph-mon containerd runc | tr '\t\n' '= ')"
@@ -548,7 +630,14 @@ echo "+cpu +cpuset +io +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || 
 work=$(ls /dev/disk/by-id/nvme-*_e2e-work 2>/dev/null | head -1)
 [[ -n $work ]] || fail "no e2e-work disk (hack/e2e/run.sh adds --disk e2e-work:SIZE)"
 mkdir -p /var/lib/e2e
-if [[ ${E2E_REUSE_WORK:-} == 1 && $(blkid -o value -s TYPE "$work") == ext4 ]]; then
+if [[ $E2E_BOOT != 1 ]]; then
+  # The reboot drill's second boot: everything as the first boot left it on the work disk,
+  # and the node's identity (key material, tokens, machine-id, NVMe host NQN) back in /etc.
+  mount "$work" /var/lib/e2e || fail "mount $work (boot $E2E_BOOT)"
+  [[ -d /var/lib/e2e/node-etc ]] || fail "boot $E2E_BOOT: no node-etc on the work disk (the first boot did not finish)"
+  cp -a /var/lib/e2e/node-etc/. /etc/
+  mark "boot $E2E_BOOT: work disk as the first boot left it (etcd, kubelet, containerd, pod logs); /etc/kubernetes, machine-id, hostnqn restored"
+elif [[ ${E2E_REUSE_WORK:-} == 1 && $(blkid -o value -s TYPE "$work") == ext4 ]]; then
   # A node rebooted into a new cluster: containerd's content and metadata stay (the old run's
   # containers in it are the kubelet's to remove, as after any reboot: their pods do not exist
   # in the new etcd); everything of the old cluster goes.
@@ -655,6 +744,10 @@ imported() {
 
 # 3. Key material, static tokens (the guest's only users) and kubeconfigs.
 pki=/etc/kubernetes/pki
+if [[ $E2E_BOOT != 1 ]]; then
+  [[ -f /etc/kubernetes/admin.conf && -f $pki/tokens.csv ]] || fail "boot $E2E_BOOT: no saved key material"
+  mark "pki and tokens as the first boot made them"
+else
 pki -dir $pki -ip 127.0.0.1 -ip 10.96.0.1 -ip $node_ip -dns localhost -dns kubernetes \
   -dns kubernetes.default -dns kubernetes.default.svc -dns kubernetes.default.svc.cluster.local || fail "pki"
 token() { tr -d '-' </proc/sys/kernel/random/uuid; }
@@ -691,6 +784,7 @@ kubeconfig /etc/kubernetes/scheduler.conf system:kube-scheduler
 kubeconfig /etc/kubernetes/kubelet.conf system:node:prism-guest
 kubeconfig /etc/kubernetes/proxy.conf system:kube-proxy
 mark "pki ready"
+fi
 
 # 4. The control plane.
 bg etcd etcd --data-dir /var/lib/etcd --listen-client-urls http://127.0.0.1:2379 \
@@ -745,6 +839,9 @@ wait_for "$E2E_TIMEOUT" "NODE READY" condition - node/prism-guest Ready
 k get node -o wide | tee -a "$out/marks.txt"
 
 # 6. A pod from the imported image, through the scheduler, the kubelet, containerd and runc.
+# Not in the reboot drill (E2E_REBOOT), which needs the node only for Prism's pods: on its
+# second boot the kubelet restarts the pods the node had.
+if [[ -z $E2E_REBOOT ]]; then
 wait_for "$E2E_TIMEOUT" "default service account" k -n default get serviceaccount default
 apply_retried "create pod" <<'EOF'
 apiVersion: v1
@@ -775,6 +872,7 @@ wait_for "$E2E_TIMEOUT" "apiprobe pod ran" probed
 k -n default logs apiprobe | tee -a "$out/marks.txt"
 k -n default logs apiprobe | grep -q '^apiprobe: 200 https://10.96.0.1:443/version' || fail "in-cluster API access"
 mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
+fi
 
 if [[ -n ${E2E_HAND:-} ]]; then
   mark "by hand: $E2E_HAND"
@@ -800,7 +898,7 @@ linger() {
 case $E2E_STAGE in
   rook) rook_stage ;;
   prism | chain)
-    prism_stage
+    if [[ $E2E_BOOT == 1 ]]; then prism_stage; else reboot_stage; fi
     if [[ $E2E_STAGE == chain && ${E2E_BENCH_WRITES_MIB:-} ]]; then
       BENCH_WRITES_MIB=$E2E_BENCH_WRITES_MIB
       source /opt/e2e/bench-writes.sh

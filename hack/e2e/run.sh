@@ -49,6 +49,10 @@
 # of recorded objects, a drive that dies, docs/runbooks/replace-data-disk.md run as written, a
 # new drive in the freed slot), with their drives and a longer guest and suite limit.
 # PRISM_E2E_UPGRADE_FROM=COMMIT: the upgrade drill in place of the suite (below; docs/upgrade.md).
+# PRISM_E2E_REBOOT=1 (prism): the
+# reboot drill (issue 30 item 3c): the guest runs the suite up to the Rook entry, records the
+# node and powers off; QEMU boots it again on the same disks, NVMe controllers in the reverse
+# order, and the suite compares (hack/e2e/guest-cluster.sh E2E_REBOOT, test/e2e/reboot_test.go).
 # Importing the Rook/Ceph image
 # in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
 # 2 min, once per guest build and image (docs/e2e.md).
@@ -69,6 +73,9 @@ log() { echo "e2e: $*" >&2; }
 # old_release, this tree as new_release (test/support/release's versions).
 old_release=v0.1.0 new_release=v0.2.0 upgrade_from=""
 [[ -z ${PRISM_E2E_UPGRADE_FROM:-} || -n $prism ]] || { log "PRISM_E2E_UPGRADE_FROM: stage prism or chain"; exit 2; }
+reboot=${PRISM_E2E_REBOOT:-}
+# chain: its drives are sparse files on the guest's tmpfs, gone at a reboot.
+[[ -z $reboot || $stage == prism ]] || { log "PRISM_E2E_REBOOT: stage prism only"; exit 2; }
 # image_ref INDEX_JSON: NAME@DIGEST of an OCI archive's one manifest, from its index.json,
 # compact (hack/e2e/ociarchive) or indented (hack/images, `make images`).
 image_ref() {
@@ -241,6 +248,8 @@ fi
   echo "E2E_REUSE_WORK=${base:+1}"
   echo "E2E_LINGER=${PRISM_E2E_LINGER:-0}"
   echo "E2E_DRILLS=$drills"
+  echo "E2E_REBOOT=${reboot:+1}"
+  echo "E2E_BOOT=1"
   echo "E2E_CEPHSQLITE_DEBUG=${PRISM_E2E_CEPHSQLITE_DEBUG:-}"
   # 10 min, not Ceph's 30 s: an emulated OSD stalls a lock renewal of the mgr's SQLite store
   # beyond 30 s, which fails devicehealth after four such losses (decision 0051, reproduced
@@ -272,17 +281,35 @@ limit=5400
 [[ -z $drills ]] || limit=13200
 t0=$SECONDS
 rc=0
+# The reboot drill keeps the first boot's disks for the second.
+keep=${PRISM_E2E_KEEP:+--keep}
+[[ -z $reboot ]] || keep=--keep
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
   --share "$share" "${disks[@]}" --mem "$mem" --smp 2 --timeout "$limit" \
-  --workdir "$work/vm" "${reuse[@]}" ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
+  --workdir "$work/vm" "${reuse[@]}" $keep >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
+if [[ -n $reboot && $rc == 0 ]]; then
+  # The second boot: a new QEMU on the same disk images (the kernel starts afresh, as after a
+  # power cycle), its NVMe controllers in the reverse order, so the kernel names differ.
+  grep -a 'E2E-MARK\|PRISM-GUEST-' "$work/console.log" >&2 || true
+  mv "$work/console.log" "$work/console-boot1.log"
+  sed -i 's/^E2E_BOOT=1$/E2E_BOOT=2/' "$work/overlay/etc/prism-e2e.env"
+  reversed=()
+  for ((i = ${#disks[@]} - 1; i > 0; i -= 2)); do reversed+=("${disks[i - 1]}" "${disks[i]}"); done
+  t0=$SECONDS
+  PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
+    --share "$share" "${reversed[@]}" --mem "$mem" --smp 2 --timeout "$limit" \
+    --workdir "$work/vm" --reuse-disks ${PRISM_E2E_KEEP:+--keep} >"$work/console.log" 2>&1 || rc=$?
+  step guest-run-boot2 $((SECONDS - t0))
+fi
 grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console.log" >&2 || true
 if [[ -n ${PRISM_E2E_OUT:-} ]]; then
   mkdir -p "$PRISM_E2E_OUT"
   cp -r "$share/out/." "$PRISM_E2E_OUT/" 2>/dev/null || true
   cp "$work/console.log" "$PRISM_E2E_OUT/console.log"
+  [[ ! -f $work/console-boot1.log ]] || cp "$work/console-boot1.log" "$PRISM_E2E_OUT/console-boot1.log"
   {
-    for k in guest-build k8s-bins rook-bins images host-import guest-run; do
+    for k in guest-build k8s-bins rook-bins images host-import guest-run guest-run-boot2; do
       [[ -z ${took[$k]:-} ]] || echo "$k ${took[$k]} s"
     done
     echo "total $((SECONDS - t_all)) s"

@@ -491,11 +491,12 @@ func TestDrillsOnlyWhenAsked(t *testing.T) {
 			t.Errorf("run.sh lacks %s", want)
 		}
 	}
-	stage := function(t, src, "prism_stage")
-	for _, want := range []string{`done < <(drill_env)`, `-test.timeout "$timeout" -ginkgo.timeout "$timeout"`} {
-		if !strings.Contains(stage, want) {
-			t.Errorf("prism_stage lacks %s", want)
-		}
+	if stage := function(t, src, "prism_stage"); !strings.Contains(stage, `done < <(drill_env)`) {
+		t.Error("prism_stage does not read drill_env")
+	}
+	if run := function(t, src, "run_suite"); !strings.Contains(run, `timeout=$(suite_timeout)`) ||
+		!strings.Contains(run, `-test.timeout "$timeout" -ginkgo.timeout "$timeout"`) {
+		t.Error("run_suite does not give the suite suite_timeout's limit")
 	}
 	// The suite reads each setting drill_env gives.
 	suite := read(t, "../../test/e2e/e2e_suite_test.go")
@@ -550,5 +551,46 @@ func TestUpgradeDrillWiring(t *testing.T) {
 		if !regexp.MustCompile(`(^| )` + n[1] + `=[^ ]+`).MatchString(got) {
 			t.Errorf("upgrade_drill does not set %s (test/e2e/upgrade_test.go reads it): %s", n[1], got)
 		}
+	}
+}
+
+// TestRebootSecondBootReversesTheDisks: the reboot drill's second boot gives QEMU the same
+// disks with each --disk pair kept and the pairs in the reverse order, so the kernel names the
+// drives otherwise (run.sh PRISM_E2E_REBOOT).
+func TestRebootSecondBootReversesTheDisks(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	loop := regexp.MustCompile(`(?m)^  for \(\(i = \$\{#disks\[@\]\} - 1; .*$`).FindString(read(t, "run.sh"))
+	if loop == "" {
+		t.Fatal("run.sh: no loop reversing the disks for the second boot")
+	}
+	script := `disks=(--disk e2e-work:64G --disk e2e-fast:1 --disk e2e-qlc:2); reversed=()` + "\n" + loop + "\n" + `echo "${reversed[*]}"`
+	out, err := exec.Command("bash", "-c", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(out)), "--disk e2e-qlc:2 --disk e2e-fast:1 --disk e2e-work:64G"; got != want {
+		t.Errorf("reversed disks %q, want %q", got, want)
+	}
+}
+
+// TestChildrenListsADaemonsProcesses: reboot_shutdown stops each daemon's restart loop and the
+// daemon under it, found by parent pid (guest-cluster.sh children).
+func TestChildrenListsADaemonsProcesses(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	fn := function(t, read(t, "guest-cluster.sh"), "children")
+	script := fn + `(sleep 30 & sleep 30 & wait) & loop=$!; sleep 0.5; children $loop | wc -l; kill $(children $loop) $loop`
+	out, err := exec.Command("bash", "-c", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "2" {
+		t.Errorf("children of a subshell with two sleeps: %s lines, want 2", got)
 	}
 }

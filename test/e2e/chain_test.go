@@ -123,7 +123,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 	qlcOSD := -1 // the OSD Rook made on the QLC drive
 	lostDB := "" // why Prism withholds partition DB entries from this cluster (decision 0035)
 
-	It("installs the chart and the agent is Ready on the node", func() {
+	It("installs the chart and the agent is Ready on the node", Label("reboot-before"), func() {
 		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace",
 			"--set", "operator.prometheusURL=" + noPrometheus} // the endurance page, for the endpoints spec
 		for _, s := range cfg.helmSet {
@@ -145,7 +145,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}).Should(Succeed())
 	})
 
-	It("inventories the fast and the QLC drive in their tiers", func() {
+	It("inventories the fast and the QLC drive in their tiers", Label("reboot-before"), func() {
 		fast, qlc = inventoriedDrives()
 		Expect(fast.Tier).To(Equal(prismv1.TierFast), "fast drive: %s", fast.TierReason)
 		Expect(qlc.Tier).To(Equal(prismv1.TierCapacity), "QLC drive: %s", qlc.TierReason)
@@ -158,7 +158,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionInventoried)).To(BeTrue(), "%+v", sn.Status.Conditions)
 	})
 
-	It("labels the node; a DryRun policy publishes its selection and writes nothing", func() {
+	It("labels the node; a DryRun policy publishes its selection and writes nothing", Label("reboot-before"), func() {
 		node := &corev1.Node{}
 		Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, node)).To(Succeed())
 		hostname = node.Labels[corev1.LabelHostname]
@@ -228,7 +228,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(out).To(ContainSubstring("created (server dry run)"), out)
 	})
 
-	It("in Apply, the plan reaches the StorageNode and the agent makes the partitions Ready", func() {
+	It("in Apply, the plan reaches the StorageNode and the agent makes the partitions Ready", Label("reboot-before"), func() {
 		p := policy()
 		Expect(k8s.Patch(ctx(), p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"mode":"Apply"}}`)))).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -262,7 +262,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		GinkgoWriter.Printf("plan: %+v\npartitions: %+v\n", sn.Spec.Plan, sn.Status.Partitions)
 	})
 
-	It("writes Prism's entry into the CephCluster: the QLC drive with its DB slot (or withholds it from a Ceph that loses partition DBs)", func() {
+	It("writes Prism's entry into the CephCluster: the QLC drive with its DB slot (or withholds it from a Ceph that loses partition DBs)", Label("reboot-before"), func() {
 		sn := storageNode()
 		var slot prismv1.DBSlot
 		for _, s := range sn.Spec.Plan.FastDevices[0].Slots {
@@ -316,7 +316,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		saveArtifacts("entry-written", sn, policy(), c, kubeNode())
 	})
 
-	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's slot", func() {
+	It("Rook's operator prepares the QLC drive: its OSD is up, data on the QLC drive, BlueFS DB on Prism's slot", Label("reboot-before"), func() {
 		if !cfg.rookOperator {
 			Skip("no Rook operator in this cluster (PRISM_E2E_ROOK_OPERATOR=1 says there is)")
 		}
@@ -354,7 +354,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		GinkgoWriter.Printf("partitions with the OSD: %+v\n", storageNode().Status.Partitions)
 	})
 
-	It("the agent reads the OSD's admin socket: the StorageNode lists the OSD with its BlueFS DB, and `kubectl prism osds` prints it", func() {
+	It("the agent reads the OSD's admin socket: the StorageNode lists the OSD with its BlueFS DB, and `kubectl prism osds` prints it", Label("reboot-before"), func() {
 		if qlcOSD < 0 {
 			Skip("no OSD on the QLC drive (the spec before says why)")
 		}
@@ -387,6 +387,15 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		r := row(out, cfg.node, fmt.Sprintf("osd.%d", qlcOSD))
 		Expect(r).NotTo(BeEmpty(), "no row for osd.%d in:\n%s", qlcOSD, out)
 		Expect(r).To(ContainSubstring(" "+bytesize.IEC(osd.DBTotalBytes)+" "), "the DB slot column: %s", r)
+	})
+
+	// The reboot drill's first phase ends here (reboot_test.go): what the node holds now must
+	// come back unchanged after the guest restarts.
+	It("records the node for the reboot drill: GPT and partition GUIDs, LV uuids, checksums, plan, Rook entry", Label("reboot-before"), func() {
+		if cfg.reboot != rebootRecordPhase {
+			Skip("PRISM_E2E_REBOOT=record runs this, on the first boot of hack/e2e/run.sh PRISM_E2E_REBOOT=1")
+		}
+		recordForReboot(hostname)
 	})
 
 	It("serves the agent's metrics, naming both drives with their tiers", func() {

@@ -59,6 +59,9 @@ type config struct {
 	// artifacts: where the suite saves the objects it asserted on (StorageNode, policy,
 	// CephCluster) as JSON, for replay in unit tests; empty: nowhere.
 	artifacts string
+	// reboot is the reboot drill's phase (reboot_test.go): record, verify, or empty (no drill);
+	// rebootRecord is the file that carries the record across the reboot.
+	reboot, rebootRecord string
 }
 
 var (
@@ -137,6 +140,10 @@ func TestE2E(t *testing.T) {
 	cfg.drillReplace = strings.Fields(os.Getenv("PRISM_E2E_DRILL_REPLACE"))
 	cfg.drillFail = strings.Fields(os.Getenv("PRISM_E2E_DRILL_FAIL"))
 	cfg.runbooks = env("PRISM_E2E_RUNBOOKS", "../../docs/runbooks")
+	cfg.reboot, cfg.rebootRecord = os.Getenv("PRISM_E2E_REBOOT"), os.Getenv("PRISM_E2E_REBOOT_RECORD")
+	if cfg.reboot != "" && cfg.reboot != rebootRecordPhase && cfg.reboot != rebootVerifyPhase {
+		t.Fatalf("PRISM_E2E_REBOOT=%q: want %s or %s", cfg.reboot, rebootRecordPhase, rebootVerifyPhase)
+	}
 	if s := os.Getenv("PRISM_E2E_HELM_SET"); s != "" {
 		cfg.helmSet = strings.Split(s, ",")
 	}
