@@ -7,8 +7,9 @@
 # (Prism's cephConfig). This adds a QLC drive of the same model (PRISM-E2E-QLC3, hot-added over
 # NVMe-oF) to the CephCluster by hand, as a user without Prism would, with no metadataDevice
 # and Ceph's default min_alloc_size (set for that OSD's id before Rook's prepare job makes it):
-# the QLC-alone layout. osd.1 (the hot-added drive) is moved to another device class so that
-# each layout's pool, size 1, maps to exactly one OSD. Then the same workload on each pool, one
+# the QLC-alone layout. Prism's layout is the lowest-numbered OSD of class qlc (Prism's entries
+# set it); the others of that class (the hot-added drive's) move to another device class, so
+# that each layout's pool, size 1, maps to exactly one OSD. Then the same workload on each pool, one
 # after the other, between two readings of the kernel's write counters
 # (/sys/block/<dev>/stat) of the OSD's QLC drive and of its DB volume, each taken once the
 # devices have gone quiet. The counters go to $out/bench-writes/counters.json in
@@ -74,8 +75,14 @@ bw_setup() {
     >>"$bw_dir/setup.log" 2>&1 || fail "bench-writes: patch the CephCluster ($(tail -1 "$bw_dir/setup.log"))"
   bw_alone_up() { ceph_op osd dump -f json | python3 -c 'import json,sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) and o["up"] == 1 for o in json.load(sys.stdin)["osds"]) else 1)' "$bw_alone_id"; }
   wait_for "$((3 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
-  # One OSD per layout: osd.1 leaves the qlc class.
-  ceph_op osd crush rm-device-class osd.1 && ceph_op osd crush set-device-class spare osd.1 || fail "bench-writes: osd.1's class"
+  # One OSD per layout: Prism's, the lowest of class qlc; the others leave the class.
+  local ids id
+  ids=$(ceph_op osd crush class ls-osd qlc | sort -n) || fail "bench-writes: the OSDs of class qlc"
+  bw_prism_id=$(head -1 <<<"$ids")
+  [[ $bw_prism_id =~ ^[0-9]+$ ]] || fail "bench-writes: no OSD of class qlc ($ids)"
+  for id in $(tail -n +2 <<<"$ids"); do
+    ceph_op osd crush rm-device-class "osd.$id" && ceph_op osd crush set-device-class spare "osd.$id" || fail "bench-writes: osd.$id's class"
+  done
   local layout cls pool
   for layout in prism:qlc alone:qlcalone; do
     cls=${layout#*:}
@@ -90,7 +97,7 @@ bw_setup() {
   ceph_op osd tree >"$bw_dir/osd-tree.txt" 2>&1
   ceph_op pg ls-by-pool bench-prism >"$bw_dir/pgs-prism.txt" 2>&1
   ceph_op pg ls-by-pool bench-alone >"$bw_dir/pgs-alone.txt" 2>&1
-  for id in 0 "$bw_alone_id"; do ceph_op osd metadata "$id" -f json-pretty >"$bw_dir/osd-$id-metadata.json" 2>&1; done
+  for id in "$bw_prism_id" "$bw_alone_id"; do ceph_op osd metadata "$id" -f json-pretty >"$bw_dir/osd-$id-metadata.json" 2>&1; done
 }
 
 # bw_run LAYOUT POOL OSD: the workload on POOL (one OSD), its counters as one JSON line.
@@ -132,24 +139,24 @@ PY
 }
 
 bw_counters() {
-  python3 - "$bw_dir" "$bw_mib" "$bw_alone_id" <<'PY' >"$bw_dir/counters.json"
+  python3 - "$bw_dir" "$bw_mib" "$bw_prism_id" "$bw_alone_id" <<'PY' >"$bw_dir/counters.json"
 import json, os, platform, sys, time
-d, mib, alone = sys.argv[1:]
+d, mib, prism, alone = sys.argv[1:]
 runs = [json.loads(l) for l in open(os.path.join(d, "runs.jsonl"))]
-meta = {i: json.load(open(os.path.join(d, "osd-%s-metadata.json" % i))) for i in ("0", alone)}
+meta = {i: json.load(open(os.path.join(d, "osd-%s-metadata.json" % i))) for i in (prism, alone)}
 def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 print(json.dumps({
     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(os.path.join(d, "osd-tree.txt")))),
     "machine": {"where": "the e2e guest: QEMU TCG, 2 vCPUs on the host's 2 cores", "kernel": platform.release(),
-                "cpu": meta["0"].get("cpu", ""), "memory": meta["0"].get("mem_total_kb", "") + " kB", "load after": load()},
-    "versions": {"ceph": meta["0"].get("ceph_version", ""), "rook": os.environ.get("BENCH_WRITES_ROOK", "v1.20 (the chain's operator)")},
+                "cpu": meta[prism].get("cpu", ""), "memory": meta[prism].get("mem_total_kb", "") + " kB", "load after": load()},
+    "versions": {"ceph": meta[prism].get("ceph_version", ""), "rook": os.environ.get("BENCH_WRITES_ROOK", "v1.20 (the chain's operator)")},
     "settings": {
         "budget": "%s MiB of client writes per layout" % mib,
         "devices": "NVMe-oF namespaces over sparse files on the guest's tmpfs: QLC drives INTEL SSDPF2NV307TZ 30.72 TB, fast drive INTEL SSDPF21Q400GB 400 GB",
-        "db prism": "osd.0: dedicated %s, %s bytes, %s (Prism's LV)" % (meta["0"].get("bluefs_dedicated_db"), meta["0"].get("bluefs_db_size"), meta["0"].get("bluefs_db_dev_node")),
+        "db prism": "osd.%s: dedicated %s, %s bytes, %s (Prism's LV)" % (prism, meta[prism].get("bluefs_dedicated_db"), meta[prism].get("bluefs_db_size"), meta[prism].get("bluefs_db_dev_node")),
         "db qlc-alone": "osd.%s: dedicated %s" % (alone, meta[alone].get("bluefs_dedicated_db")),
-        "min_alloc_size prism": meta["0"].get("bluestore_min_alloc_size", ""),
+        "min_alloc_size prism": meta[prism].get("bluestore_min_alloc_size", ""),
         "min_alloc_size qlc-alone": meta[alone].get("bluestore_min_alloc_size", ""),
         "rocksdb": "Ceph 20.2.4's defaults on both OSDs",
     },
@@ -163,7 +170,7 @@ bench_writes() {
   : >"$bw_dir/runs.jsonl"
   bw_setup
   bw_run qlc-alone bench-alone "$bw_alone_id"
-  bw_run prism bench-prism 0
+  bw_run prism bench-prism "$bw_prism_id"
   bw_counters || fail "bench-writes: counters.json"
   mark "bench-writes: done ($bw_dir/counters.json)"
 }
