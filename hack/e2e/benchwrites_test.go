@@ -1,0 +1,84 @@
+package e2e_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prism-storage/prism/bench/writes"
+)
+
+// heredoc is the body of the python3 here-document that follows the line of src ending with
+// after, up to its PY line.
+func heredoc(t *testing.T, src, after string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(src, after+"\n")
+	if !ok {
+		t.Fatalf("no line ending with %q", after)
+	}
+	body, _, ok := strings.Cut(rest, "\nPY\n")
+	if !ok {
+		t.Fatalf("no PY line after %q", after)
+	}
+	return body
+}
+
+// TestBenchWritesCountersReadByTheReport: the guest bench (hack/e2e/bench-writes.sh) writes
+// what bench/writes' report reads: each run's line (bw_run) and the counters file around them
+// (bw_counters), from an OSD's metadata as Ceph 20 prints it, through writes.Parse, which
+// refuses unknown fields and missing counts.
+func TestBenchWritesCountersReadByTheReport(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	src := read(t, "bench-writes.sh")
+	runLine := heredoc(t, src, `<<'PY' >>"$bw_dir/runs.jsonl"`)
+	countersDoc := heredoc(t, src, `<<'PY' >"$bw_dir/counters.json"`)
+	dir := t.TempDir()
+	py := func(code string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(python, append([]string{"-c", code}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("python3: %v", err)
+		}
+		return string(out)
+	}
+	runs := py(runLine, "qlc-alone", "67108864", "0", "180355072", "612.3", "5.1 4.9 4.7") +
+		py(runLine, "prism", "67108864", "150994944", "69206016", "540.0", "5.0 4.8 4.6")
+	files := map[string]string{
+		"runs.jsonl": runs,
+		"osd-0-metadata.json": `{"ceph_version": "ceph version 20.2.4 (7f79373) tentacle (stable)", "cpu": "QEMU TCG CPU version 2.5+",
+			"mem_total_kb": "12248776", "bluefs_dedicated_db": "1", "bluefs_db_size": "4290772992", "bluefs_db_dev_node": "/dev/dm-0",
+			"bluestore_min_alloc_size": "65536"}`,
+		"osd-2-metadata.json": `{"bluefs_dedicated_db": "0", "bluestore_min_alloc_size": "4096"}`,
+		"osd-tree.txt":        "",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := writes.Parse([]byte(py(countersDoc, dir, "64", "0", "2")))
+	if err != nil {
+		t.Fatalf("the report refuses the guest's counters: %v", err)
+	}
+	if len(c.Runs) != 2 || c.Runs[0].Layout != writes.LayoutAlone || c.Runs[1].Layout != writes.LayoutPrism ||
+		c.Runs[1].FastBytes != 150994944 || c.Runs[0].QLCBytes != 180355072 || c.Runs[1].ClientBytes != 67108864 {
+		t.Errorf("runs %+v", c.Runs)
+	}
+	for key, want := range map[string]string{"min_alloc_size prism": "65536", "min_alloc_size qlc-alone": "4096",
+		"db prism": "osd.0: dedicated 1, 4290772992 bytes, /dev/dm-0 (Prism's LV)", "db qlc-alone": "osd.2: dedicated 0"} {
+		if got := c.Settings[key]; got != want {
+			t.Errorf("settings[%q] %q, want %q", key, got, want)
+		}
+	}
+	if got := c.Versions["ceph"]; !strings.Contains(got, "20.2.4") {
+		t.Errorf("versions: ceph %q", got)
+	}
+	if _, err := writes.Headline(c); err != nil {
+		t.Errorf("the headline of the guest's counters: %v", err)
+	}
+}
