@@ -965,6 +965,23 @@ func TestOperatorLeaseTimings(t *testing.T) {
 	}
 }
 
+// TestOperatorProbesTolerateASlowNode: the operator's liveness probe gives a slow answer 15 s
+// and restarts it only after 8 misses in a row (kubeadm's kube-controller-manager settings),
+// not Kubernetes' 1 s and 3.
+func TestOperatorProbesTolerateASlowNode(t *testing.T) {
+	dep := renderValues(t, "", plainCaps, nil).must(t, "Deployment", "prism-operator")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	c := containers[0].(map[string]any)
+	for _, tc := range []struct {
+		probe, field string
+		want         int64
+	}{{"livenessProbe", "timeoutSeconds", 15}, {"livenessProbe", "failureThreshold", 8}, {"readinessProbe", "timeoutSeconds", 5}} {
+		if v, _, _ := unstructured.NestedInt64(c, tc.probe, tc.field); v != tc.want {
+			t.Errorf("operator %s.%s %d, want %d", tc.probe, tc.field, v, tc.want)
+		}
+	}
+}
+
 // TestNodeDaemonSettings: the agent rolls out one node at a time at node-critical priority;
 // the operator runs a leader and a standby, spread across nodes, with a PodDisruptionBudget
 // selecting exactly its pods (none for one replica: it would block every drain).
