@@ -41,13 +41,12 @@
 # ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
 # PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
 # the mgr's cephsqlite_lock_renewal_timeout (decision 0051; 600000 unless set, empty: Ceph's 30000);
-# PRISM_E2E_BENCH_WRITES_MIB=N (chain):
-# after the suite, the same RGW-like workload of N MiB on a QLC drive alone and on Prism's OSD,
-# counted by the kernel (hack/e2e/bench-writes.sh).
-# PRISM_E2E_DRILLS=1 (chain only):
-# the failure drills after the hot-add spec (test/e2e drill_test.go: a third QLC drive, a pool
-# of recorded objects, a drive that dies, docs/runbooks/replace-data-disk.md run as written, a
-# new drive in the freed slot), with their drives and a longer guest and suite limit.
+# PRISM_E2E_BENCH_WRITES_MIB=N (chain): after the suite, the same RGW-like workload of N MiB on
+# a QLC drive alone and on Prism's OSD, counted by the kernel (hack/e2e/bench-writes.sh);
+# PRISM_E2E_DRILLS=1 (chain only): the failure drills after the hot-add spec
+# (test/e2e/replacedisk_test.go: a third QLC drive, a pool of recorded objects, a drive that
+# dies, docs/runbooks/replace-data-disk.md run as written, a new drive in the freed slot), with
+# their drives and a longer guest and suite limit;
 # PRISM_E2E_UPGRADE_FROM=COMMIT: the upgrade drill in place of the suite (below; docs/upgrade.md).
 # PRISM_E2E_REBOOT=1 (prism): the
 # reboot drill (issue 30 item 3c): the guest runs the suite up to the Rook entry, records the
