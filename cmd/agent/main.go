@@ -1,13 +1,15 @@
 // Command prism-agent is Prism's node agent. `inventory` prints a host's block devices with
 // their tier and eligibility; `run` keeps the node's StorageNode status current and carries
 // out the plan in its spec (GPT partitions on the fast devices); `trace` records a block trace
-// of one device for the sizing simulator.
+// of one device for the sizing simulator; `osds` prints the per-OSD table once.
 package main
 
 import (
 	"fmt"
 	"os"
 	"runtime/debug"
+
+	"github.com/prism-storage/prism/internal/host/cephdaemon"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,6 +26,8 @@ Usage:
                                                               --load-into-cache)
   prism-agent trace --device D --duration T [-o FILE]    record the bios queued to one block device (tracefs,
                                                               read-only) as a trace for kubectl prism simulate
+  prism-agent osds [--host-root DIR] [-o json|table]       read every OSD admin socket once: Prism's per-OSD table
+                                                              (each class's bytes held and written; read-only)
   prism-agent version
 
 Run "prism-agent <command> -h" for a command's flags.
@@ -45,6 +49,8 @@ func main() {
 		err = runCacheCheck(os.Args[2:], os.Stdout)
 	case "trace":
 		err = runTrace(os.Args[2:], os.Stdout, os.Stderr)
+	case "osds":
+		err = runOSDs(os.Args[2:], cephdaemon.Socket{}, os.Stdout, os.Stderr)
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":

@@ -12,7 +12,8 @@
 # that each layout's pool, size 1, maps to exactly one OSD. Then the same workload on each pool, one
 # after the other, between two readings of the kernel's write counters
 # (/sys/block/<dev>/stat) of the OSD's QLC drive and of its DB volume, each taken once the
-# devices have gone quiet. The counters go to $out/bench-writes/counters.json in
+# devices have gone quiet, and of Prism's per-OSD table of the OSD (prism-agent osds in the
+# agent's pod: each class's bytes written during the run). The counters go to $out/bench-writes/counters.json in
 # bench/writes.Counters' format (the host turns them into the tables: go run
 # ./bench/writes/report -in FILE).
 #
@@ -45,6 +46,21 @@ bw_quiet() {
 # bw_meta ID KEY: a field of `ceph osd metadata ID`.
 bw_meta() {
   ceph_op osd metadata "$1" -f json | python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$2"
+}
+
+# bw_osd_table ID FILE: Prism's per-OSD table of osd.ID now, read by the agent's own code
+# (prism-agent osds in the agent's pod, every OSD socket of the node), into FILE as JSON.
+bw_osd_table() {
+  local all=$2.all
+  k -n prism-system exec ds/prism-agent -c agent -- /prism-agent osds --host-root /host -o json >"$all" 2>>"$bw_dir/osds.err" ||
+    fail "bench-writes: prism-agent osds ($(tail -2 "$bw_dir/osds.err"))"
+  python3 - "$1" "$all" >"$2" <<'PY' || fail "bench-writes: osd.$1 not in the agent's table ($all)"
+import json, sys
+osd = [t for t in json.load(open(sys.argv[2])) if t["id"] == int(sys.argv[1])]
+if len(osd) != 1 or osd[0].get("errors"):
+    sys.exit("osd.%s: %s" % (sys.argv[1], osd[0].get("errors") if osd else "absent"))
+print(json.dumps(osd[0]))
+PY
 }
 
 # bw_kernel_name PATH: /dev/dm-0 -> dm-0.
@@ -108,6 +124,7 @@ bw_run() {
   [[ -n $qlc && -e /sys/block/$qlc/stat ]] || fail "bench-writes: osd.$id's QLC device ($qlc)"
   objects=$((bw_mib * 1024 * 1024 / (2 * 4096)))
   bw_quiet "$qlc" $fast
+  bw_osd_table "$id" "$bw_dir/$layout-table-before.json"
   q0=$(bw_written "$qlc")
   [[ -z $fast ]] || f0=$(bw_written "$fast")
   t0=$(date +%s.%N)
@@ -120,20 +137,35 @@ bw_run() {
   secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
   q1=$(bw_written "$qlc")
   [[ -z $fast ]] || f1=$(bw_written "$fast")
+  bw_osd_table "$id" "$bw_dir/$layout-table-after.json"
   # rados bench counts the object writes; each also wrote its omap value of the same size.
   local ops
   ops=$(awk '/^Total writes made:/ {print $4}' "$log")
   [[ $ops =~ ^[0-9]+$ ]] || fail "bench-writes: no 'Total writes made' in $log"
   mark "bench-writes: $layout: $ops ops, QLC $qlc +$((q1 - q0)) B, fast ${fast:--} +$((f1 - f0)) B, $secs s"
-  python3 - "$layout" "$((2 * ops * 4096))" "$((f1 - f0))" "$((q1 - q0))" "$secs" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY' >>"$bw_dir/runs.jsonl"
+  python3 - "$layout" "$((2 * ops * 4096))" "$((f1 - f0))" "$((q1 - q0))" "$secs" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$bw_dir/$layout-table-before.json" "$bw_dir/$layout-table-after.json" <<'PY' >>"$bw_dir/runs.jsonl"
 import json, sys
-layout, client, fast, qlc, secs, load = sys.argv[1:]
+layout, client, fast, qlc, secs, load, before, after = sys.argv[1:]
+# Each class: what it holds after the run and what it wrote during it (the table's counters
+# since the OSD started, after minus before; a level absent before had written nothing).
+was = {r["class"]: r["writtenBytes"] for r in json.load(open(before))["classes"] if "writtenBytes" in r}
+classes = []
+for r in json.load(open(after))["classes"]:
+    c = {"class": r["class"]}
+    if r.get("breakdown"):
+        c["breakdown"] = True
+    if "occupiedBytes" in r:
+        c["occupiedBytes"] = r["occupiedBytes"]
+    if "writtenBytes" in r and r["writtenBytes"] >= was.get(r["class"], 0):
+        c["writtenBytes"] = r["writtenBytes"] - was.get(r["class"], 0)
+    classes.append(c)
 print(json.dumps({
     "workload": "RADOS 4 KiB objects + 4 KiB omap (RGW-like)",
     "layout": layout,
     "command": "rados bench 3600 write -b 4096 -t 16 --max-objects N --write-object --write-omap",
     "clientBytes": int(client), "fastBytes": int(fast), "qlcBytes": int(qlc),
-    "seconds": float(secs), "load": load, "classes": [],
+    "seconds": float(secs), "load": load, "classes": classes,
 }))
 PY
 }

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,8 +47,27 @@ func TestBenchWritesCountersReadByTheReport(t *testing.T) {
 		}
 		return string(out)
 	}
-	runs := py(runLine, "qlc-alone", "67108864", "0", "180355072", "612.3", "5.1 4.9 4.7") +
-		py(runLine, "prism", "67108864", "150994944", "69206016", "540.0", "5.0 4.8 4.6")
+	// Prism's per-OSD table around each run, as `prism-agent osds -o json` prints one OSD
+	// (bw_osd_table keeps the OSD's entry): counters since the OSD started.
+	tables := map[string]string{
+		"before.json": `{"id": 0, "socket": "/host/var/lib/rook/exporter/rook-ceph-osd.0.asok", "time": "2026-12-07T04:00:00Z", "classes": [
+			{"class": "wal", "occupiedBytes": 18874368, "writtenBytes": 20480},
+			{"class": "sst", "occupiedBytes": 13631488, "writtenBytes": 12288},
+			{"class": "objects", "occupiedBytes": 4096, "writtenBytes": 1196}]}`,
+		"after.json": `{"id": 0, "socket": "/host/var/lib/rook/exporter/rook-ceph-osd.0.asok", "time": "2026-12-07T04:10:00Z", "classes": [
+			{"class": "wal", "occupiedBytes": 37748736, "writtenBytes": 134238208},
+			{"class": "sst", "occupiedBytes": 27262976, "writtenBytes": 40972288},
+			{"class": "L0", "breakdown": true, "occupiedBytes": 27262976, "writtenBytes": 40960000},
+			{"class": "objects", "occupiedBytes": 67108864, "writtenBytes": 67110060}]}`,
+	}
+	for name, body := range tables {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, after := filepath.Join(dir, "before.json"), filepath.Join(dir, "after.json")
+	runs := py(runLine, "qlc-alone", "67108864", "0", "180355072", "612.3", "5.1 4.9 4.7", before, after) +
+		py(runLine, "prism", "67108864", "150994944", "69206016", "540.0", "5.0 4.8 4.6", before, after)
 	files := map[string]string{
 		"runs.jsonl": runs,
 		"osd-0-metadata.json": `{"ceph_version": "ceph version 20.2.4 (7f79373) tentacle (stable)", "cpu": "QEMU TCG CPU version 2.5+",
@@ -68,6 +88,17 @@ func TestBenchWritesCountersReadByTheReport(t *testing.T) {
 	if len(c.Runs) != 2 || c.Runs[0].Layout != writes.LayoutAlone || c.Runs[1].Layout != writes.LayoutPrism ||
 		c.Runs[1].FastBytes != 150994944 || c.Runs[0].QLCBytes != 180355072 || c.Runs[1].ClientBytes != 67108864 {
 		t.Errorf("runs %+v", c.Runs)
+	}
+	// Each class: held after the run, written during it; a level absent before wrote all it has.
+	var classes []string
+	for _, cl := range c.Runs[1].Classes {
+		if cl.OccupiedBytes == nil || cl.WrittenBytes == nil {
+			t.Fatalf("class %+v without a count", cl)
+		}
+		classes = append(classes, fmt.Sprintf("%s/%t/%d/%d", cl.Class, cl.Breakdown, *cl.OccupiedBytes, *cl.WrittenBytes))
+	}
+	if want := "wal/false/37748736/134217728 sst/false/27262976/40960000 L0/true/27262976/40960000 objects/false/67108864/67108864"; strings.Join(classes, " ") != want {
+		t.Errorf("classes %v, want %s", classes, want)
 	}
 	for key, want := range map[string]string{"min_alloc_size prism": "65536", "min_alloc_size qlc-alone": "4096",
 		"db prism": "osd.0: dedicated 1, 4290772992 bytes, /dev/dm-0 (Prism's LV)", "db qlc-alone": "osd.2: dedicated 0"} {
