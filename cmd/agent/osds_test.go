@@ -24,7 +24,7 @@ func (r ceph20Replay) Ask(_ context.Context, socket string, cmd cephdaemon.Comma
 	}
 	name := map[string]string{
 		"bluefs stats":              "bluefs-stats-fresh",
-		"dump_objectstore_kv_stats": "kv-stats-unknown-command",
+		"dump_objectstore_kv_stats": "kv-stats-off",
 		"version":                   "version",
 	}[cmd.Prefix]
 	switch cmd.Prefix {

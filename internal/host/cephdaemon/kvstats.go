@@ -13,12 +13,18 @@ import (
 
 // ErrKVStatsOff is the reply of dump_objectstore_kv_stats on an OSD that does not collect
 // RocksDB's statistics: Ceph 16.2 fills it only with rocksdb_perf = true and
-// rocksdb_collect_compaction_stats = true (both can change at runtime).
+// rocksdb_collect_compaction_stats = true (both can change at runtime), and answers an empty
+// object without them; Ceph 20.2 answers plain text, "error: RocksDB perf is disabled, can't
+// probe for stats." (a running OSD under Rook, 2026-12-07).
 var ErrKVStatsOff = errors.New("dump_objectstore_kv_stats is empty: the OSD collects no RocksDB statistics (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
 
 // ErrKVStatsUnsupported is the reply of an OSD that has no dump_objectstore_kv_stats command
-// (Ceph 20.2 answers "unknown command prefix dump_objectstore_kv_stats").
-var ErrKVStatsUnsupported = errors.New("the OSD has no dump_objectstore_kv_stats command (Ceph 20.2 dropped it): no RocksDB level statistics")
+// ("unknown command prefix dump_objectstore_kv_stats"): a Ceph 20.2 OSD that has mounted its
+// store but not yet booted (no monitor) answered so; once running it has the command.
+var ErrKVStatsUnsupported = errors.New("the OSD has no dump_objectstore_kv_stats command (yet): no RocksDB level statistics")
+
+// kvStatsOffText is how Ceph 20.2 says the OSD collects no RocksDB statistics.
+const kvStatsOffText = "RocksDB perf is disabled"
 
 // LevelStat is one row of a RocksDB "Compaction Stats [cf]" table.
 type LevelStat struct {
@@ -78,6 +84,9 @@ func kvLines(data []byte) ([]string, error) {
 	}
 	if bytes.Contains(data, []byte("unknown command prefix dump_objectstore_kv_stats")) {
 		return nil, ErrKVStatsUnsupported
+	}
+	if trimmed := bytes.TrimSpace(data); !bytes.HasPrefix(trimmed, []byte("{")) && bytes.Contains(trimmed, []byte(kvStatsOffText)) {
+		return nil, ErrKVStatsOff
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -186,7 +186,15 @@ func TestParseKVStatsRecorded(t *testing.T) {
 	}
 }
 
-// Ceph 20.2 has no dump_objectstore_kv_stats: the socket answers with an error text.
+// A running Ceph 20.2 OSD without rocksdb_perf answers plain text (the e2e's OSD under Rook):
+// statistics off, not a failed read.
+func TestParseKVStatsOffCeph20(t *testing.T) {
+	if _, err := ParseKVStats(recordedFrom(t, "ceph-20.2.4", "kv-stats-off")); !errors.Is(err, ErrKVStatsOff) {
+		t.Errorf("kv-stats-off: %v, want ErrKVStatsOff", err)
+	}
+}
+
+// A Ceph 20.2 OSD that has not booted has no dump_objectstore_kv_stats yet.
 func TestParseKVStatsUnknownCommand(t *testing.T) {
 	if _, err := ParseKVStats(recordedFrom(t, "ceph-20.2.4", "kv-stats-unknown-command")); !errors.Is(err, ErrKVStatsUnsupported) {
 		t.Errorf("kv-stats-unknown-command: %v, want ErrKVStatsUnsupported", err)

@@ -23,6 +23,7 @@ type replay struct {
 	state string
 	fail  map[string]error // by command prefix
 	dir   string           // recordedDir when empty
+	kv    string           // the dump_objectstore_kv_stats reply under dir (default kv-stats-off)
 }
 
 func (r replay) Ask(_ context.Context, _ string, cmd cephdaemon.Command) ([]byte, error) {
@@ -38,7 +39,10 @@ func (r replay) Ask(_ context.Context, _ string, cmd cephdaemon.Command) ([]byte
 	case "dump_objectstore_kv_stats":
 		name = map[string]string{"fresh": "kv-stats-off", "spilled": "kv-stats-on"}[r.state]
 		if r.dir != "" {
-			name = "kv-stats-unknown-command"
+			name = r.kv
+			if name == "" {
+				name = "kv-stats-off"
+			}
 		}
 	case "config get":
 		name = "config-get-" + cmd.Args["var"]
@@ -53,29 +57,38 @@ func (r replay) Ask(_ context.Context, _ string, cmd cephdaemon.Command) ([]byte
 }
 
 // Ceph 20.2.4 (the e2e's Rook cluster): BlueStore's counters lost their bluestore_ prefix,
-// bluefs stats changed its matrix, dump_objectstore_kv_stats is gone. Every part the release
-// has is read, and the table has every class.
+// bluefs stats changed its matrix, dump_objectstore_kv_stats answers plain text: a running
+// OSD without rocksdb_perf says its statistics are off, one that has not booted has no such
+// command yet. Either way every part the release has is read, and the table has every class.
 func TestReadOSDRecordedCeph20(t *testing.T) {
-	ask := replay{state: "fresh", dir: "../../host/cephdaemon/testdata/ceph-20.2.4"}
-	r := ReadOSD(context.Background(), ask, 0, "/run/ceph/ceph-osd.0.asok", at("2026-12-06T21:15:00Z"))
-	if len(r.Errors) > 0 || r.Stats == nil || r.RocksDB == nil || r.BlueFS == nil || r.Store == nil {
-		t.Fatalf("reading: errors %q, %+v", r.Errors, r)
-	}
-	if !r.LevelsUnsupported || r.LevelsOff || r.Levels != nil {
-		t.Errorf("levels: unsupported %v, off %v, %+v", r.LevelsUnsupported, r.LevelsOff, r.Levels)
-	}
-	rows := Table(nil, r)
-	for _, class := range []string{ClassWAL, ClassBlueFS, ClassSST, ClassSpilled, ClassObjects} {
-		if row := rowByClass(rows, class); row.Occupied == nil || row.Written == nil {
-			t.Errorf("%s: occupied %v, written %v", class, row.Occupied, row.Written)
+	for _, c := range []struct {
+		kv, message  string
+		off, unknown bool
+	}{
+		{kv: "kv-stats-off", off: true, message: "RocksDB level statistics off"},
+		{kv: "kv-stats-unknown-command", unknown: true, message: "dump_objectstore_kv_stats"},
+	} {
+		ask := replay{state: "fresh", dir: "../../host/cephdaemon/testdata/ceph-20.2.4", kv: c.kv}
+		r := ReadOSD(context.Background(), ask, 0, "/run/ceph/ceph-osd.0.asok", at("2026-12-06T21:15:00Z"))
+		if len(r.Errors) > 0 || r.Stats == nil || r.RocksDB == nil || r.BlueFS == nil || r.Store == nil {
+			t.Fatalf("%s: reading: errors %q, %+v", c.kv, r.Errors, r)
 		}
-	}
-	if o := rowByClass(rows, ClassSST).Occupied; o == nil || *o != 13<<20 {
-		t.Errorf("sst occupied %v, want 13 MiB (the db row's DB column)", o)
-	}
-	msg := Summarize([]OSD{{ID: 0, Last: &r, Known: true}})[0].Message
-	if !strings.Contains(msg, "dump_objectstore_kv_stats") || strings.Contains(msg, "last read") {
-		t.Errorf("message %q", msg)
+		if r.LevelsUnsupported != c.unknown || r.LevelsOff != c.off || r.Levels != nil {
+			t.Errorf("%s: levels: unsupported %v, off %v, %+v", c.kv, r.LevelsUnsupported, r.LevelsOff, r.Levels)
+		}
+		rows := Table(nil, r)
+		for _, class := range []string{ClassWAL, ClassBlueFS, ClassSST, ClassSpilled, ClassObjects} {
+			if row := rowByClass(rows, class); row.Occupied == nil || row.Written == nil {
+				t.Errorf("%s: %s: occupied %v, written %v", c.kv, class, row.Occupied, row.Written)
+			}
+		}
+		if o := rowByClass(rows, ClassSST).Occupied; o == nil || *o != 13<<20 {
+			t.Errorf("%s: sst occupied %v, want 13 MiB (the db row's DB column)", c.kv, o)
+		}
+		msg := Summarize([]OSD{{ID: 0, Last: &r, Known: true}})[0].Message
+		if !strings.Contains(msg, c.message) || strings.Contains(msg, "last read") {
+			t.Errorf("%s: message %q, want one with %q", c.kv, msg, c.message)
+		}
 	}
 }
 

@@ -27,7 +27,8 @@ type Reading struct {
 	Stats     *cephdaemon.BlueFSStats
 	Levels    []cephdaemon.LevelStat
 	LevelsOff bool // the OSD collects no RocksDB statistics (not an error)
-	// LevelsUnsupported: the OSD has no dump_objectstore_kv_stats (Ceph 20.2; not an error).
+	// LevelsUnsupported: the OSD has no dump_objectstore_kv_stats (a Ceph 20.2 OSD before it
+	// booted; not an error).
 	LevelsUnsupported bool
 	RocksDB           *dbsizing.Levels
 	Errors            []string

@@ -70,7 +70,7 @@ func Summarize(osds []OSD) []prismv1.OSDStatus {
 			msgs = append(msgs, "RocksDB level statistics off (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
 		}
 		if o.Last != nil && o.Last.LevelsUnsupported {
-			msgs = append(msgs, "no RocksDB level statistics: this Ceph has no dump_objectstore_kv_stats")
+			msgs = append(msgs, "no RocksDB level statistics: the OSD has no dump_objectstore_kv_stats (yet)")
 		}
 		if msg := strings.Join(msgs, "; "); len(msg) > 1024 {
 			s.Message = msg[:1021] + "..."
