@@ -305,7 +305,14 @@ spec:
   cephConfig:
     global:
       osd_pool_default_size: "1"
-      mon_warn_on_pool_no_redundancy: "false"${mgr:+
+      mon_warn_on_pool_no_redundancy: "false"
+      # Debian's Ceph 20.2.4 (the image is the guest's root) defaults osd_class_dir to a
+      # relative path, lib/x86_64-linux-gnu/rados-classes, and Rook runs every daemon in
+      # /var/log/ceph: the OSD found no object class ("_load_class could not stat class
+      # lib/x86_64-linux-gnu/rados-classes/libcls_lock.so"), answered the mgr's lock call with
+      # EOPNOTSUPP, and devicehealth failed with "disk I/O error" (decision 0051). Ceph's own
+      # images set an absolute path.
+      osd_class_dir: "/usr/lib/x86_64-linux-gnu/rados-classes"${mgr:+
     mgr:$mgr}
 EOF
   mark "CephCluster applied (accepted by Rook's CRD schema)"
