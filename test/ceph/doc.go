@@ -15,7 +15,7 @@
 // Prometheus scraping it, and runs Prism's BlueFS dashboard queries and the chart's
 // spill-over alert before and after the spill (metrics_test.go, docs/dashboards.md "Ceph's
 // metrics"). OSDs start with Rook's POD_NAME and NODE_NAME, so Ceph reports the simulated
-// node name as their host.
+// node name as their host, and with Rook's --crush-location, so their CRUSH host is that node's.
 //
 // TestRecordGateAnswers (only with PRISM_RECORD_GATE=<dir>) records Ceph's answers to the
 // replacement gate's questions through a fast-device failure on four OSDs and a size-3 pool:

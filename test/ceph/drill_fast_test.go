@@ -153,15 +153,19 @@ func (d *drill) checkCopiesApart(behind []*osd) {
 	for _, o := range behind {
 		ids = append(ids, o.id)
 	}
-	var dump struct {
-		PGStats []struct {
-			PGID   string `json:"pgid"`
-			Acting []int  `json:"acting"`
-		} `json:"pg_stats"`
-	}
-	d.c.mustCephJSON(&dump, "pg", "dump", "pgs_brief")
+	// The mgr's PG map lags the pool's size change: wait until it shows both copies of every PG.
+	var pgs []pgBrief
+	d.e.waitFor(3*time.Minute, "every PG active+clean with 2 copies in the mgr's PG map", func() (bool, string) {
+		pgs = d.c.pgsBrief()
+		for _, pg := range pgs {
+			if pg.State != "active+clean" || len(pg.Acting) != 2 {
+				return false, fmt.Sprintf("%+v", pg)
+			}
+		}
+		return len(pgs) > 0, ""
+	})
 	one := 0
-	for _, pg := range dump.PGStats {
+	for _, pg := range pgs {
 		n := 0
 		for _, id := range pg.Acting {
 			if slices.Contains(ids, id) {
@@ -175,10 +179,38 @@ func (d *drill) checkCopiesApart(behind []*osd) {
 			one++
 		}
 	}
-	if len(dump.PGStats) == 0 {
-		d.t.Fatal("ceph pg dump pgs_brief listed no PG")
+	d.t.Logf("%d PGs: %d with a copy behind the fast device, none with every copy there", len(pgs), one)
+}
+
+// pgBrief is one PG of `ceph pg dump pgs_brief`.
+type pgBrief struct {
+	PGID   string `json:"pgid"`
+	State  string `json:"state"`
+	Up     []int  `json:"up"`
+	Acting []int  `json:"acting"`
+}
+
+func (c *cluster) pgsBrief() []pgBrief {
+	var dump struct {
+		PGStats []pgBrief `json:"pg_stats"`
 	}
-	d.t.Logf("%d PGs: %d with a copy behind the fast device, none with every copy there", len(dump.PGStats), one)
+	c.mustCephJSON(&dump, "pg", "dump", "pgs_brief")
+	return dump.PGStats
+}
+
+// waitMapped waits until the mgr's PG map has taken the OSD in: some PG's up set names it. The
+// operator gives a released OSD at least MinSettle before it asks again; without this wait the
+// drill, which skips that time, read answers from before the OSD's PGs moved (its first run
+// released the third drive on "every PG active+clean" seconds after the second OSD came up).
+func (c *cluster) waitMapped(o *osd) {
+	c.e.waitFor(2*time.Minute, o.name()+" in some PG's up set", func() (bool, string) {
+		for _, pg := range c.pgsBrief() {
+			if slices.Contains(pg.Up, o.id) {
+				return true, ""
+			}
+		}
+		return false, ""
+	})
 }
 
 // swapFast is the agent's inventory after the fast device was swapped: the new one in its place.
@@ -260,6 +292,7 @@ func (d *drill) reCreate(p prismv1.NodePlan, fp prismv1.FastDevicePlan, devices 
 		i := slices.IndexFunc(res.Entries[0].Devices, func(x rook.RookDevice) bool { return x.Name == res.Released.Device })
 		o := d.c.createOSD(effectiveEntries(res.Entries[0])[i], d.kernel, fp)
 		d.c.waitOSDsUpIn([]*osd{o})
+		d.c.waitMapped(o)
 		out = append(out, o)
 		last, skew, held, cleanly = res.Released, skew+rook.MaxSettle, nil, 0
 	}

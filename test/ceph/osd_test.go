@@ -136,7 +136,9 @@ func (c *cluster) prepareOSD(d rook.RookDevice, o *osd, fp prismv1.FastDevicePla
 		t.Fatalf("%s has a block.wal: the WAL must share the DB slot", dataDir)
 	}
 	t.Logf("%s (uuid %s): data %s (%s), block.db %s (%s), class %s", o.name(), o.uuid, o.data, o.dataByID, o.db, o.dbByID, class)
-	o.daemon = c.e.startDaemonEnv(o.name(), rookOSDEnv(o.id, cmp.Or(o.node, nodeName)), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f")
+	node := cmp.Or(o.node, nodeName)
+	o.daemon = c.e.startDaemonEnv(o.name(), rookOSDEnv(o.id, node), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f",
+		"--crush-location", rookCrushLocation(node))
 	c.daemons[o.name()] = o.daemon
 	return o
 }
@@ -149,6 +151,13 @@ func (c *cluster) prepareOSD(d rook.RookDevice, o *osd, fp prismv1.FastDevicePla
 // Kubernetes node name.
 func rookOSDEnv(id int, node string) []string {
 	return []string{fmt.Sprintf("POD_NAME=rook-ceph-osd-%d-prismtest", id), "NODE_NAME=" + node}
+}
+
+// rookCrushLocation is the --crush-location Rook's OSD pods start with (Rook v1.20
+// pkg/operator/ceph/cluster/osd: the root and the node's CRUSH host, plus the node's topology
+// labels, none here): Ceph 16 names the host after the machine otherwise, NODE_NAME aside.
+func rookCrushLocation(node string) string {
+	return "root=default host=" + rook.CrushHost(node, "")
 }
 
 // jsonPart drops whatever ceph-volume logs before its JSON document.
