@@ -64,7 +64,7 @@ drill-replace-data-disk: ## The replace-data-disk runbook's Ceph commands, as th
 	PRISM_CEPH_DRILL=1 $(GO) test ./test/ceph/ -run '^TestRunbookReplaceDataDisk$$' -count=1 -timeout 20m -v
 
 .PHONY: drill-replace-fast-device
-drill-replace-fast-device: ## The replace-fast-device runbook's Ceph commands and Prism's replacement gate on the live cluster's answers, through a failed fast device on a real Ceph 16 on loop devices (root, about 15 min).
+drill-replace-fast-device: ## The replace-fast-device runbook's Ceph commands and Prism's replacement gate on the live cluster's answers, through a failed fast device on a real Ceph 16 on loop devices (root, about 3 min).
 	PRISM_CEPH_DRILL=1 $(GO) test ./test/ceph/ -run '^TestRunbookReplaceFastDevice$$' -count=1 -timeout 40m -v
 
 .PHONY: e2e-guest
