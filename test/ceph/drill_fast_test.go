@@ -4,7 +4,6 @@ package ceph
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,12 +42,8 @@ var peerNodes = []string{"prismtest-peer-a", "prismtest-peer-b"}
 // operator's gate on the live cluster's answers (reCreate). Every object must read back
 // identical, and the other nodes' OSDs and devices must not have changed.
 func TestRunbookReplaceFastDevice(t *testing.T) {
-	if os.Getenv("PRISM_CEPH_DRILL") == "" {
-		t.Skip("set PRISM_CEPH_DRILL=1 to run the replace-fast-device drill (about 3 minutes, root)")
-	}
 	began := time.Now()
-	e := newEnv(t)
-	r := readRunbook(t, fastDrillRunbook)
+	e, r := startDrill(t, fastDrillRunbook, "about 3 minutes")
 	d := newDrill(t, e, bootstrapForProbe(e))
 	peers := d.addPeers(peerNodes)
 	d.makePool("host")

@@ -47,12 +47,8 @@ const (
 // the planner places the replacement drive, which is step 4 on a node; step 5's block checks
 // the new OSD. Every object must read back identical, and no other device may have changed.
 func TestRunbookReplaceDataDisk(t *testing.T) {
-	if os.Getenv("PRISM_CEPH_DRILL") == "" {
-		t.Skip("set PRISM_CEPH_DRILL=1 to run the replace-data-disk drill (about 5 minutes, root)")
-	}
 	began := time.Now()
-	e := newEnv(t)
-	r := readRunbook(t, drillRunbook)
+	e, r := startDrill(t, drillRunbook, "about 2 minutes")
 	d := newDrill(t, e, e.bootstrap())
 	d.makePool("osd")
 	t.Logf("cluster with %d OSDs, %d objects recorded (%.0f s)", len(d.osds), len(d.sums), time.Since(began).Seconds())
@@ -311,6 +307,15 @@ func (d *drill) loopOf(o *osd) *loopDev {
 type runbookRun struct {
 	page string
 	rb   runbook.Runbook
+}
+
+// startDrill skips the drill unless PRISM_CEPH_DRILL is set, else makes its environment and
+// reads its runbook.
+func startDrill(t *testing.T, page, about string) (*env, runbookRun) {
+	if os.Getenv("PRISM_CEPH_DRILL") == "" {
+		t.Skipf("set PRISM_CEPH_DRILL=1 to run the drill of %s (%s, root)", page, about)
+	}
+	return newEnv(t), readRunbook(t, page)
 }
 
 func readRunbook(t *testing.T, page string) runbookRun {
