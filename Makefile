@@ -63,6 +63,10 @@ test-guest: ## Rook's exact OSD path (ceph-volume lvm) and the agent's DB slot v
 drill-replace-data-disk: ## The replace-data-disk runbook's Ceph commands, as the page has them, through a failed QLC drive on a real Ceph 16 on loop devices (root, about 4.5 min).
 	PRISM_CEPH_DRILL=1 $(GO) test ./test/ceph/ -run '^TestRunbookReplaceDataDisk$$' -count=1 -timeout 20m -v
 
+.PHONY: drill-replace-fast-device
+drill-replace-fast-device: ## The replace-fast-device runbook's Ceph commands and Prism's replacement gate on the live cluster's answers, through a failed fast device on a real Ceph 16 on loop devices (root, about 3 min).
+	PRISM_CEPH_DRILL=1 $(GO) test ./test/ceph/ -run '^TestRunbookReplaceFastDevice$$' -count=1 -timeout 40m -v
+
 .PHONY: e2e-guest
 e2e-guest: ## The e2e foundations in the forky QEMU guest (root, slow): a real control plane + kubelet to a Ready node and a pod (docs/e2e.md).
 	hack/e2e/run.sh node

@@ -15,7 +15,7 @@
 // Prometheus scraping it, and runs Prism's BlueFS dashboard queries and the chart's
 // spill-over alert before and after the spill (metrics_test.go, docs/dashboards.md "Ceph's
 // metrics"). OSDs start with Rook's POD_NAME and NODE_NAME, so Ceph reports the simulated
-// node name as their host.
+// node name as their host, and with Rook's --crush-location, so their CRUSH host is that node's.
 //
 // TestRecordGateAnswers (only with PRISM_RECORD_GATE=<dir>) records Ceph's answers to the
 // replacement gate's questions through a fast-device failure on four OSDs and a size-3 pool:
@@ -31,6 +31,18 @@
 // purges the destroyed id. The blocks marked "not run by test/ceph" (Rook's kubectl steps) are
 // the e2e chain's drill's (test/e2e, PRISM_E2E_DRILLS=1); green with step 6 on 2026-12-06 (session 19) in
 // 147 s.
+//
+// TestRunbookReplaceFastDevice (only with PRISM_CEPH_DRILL=1, or make drill-replace-fast-device)
+// is the failure drill of docs/runbooks/replace-fast-device.md: Prism's node with three OSDs
+// whose DBs share one fast device, two other nodes (CRUSH hosts) with one OSD each, every pool
+// at size 2 on a rule with failure domain host (decision 0055), checksummed objects; the fast
+// device dies (its OSDs killed, its loop's backing file truncated), the runbook's blocks run for
+// every OSD behind it, a new fast device gets fresh slots from the planner and the agent's
+// partitioner, and step 4 is rook.GateReplacements on the live cluster's answers read through
+// the probe's own script: each OSD is prepared only when the gate releases it, and the next is
+// held on Ceph's answer while the previous one backfills. Every object reads back identical,
+// the other nodes' OSDs are unchanged, and step 6 purges the destroyed ids. Green on 2026-12-07
+// (session 20) in 186 s, beside an e2e guest, under nice and ionice.
 //
 // Run them as root (about 4-6 minutes together):
 //

@@ -47,42 +47,22 @@ const (
 // the planner places the replacement drive, which is step 4 on a node; step 5's block checks
 // the new OSD. Every object must read back identical, and no other device may have changed.
 func TestRunbookReplaceDataDisk(t *testing.T) {
-	if os.Getenv("PRISM_CEPH_DRILL") == "" {
-		t.Skip("set PRISM_CEPH_DRILL=1 to run the replace-data-disk drill (about 5 minutes, root)")
-	}
 	began := time.Now()
-	text, err := os.ReadFile(filepath.Join("../..", drillRunbook))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := runbook.Parse(string(text))
-	if err != nil {
-		t.Fatalf("%s: %v", drillRunbook, err)
-	}
-	e := newEnv(t)
-	d := newDrill(t, e)
+	e, r := startDrill(t, drillRunbook, "about 2 minutes")
+	d := newDrill(t, e, e.bootstrap())
+	d.makePool("osd")
 	t.Logf("cluster with %d OSDs, %d objects recorded (%.0f s)", len(d.osds), len(d.sums), time.Since(began).Seconds())
 
 	victim := d.osds[1]
-	before := d.snapshot(victim)
-	d.failDrive(victim)
+	before := d.snapshot([]*loopDev{d.fast}, d.others(victim))
+	d.killOSDs(victim)
+	d.failLoop(d.loopOf(victim), victim.dataByID)
 
 	// $SLOT_DEVICE is the partition, as the runbook says for an OSD whose DB is on the
 	// partition itself (this kernel has no device-mapper, so no slot volume; test/ceph's OSDs
 	// are raw-mode, decision 0036), by its kernel name: udev does not run here, so no by-id link.
 	values := map[string]string{"OSD_ID": strconv.Itoa(victim.id), "SLOT_DEVICE": victim.db}
-	outputs := map[string]string{} // by the command's first three words, as the runbook has them
-	run := func(step int) {
-		for _, b := range rb.Steps[step-1].Blocks {
-			if why := b.SkippedBy(drillName); why != "" {
-				t.Logf("step %d: block at line %d not run (%s): %s", step, b.Line, why, commandList(b))
-				continue
-			}
-			for _, c := range b.Commands {
-				outputs[strings.Join(c.Words[:min(3, len(c.Words))], " ")] = d.runCommand(rb, step, c, values)
-			}
-		}
-	}
+	run := func(step int) map[string]string { return r.step(d, step, values)[0] }
 	run(1)
 	run(2)
 
@@ -140,21 +120,13 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	}
 	d.c.waitOSDsUpIn(append(d.others(victim), newOSD))
 	values["NEW_OSD_ID"] = strconv.Itoa(newOSD.id)
-	run(5)
 	// Step 5's metadata, as the runbook's command printed it: the new OSD's DB is the freed slot.
-	var md map[string]any
-	if err := json.Unmarshal([]byte(outputs["ceph osd metadata"]), &md); err != nil {
-		t.Fatalf("step 5: ceph osd metadata printed no JSON: %v", err)
-	}
-	if md["bluefs_dedicated_db"] != "1" || md["bluefs_db_partition_path"] != victim.db {
-		t.Fatalf("step 5: new OSD's metadata: bluefs_dedicated_db %v, bluefs_db_partition_path %v; want 1 and %s", md["bluefs_dedicated_db"], md["bluefs_db_partition_path"], victim.db)
-	}
-	t.Logf("step 5: osd.%d bluefs_dedicated_db 1, bluefs_db_partition_path %s, bluefs_db_devices %v", newOSD.id, victim.db, md["bluefs_db_devices"])
+	checkDBIn(t, run(5)["ceph osd metadata"], newOSD, victim.db)
 	d.c.checkOSD(newOSD)
 
 	d.c.waitAllClean()
 	d.verifyObjects()
-	d.checkUnchanged(before, victim)
+	d.checkUnchanged(before)
 	// Step 6: ceph-volume gave the new OSD a new id, so the destroyed one is purged.
 	if newOSD.id == victim.id {
 		t.Fatalf("the new OSD took the destroyed id %d: step 6 would purge it", victim.id)
@@ -181,8 +153,10 @@ type drill struct {
 	spec    *prismv1.HybridStoragePolicySpec
 }
 
-func newDrill(t *testing.T, e *env) *drill {
-	d := &drill{t: t, e: e, sums: map[string][32]byte{}}
+// newDrill builds Prism's node on the cluster c: a fast device with one DB slot per QLC drive
+// (the agent's partitioner), and one OSD per Rook entry, all up and in.
+func newDrill(t *testing.T, e *env, c *cluster) *drill {
+	d := &drill{t: t, e: e, c: c, sums: map[string][32]byte{}}
 	d.fast = e.attachLoop("fast", fastSize, true)
 	for i := range numSlow {
 		d.slow = append(d.slow, e.attachLoop(fmt.Sprintf("qlc%d", i), slowSize, false))
@@ -204,35 +178,48 @@ func newDrill(t *testing.T, e *env) *drill {
 	for _, dev := range d.devices {
 		d.kernel[dev.StablePath] = dev.Path
 	}
-	for _, s := range fp.Slots {
-		d.kernel[prismv1.PartitionPath(fp.StablePath, s.Partition.Number)] = d.fast.partitionDev(s.Partition.Number)
-	}
+	d.addSlots(d.fast, fp)
 	nodes := rook.RookNodes(map[string]prismv1.NodePlan{nodeName: d.layout.Plan}, deviceClass)
-	d.c = e.bootstrap()
 	for _, entry := range effectiveEntries(nodes[0]) {
 		d.osds = append(d.osds, d.c.createOSD(entry, d.kernel, fp))
 	}
 	d.c.waitOSDsUpIn(d.osds)
-
-	d.c.mustCeph("osd", "crush", "rule", "create-replicated", "prism-drill", "default", "osd", deviceClass)
-	d.c.mustCeph("osd", "pool", "create", drillPool, strconv.Itoa(drillPoolPGs), strconv.Itoa(drillPoolPGs), "replicated", "prism-drill")
-	d.c.mustCeph("osd", "pool", "set", drillPool, "size", "2")
-	d.c.mustCeph("osd", "pool", "set", drillPool, "min_size", "1")
-	d.c.mustCeph("osd", "pool", "application", "enable", drillPool, "rbd")
-	d.c.waitAllClean()
-	d.writeObjects()
-	// Every pool keeps two copies: the mgr's device_health_metrics pool takes the test
-	// configuration's default size 1, and a PG whose only copy was on the failed OSD keeps
-	// safe-to-destroy saying "1 pgs currently mapped to them" for good (the first drill run).
-	var pools []string
-	d.c.mustCephJSON(&pools, "osd", "pool", "ls")
-	for _, p := range pools {
-		d.c.mustCeph("osd", "pool", "set", p, "size", "2")
-		d.c.mustCeph("osd", "pool", "set", p, "min_size", "1")
-	}
-	d.c.waitAllClean()
-	t.Logf("pools %v at size 2, every PG active+clean", pools)
 	return d
+}
+
+// addSlots maps the fast device's slot partitions (their plan paths) to its kernel partitions.
+func (d *drill) addSlots(l *loopDev, fp prismv1.FastDevicePlan) {
+	for _, s := range fp.Slots {
+		d.kernel[prismv1.PartitionPath(fp.StablePath, s.Partition.Number)] = l.partitionDev(s.Partition.Number)
+	}
+}
+
+// drillRule is the CRUSH rule of every pool of a drill.
+const drillRule = "prism-drill"
+
+// makePool creates the drill's pool (size 2, min_size 1) on a rule of class qlc with the
+// failure domain given, puts every other pool on the same rule and size, and writes the
+// recorded objects once every PG is active+clean.
+func (d *drill) makePool(failureDomain string) {
+	c := d.c
+	c.mustCeph("osd", "crush", "rule", "create-replicated", drillRule, "default", failureDomain, deviceClass)
+	c.mustCeph("osd", "pool", "create", drillPool, strconv.Itoa(drillPoolPGs), strconv.Itoa(drillPoolPGs), "replicated", drillRule)
+	c.mustCeph("osd", "pool", "application", "enable", drillPool, "rbd")
+	// Every pool keeps two copies under the rule: the mgr's device_health_metrics pool takes
+	// the test configuration's default size 1, and a PG whose only copy was on the failed OSD
+	// keeps safe-to-destroy saying "1 pgs currently mapped to them" for good (the first drill
+	// run); on the default rule its copies could both sit behind one fast device.
+	var pools []string
+	c.mustCephJSON(&pools, "osd", "pool", "ls")
+	for _, p := range pools {
+		c.mustCeph("osd", "pool", "set", p, "crush_rule", drillRule)
+		c.mustCeph("osd", "pool", "set", p, "size", "2")
+		c.mustCeph("osd", "pool", "set", p, "min_size", "1")
+	}
+	c.waitAllClean()
+	d.writeObjects()
+	c.waitAllClean()
+	d.t.Logf("pools %v at size 2 on rule %s (failure domain %s), every PG active+clean", pools, drillRule, failureDomain)
 }
 
 // writeObjects puts objects of 4 KiB to 1 MiB of random bytes and records their SHA-256.
@@ -270,14 +257,25 @@ func (d *drill) verifyObjects() {
 	d.t.Logf("%d objects read back, every SHA-256 identical", len(d.sums))
 }
 
-// failDrive kills the OSD as a dead drive does (SIGKILL, no clean shutdown) and takes its
-// drive's bytes away: the backing file truncated to 0 and the loop's capacity re-read.
-func (d *drill) failDrive(o *osd) {
+// killOSDs kills the OSDs as a dead drive does (SIGKILL, no clean shutdown) and waits until
+// Ceph marks them down.
+func (d *drill) killOSDs(osds ...*osd) {
+	for _, o := range osds {
+		_ = o.daemon.cmd.Process.Kill()
+		<-o.daemon.done
+		o.daemon.stopped = true
+		d.t.Logf("%s killed", o.name())
+	}
+	for _, o := range osds {
+		d.e.waitFor(2*time.Minute, o.name()+" marked down", func() (bool, string) { return d.c.osdDown(o.id), "" })
+	}
+}
+
+// failLoop takes the device's bytes away as a dead drive does: the backing file truncated to
+// 0 and the loop's capacity re-read; the kernel then reports a 0-byte device whose every read
+// fails or returns nothing.
+func (d *drill) failLoop(l *loopDev, byID string) {
 	t := d.t
-	_ = o.daemon.cmd.Process.Kill()
-	<-o.daemon.done
-	o.daemon.stopped = true
-	l := d.loopOf(o)
 	if err := os.Truncate(l.file, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -292,8 +290,7 @@ func (d *drill) failDrive(o *osd) {
 	if size != "0" || n != 0 {
 		t.Fatalf("%s after the failure: size %s, read %d bytes (%v); want a 0-byte device", l.dev, size, n, rerr)
 	}
-	t.Logf("%s killed; %s (%s) fails: size %s, a read of its first 4 KiB gives %d bytes (%v)", o.name(), l.dev, o.dataByID, size, n, rerr)
-	d.e.waitFor(2*time.Minute, o.name()+" marked down", func() (bool, string) { return d.c.osdDown(o.id), "" })
+	t.Logf("%s (%s) fails: size %s, a read of its first 4 KiB gives %d bytes (%v)", l.dev, byID, size, n, rerr)
 }
 
 func (d *drill) loopOf(o *osd) *loopDev {
@@ -306,17 +303,66 @@ func (d *drill) loopOf(o *osd) *loopDev {
 	return nil
 }
 
-// runCommand runs one command of the runbook as parsed: its words with the placeholders
+// runbookRun is a runbook as internal/runbook parsed it, run by a drill.
+type runbookRun struct {
+	page string
+	rb   runbook.Runbook
+}
+
+// startDrill skips the drill unless PRISM_CEPH_DRILL is set, else makes its environment and
+// reads its runbook.
+func startDrill(t *testing.T, page, about string) (*env, runbookRun) {
+	if os.Getenv("PRISM_CEPH_DRILL") == "" {
+		t.Skipf("set PRISM_CEPH_DRILL=1 to run the drill of %s (%s, root)", page, about)
+	}
+	return newEnv(t), readRunbook(t, page)
+}
+
+func readRunbook(t *testing.T, page string) runbookRun {
+	text, err := os.ReadFile(filepath.Join("../..", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := runbook.Parse(string(text))
+	if err != nil {
+		t.Fatalf("%s: %v", page, err)
+	}
+	return runbookRun{page: page, rb: rb}
+}
+
+// step runs the step's blocks that this drill runs, each block once for every set of values
+// (one per OSD, when the page says to run a block for each) before the next block. It returns,
+// for each set, every command's output by its first three words, as the runbook has them.
+func (r runbookRun) step(d *drill, n int, each ...map[string]string) []map[string]string {
+	outputs := make([]map[string]string, len(each))
+	for i := range outputs {
+		outputs[i] = map[string]string{}
+	}
+	for _, b := range r.rb.Steps[n-1].Blocks {
+		if why := b.SkippedBy(drillName); why != "" {
+			d.t.Logf("step %d: block at line %d not run (%s): %s", n, b.Line, why, commandList(b))
+			continue
+		}
+		for i, values := range each {
+			for _, c := range b.Commands {
+				outputs[i][strings.Join(c.Words[:min(3, len(c.Words))], " ")] = r.command(d, n, c, values)
+			}
+		}
+	}
+	return outputs
+}
+
+// command runs one command of the runbook as parsed: its words with the placeholders
 // substituted, the cluster's location added (ceph: --cluster and -c; ceph-volume: the
 // cluster's directories in a mount namespace). A command the drill cannot run fails it.
-func (d *drill) runCommand(rb runbook.Runbook, step int, c runbook.Command, values map[string]string) string {
+func (r runbookRun) command(d *drill, step int, c runbook.Command, values map[string]string) string {
 	t := d.t
-	if err := rb.CheckValues(values); err != nil {
+	if err := r.rb.CheckValues(values); err != nil {
 		t.Fatal(err)
 	}
 	argv, err := c.Argv(values)
 	if err != nil {
-		t.Fatalf("%s: %v", drillRunbook, err)
+		t.Fatalf("%s: %v", r.page, err)
 	}
 	once := func() (string, error) {
 		switch argv[0] {
@@ -325,7 +371,7 @@ func (d *drill) runCommand(rb runbook.Runbook, step int, c runbook.Command, valu
 		case "ceph-volume":
 			return d.c.cephVolume(slow, argv[1:]...)
 		}
-		t.Fatalf("%s line %d: the drill cannot run %q: mark its block not run, or teach the drill", drillRunbook, c.Line, argv[0])
+		t.Fatalf("%s line %d: the drill cannot run %q: mark its block not run, or teach the drill", r.page, c.Line, argv[0])
 		return "", nil
 	}
 	start := time.Now()
@@ -351,6 +397,18 @@ func commandList(b runbook.Block) string {
 		out = append(out, c.String())
 	}
 	return strings.Join(out, "; ")
+}
+
+// checkDBIn reads step 5's `ceph osd metadata` output: the OSD's DB must be the slot db.
+func checkDBIn(t *testing.T, metadata string, o *osd, db string) {
+	var md map[string]any
+	if err := json.Unmarshal([]byte(metadata), &md); err != nil {
+		t.Fatalf("step 5: ceph osd metadata printed no JSON: %v", err)
+	}
+	if md["bluefs_dedicated_db"] != "1" || md["bluefs_db_partition_path"] != db {
+		t.Fatalf("step 5: %s's metadata: bluefs_dedicated_db %v, bluefs_db_partition_path %v; want 1 and %s", o.name(), md["bluefs_dedicated_db"], md["bluefs_db_partition_path"], db)
+	}
+	t.Logf("step 5: %s bluefs_dedicated_db 1, bluefs_db_partition_path %s, bluefs_db_devices %v", o.name(), db, md["bluefs_db_devices"])
 }
 
 // devicesWithout is the agent's inventory after the swap: the failed drive gone, the new one in.
@@ -421,35 +479,45 @@ func (d *drill) others(victim *osd) []*osd {
 
 // deviceState is what must not change on the devices the runbook does not name.
 type deviceState struct {
-	table  string            // the fast device's partition table (sfdisk --dump)
+	tables map[string]string // partition tables (sfdisk --dump) by device
 	labels map[string]string // other OSDs' devices: BlueStore label's osd_uuid and description
+	osds   []*osd
 }
 
-func (d *drill) snapshot(victim *osd) deviceState {
-	s := deviceState{table: d.e.must(quick, "sfdisk", "--dump", d.fast.dev), labels: map[string]string{}}
-	for _, o := range d.others(victim) {
+// snapshot records the partition tables of the devices given and the labels of the OSDs'
+// devices, which the drill must not change.
+func (d *drill) snapshot(tables []*loopDev, osds []*osd) deviceState {
+	s := deviceState{tables: map[string]string{}, labels: map[string]string{}, osds: osds}
+	for _, l := range tables {
+		s.tables[l.dev] = d.e.must(quick, "sfdisk", "--dump", l.dev)
+	}
+	for _, o := range osds {
 		for _, dev := range []string{o.data, o.db} {
-			l := d.c.showLabel(dev)
-			s.labels[dev] = l.OSDUUID + " " + l.Description
+			if dev != "" {
+				l := d.c.showLabel(dev)
+				s.labels[dev] = l.OSDUUID + " " + l.Description
+			}
 		}
 	}
 	return s
 }
 
-// checkUnchanged compares the fast device's table and the other OSDs' labels with before the
-// failure, and checks that the other OSDs are the same ones, up.
-func (d *drill) checkUnchanged(before deviceState, victim *osd) {
-	after := d.snapshot(victim)
-	if after.table != before.table {
-		d.t.Errorf("the fast device's partition table changed:\nbefore:\n%s\nafter:\n%s", before.table, after.table)
+// checkUnchanged compares the partition tables and the OSDs' labels with the snapshot, and
+// checks that those OSDs are the same ones, up.
+func (d *drill) checkUnchanged(before deviceState) {
+	after := d.snapshot(nil, before.osds)
+	for dev, table := range before.tables {
+		if now := d.e.must(quick, "sfdisk", "--dump", dev); now != table {
+			d.t.Errorf("%s's partition table changed:\nbefore:\n%s\nafter:\n%s", dev, table, now)
+		}
 	}
 	for dev, l := range before.labels {
 		if after.labels[dev] != l {
 			d.t.Errorf("%s: label %q, before the drill %q", dev, after.labels[dev], l)
 		}
 	}
-	d.c.waitOSDsUpIn(d.others(victim))
-	d.t.Logf("unchanged: %s's partition table (%d bytes of sfdisk --dump) and the labels of %d devices of the other OSDs", d.fast.dev, len(before.table), len(before.labels))
+	d.c.waitOSDsUpIn(before.osds)
+	d.t.Logf("unchanged: the partition tables of %d devices and the labels of %d devices of %d other OSDs, still up", len(before.tables), len(before.labels), len(before.osds))
 }
 
 // waitAllClean waits until every PG of the cluster is active+clean.

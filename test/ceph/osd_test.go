@@ -3,6 +3,7 @@
 package ceph
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,6 +25,9 @@ type osd struct {
 	dataByID, dbByID string
 	slot             prismv1.DBSlot
 	daemon           *daemon
+	// node is the Kubernetes node it runs on ("" for the test's node, nodeName): Ceph names
+	// its CRUSH host after it.
+	node string
 }
 
 func (o *osd) name() string { return fmt.Sprintf("osd.%d", o.id) }
@@ -55,7 +59,13 @@ func (c *cluster) createOSD(d rook.RookDevice, kernel map[string]string, fp pris
 // createOSDAlone is createOSD for an entry without a metadataDevice: BlueFS, the WAL and the
 // objects share the data device, as on a QLC drive without Prism.
 func (c *cluster) createOSDAlone(d rook.RookDevice, kernel map[string]string, class string) *osd {
-	o := &osd{dataByID: d.Name, data: kernel[d.Name]}
+	return c.createOSDOn("", d, kernel, class)
+}
+
+// createOSDOn is createOSDAlone for an OSD of node ("": the test's node), which Ceph makes its
+// CRUSH host.
+func (c *cluster) createOSDOn(node string, d rook.RookDevice, kernel map[string]string, class string) *osd {
+	o := &osd{dataByID: d.Name, data: kernel[d.Name], node: node}
 	if o.data == "" || d.Config.MetadataDevice != "" {
 		c.e.t.Fatalf("Rook entry %+v: want a device the test created and no metadataDevice", d)
 	}
@@ -126,7 +136,9 @@ func (c *cluster) prepareOSD(d rook.RookDevice, o *osd, fp prismv1.FastDevicePla
 		t.Fatalf("%s has a block.wal: the WAL must share the DB slot", dataDir)
 	}
 	t.Logf("%s (uuid %s): data %s (%s), block.db %s (%s), class %s", o.name(), o.uuid, o.data, o.dataByID, o.db, o.dbByID, class)
-	o.daemon = c.e.startDaemonEnv(o.name(), rookOSDEnv(o.id), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f")
+	node := cmp.Or(o.node, nodeName)
+	o.daemon = c.e.startDaemonEnv(o.name(), rookOSDEnv(o.id, node), "ceph-osd", "--cluster", clusterName, "-c", c.conf, "-i", strconv.Itoa(o.id), "-f",
+		"--crush-location", rookCrushLocation(node))
 	c.daemons[o.name()] = o.daemon
 	return o
 }
@@ -137,8 +149,15 @@ func (c *cluster) prepareOSD(d rook.RookDevice, o *osd, fp prismv1.FastDevicePla
 // hostname in `ceph osd metadata`, which the mgr's prometheus module exports as the
 // instance label of ceph_disk_occupation(_human). Prism's node label is the same
 // Kubernetes node name.
-func rookOSDEnv(id int) []string {
-	return []string{fmt.Sprintf("POD_NAME=rook-ceph-osd-%d-prismtest", id), "NODE_NAME=" + nodeName}
+func rookOSDEnv(id int, node string) []string {
+	return []string{fmt.Sprintf("POD_NAME=rook-ceph-osd-%d-prismtest", id), "NODE_NAME=" + node}
+}
+
+// rookCrushLocation is the --crush-location Rook's OSD pods start with (Rook v1.20
+// pkg/operator/ceph/cluster/osd: the root and the node's CRUSH host, plus the node's topology
+// labels, none here): Ceph 16 names the host after the machine otherwise, NODE_NAME aside.
+func rookCrushLocation(node string) string {
+	return "root=default host=" + rook.CrushHost(node, "")
 }
 
 // jsonPart drops whatever ceph-volume logs before its JSON document.

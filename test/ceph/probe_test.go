@@ -39,12 +39,7 @@ const probeRecordDir = "../../internal/plan/rook/testdata/probe/ceph16"
 // About 1-2 minutes.
 func TestCephProbeClient(t *testing.T) {
 	e := newEnv(t)
-	if l, err := net.Listen("tcp", "127.0.0.1:3300"); err != nil {
-		t.Fatalf("the test's mon needs 127.0.0.1:3300, Ceph's msgr2 port: %v", err)
-	} else {
-		_ = l.Close()
-	}
-	c := e.bootstrapOn(3300)
+	c := bootstrapForProbe(e)
 
 	// A CRUSH host with one OSD id under it, as Rook's OSDs of node probe.node.example sit
 	// under host probe-node-example.
@@ -55,21 +50,8 @@ func TestCephProbeClient(t *testing.T) {
 	id := strings.TrimSpace(c.mustCeph("osd", "create"))
 	c.mustCeph("osd", "crush", "add", "osd."+id, "0.01", "host="+host)
 
-	caps := []string{"auth", "get-or-create-key", "client." + rook.ProbeClient}
-	for _, k := range slices.Sorted(maps.Keys(rook.ProbeCaps)) {
-		caps = append(caps, k, rook.ProbeCaps[k])
-	}
-	key := strings.TrimSpace(c.mustCeph(caps...))
-	keyfile := c.path("prism-probe.key")
-	if err := os.WriteFile(keyfile, []byte(key), 0o400); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("client.%s: %s", rook.ProbeClient, strings.TrimSpace(c.mustCeph("auth", "get", "client."+rook.ProbeClient)))
-
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
-	for _, name := range rook.ProbeContainers {
-		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
-		out, rc, stderr := runProbe(t, c, name, node, host, keyfile)
+	keyfile := newProbeKey(c)
+	pod := askProbe(t, c, node, host, keyfile, time.Now(), func(name string, out []byte, rc int, stderr string) {
 		t.Logf("%s: exit %d, %d bytes: %s", name, rc, len(out), out)
 		if !json.Valid(out) {
 			t.Errorf("%s: exit %d, not JSON: %q (stderr %q)", name, rc, out, stderr)
@@ -77,8 +59,6 @@ func TestCephProbeClient(t *testing.T) {
 		if len(out) >= rook.ProbeMessageLimit(len(rook.ProbeContainers)) {
 			t.Errorf("%s: %d bytes, more than a probe pod keeps", name, len(out))
 		}
-		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
-			Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(rc), Message: string(out), FinishedAt: metav1.Now()}}})
 		if os.Getenv("PRISM_UPDATE_PROBE") != "" {
 			if err := os.MkdirAll(probeRecordDir, 0o755); err != nil {
 				t.Fatal(err)
@@ -87,7 +67,7 @@ func TestCephProbeClient(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
+	})
 	a, done := rook.ProbeAnswers(pod, time.Now())
 	if !done || a.Err != "" || a.Health == nil || a.PGStat == nil || a.Devices == nil || a.SafeToDestroy == nil {
 		t.Errorf("answers read back: done %v, %+v", done, a)
@@ -125,6 +105,51 @@ func TestCephProbeClient(t *testing.T) {
 			t.Errorf("ceph %s as the probe client: want permission denied, got %v: %s", strings.Join(argv, " "), err, out)
 		}
 	}
+}
+
+// bootstrapForProbe is bootstrap with the mon on 127.0.0.1:3300, Ceph's msgr2 port, which a
+// Rook endpoint names without a type: the probe's script reaches it as it reaches Rook's mons.
+func bootstrapForProbe(e *env) *cluster {
+	if l, err := net.Listen("tcp", "127.0.0.1:3300"); err != nil {
+		e.t.Fatalf("the test's mon needs 127.0.0.1:3300, Ceph's msgr2 port: %v", err)
+	} else {
+		_ = l.Close()
+	}
+	return e.bootstrapOn(3300)
+}
+
+// newProbeKey creates the probe's cephx user with exactly rook.ProbeCaps, as Rook does for
+// Prism's CephClient, and writes its bare key to a file, as the pod mounts it.
+func newProbeKey(c *cluster) string {
+	t := c.e.t
+	caps := []string{"auth", "get-or-create-key", "client." + rook.ProbeClient}
+	for _, k := range slices.Sorted(maps.Keys(rook.ProbeCaps)) {
+		caps = append(caps, k, rook.ProbeCaps[k])
+	}
+	key := strings.TrimSpace(c.mustCeph(caps...))
+	keyfile := c.path("prism-probe.key")
+	if err := os.WriteFile(keyfile, []byte(key), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("client.%s: %s", rook.ProbeClient, strings.TrimSpace(c.mustCeph("auth", "get", "client."+rook.ProbeClient)))
+	return keyfile
+}
+
+// askProbe runs the probe pod's containers one after the other (runProbe) and returns the pod
+// as the kubelet reports it once they ended at the time given: each answer in its container's
+// termination message. each, when not nil, sees every container's answer first.
+func askProbe(t *testing.T, c *cluster, node, host, keyfile string, at time.Time, each func(name string, out []byte, rc int, stderr string)) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
+	for _, name := range rook.ProbeContainers {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
+		out, rc, stderr := runProbe(t, c, name, node, host, keyfile)
+		if each != nil {
+			each(name, out, rc, stderr)
+		}
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(rc), Message: string(out), FinishedAt: metav1.NewTime(at)}}})
+	}
+	return pod
 }
 
 // runProbe runs one probe container's script the way the pod does: as the ceph user, in an

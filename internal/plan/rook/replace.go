@@ -78,6 +78,7 @@ func GateReplacements(in GateInput) GateResult {
 	current := existingDevices(in.Existing)
 	out := GateResult{}
 	paced := settled(in.LastChanged, in.Last, in.Now)
+	since, sinceWhat := answersSince(in.LastChanged, in.Last)
 	for _, n := range in.Entries {
 		kept := RookNode{Name: n.Name, Config: n.Config}
 		for _, d := range n.Devices {
@@ -91,8 +92,11 @@ func GateReplacements(in GateInput) GateResult {
 			if why == "" && out.Released != nil {
 				why = "another OSD was released in this pass"
 			}
+			a, found := in.Answers[n.Name]
 			if why == "" {
-				a, found := in.Answers[n.Name]
+				why = answeredSince(a, found, n.Name, since, sinceWhat)
+			}
+			if why == "" {
 				why = cephAllows(a, found, n.Name, d.Name, in.Kernel[n.Name][d.Name], in.Ignore, in.Now)
 			}
 			if why == "" {
@@ -128,6 +132,30 @@ func settled(lastChanged time.Time, last *Release, now time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s was released %s ago and Ceph's health has not changed since (at most %s)", last.Node, last.Device, since.Round(time.Second), MaxSettle)
+}
+
+// answersSince is the time Ceph's answers must not predate to judge the next release: the
+// previous release, or the health change that settled it (its OSD came up and its PGs began to
+// move). Answers from before it describe the cluster without that OSD: the mgr's PG map, read
+// before, says every PG is active+clean (test/ceph's fast-device drill saw it seconds after an
+// OSD came up). Zero when nothing was released.
+func answersSince(lastChanged time.Time, last *Release) (time.Time, string) {
+	switch {
+	case last == nil:
+		return time.Time{}, ""
+	case lastChanged.After(last.At):
+		return lastChanged, "Ceph's health changed after " + last.Node + " " + last.Device + " was released"
+	}
+	return last.At, last.Node + " " + last.Device + " was released"
+}
+
+// answeredSince is "" when the node's answers are not older than since (zero: any age), else
+// why they cannot judge the release.
+func answeredSince(a CephAnswers, found bool, node string, since time.Time, what string) string {
+	if !found || since.IsZero() || !a.At.Before(since) {
+		return ""
+	}
+	return fmt.Sprintf("Ceph's answers for %s are from %s, before %s at %s", node, a.At.UTC().Format(time.RFC3339), what, since.UTC().Format(time.RFC3339))
 }
 
 // existingDevice is a device entry of a CephCluster: its own config, and the

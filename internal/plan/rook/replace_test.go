@@ -93,6 +93,45 @@ func TestGateReplacements(t *testing.T) {
 	}
 }
 
+// Answers read before the previous release, or before the health change that settled it, say
+// nothing about that release's OSD: on the live cluster of test/ceph's fast-device drill, the
+// mgr's PG map still said every PG active+clean seconds after the released OSD came up.
+func TestGateWaitsForAnswersAfterTheRelease(t *testing.T) {
+	now := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	planned, existing := replacing(recordedQLC + "0")
+	kernel := map[string]map[string]string{recordedNode: recordedKernelNames(t)}
+	last := &Release{Node: recordedNode, Device: recordedQLC + "1", At: now.Add(-4 * time.Minute)}
+	for _, tc := range []struct {
+		name              string
+		answered, changed time.Duration // before now
+		want              string        // "" released
+	}{
+		{"answers after the health change: it goes", time.Minute, 2 * time.Minute, ""},
+		{"answers at the health change: it goes", 2 * time.Minute, 2 * time.Minute, ""},
+		{"answers between the release and the health change", 3 * time.Minute, 2 * time.Minute,
+			"Ceph's answers for prismtest-node are from 2026-12-07T03:57:00Z, before Ceph's health changed after prismtest-node " + recordedQLC + "1 was released at 2026-12-07T03:58:00Z"},
+		{"answers before the release", 4*time.Minute + time.Second, 2 * time.Minute, "before Ceph's health changed after"},
+	} {
+		a := recordedAnswers(t, "ceph16", "purged", now.Add(-tc.answered))
+		got := GateReplacements(GateInput{Entries: planned, Existing: existing, Kernel: kernel,
+			Answers: map[string]CephAnswers{recordedNode: a}, LastChanged: now.Add(-tc.changed), Last: last, Now: now})
+		switch {
+		case tc.want == "" && got.Released == nil:
+			t.Errorf("%s: held %q, want released", tc.name, got.Held)
+		case tc.want != "" && (got.Released != nil || len(got.Held) != 1 || !strings.Contains(got.Held[0], tc.want)):
+			t.Errorf("%s: released %+v, held %q; want held with %q", tc.name, got.Released, got.Held, tc.want)
+		}
+	}
+	// Paced by MaxSettle (no health change since): answers after the release judge it.
+	last.At = now.Add(-MaxSettle - time.Minute)
+	a := recordedAnswers(t, "ceph16", "purged", now.Add(-time.Minute))
+	got := GateReplacements(GateInput{Entries: planned, Existing: existing, Kernel: kernel,
+		Answers: map[string]CephAnswers{recordedNode: a}, Last: last, Now: now})
+	if got.Released == nil {
+		t.Errorf("MaxSettle passed, answers a minute old: held %q, want released", got.Held)
+	}
+}
+
 // A held device whose DB size came from its node's config keeps that size when the node's new
 // config has none (its other devices moved to logical volumes, which get no size); when the new
 // config has one, the device inherits it as before.
