@@ -894,7 +894,7 @@ imported() {
 # 3. Key material, static tokens (the guest's only users) and kubeconfigs.
 pki=/etc/kubernetes/pki
 if [[ ${E2E_NODE:-1} == 2 ]]; then
-  wait_for "$E2E_TIMEOUT" "node 1's credentials for node 2" test -d /mnt/xfer/node2
+  wait_for "$((3 * E2E_TIMEOUT))" "node 1's credentials for node 2" test -d /mnt/xfer/node2
   take_over /mnt/xfer || fail "take over node 1's credentials"
   mark "pki from node 1"
 elif [[ $E2E_BOOT != 1 ]]; then

@@ -350,6 +350,12 @@ if [[ $nodes == 2 ]]; then
     --share "$work/share-2" --disk "e2e-work:$worksize" --mem "$mem2" --smp 2 --timeout "$limit" \
     --workdir "$work/vm-2" "${reuse2[@]}" "${link2[@]}" $keep >"$work/console-2.log" 2>&1 &
   node2=$!
+  # Node 1 once node 2's QEMU runs: the two guest/run.sh calls do not look up the guest build
+  # (apt-cache on its private state) at the same time.
+  for _ in $(seq 300); do
+    [[ ! -s $work/vm-2/qemu.pid ]] && kill -0 "$node2" 2>/dev/null || break
+    sleep 1
+  done
   log "node 2: guest pid $node2, link 127.0.0.1:$port2 <-> 127.0.0.1:$port1"
 fi
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \

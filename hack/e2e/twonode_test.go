@@ -399,7 +399,7 @@ take_over "$3"`
 	for _, want := range []string{
 		"[[ ${E2E_NODES:-1} != 2 ]] || user system:node:prism-guest-2 system:nodes\n",
 		`handover /mnt/xfer || fail`,
-		`wait_for "$E2E_TIMEOUT" "node 1's credentials for node 2" test -d /mnt/xfer/node2`,
+		`wait_for "$((3 * E2E_TIMEOUT))" "node 1's credentials for node 2" test -d /mnt/xfer/node2`,
 		`wait_for "$((3 * E2E_TIMEOUT))" "node 1's apiserver ready" k get --raw /readyz`,
 	} {
 		if !strings.Contains(src, want) {
