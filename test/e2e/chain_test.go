@@ -389,6 +389,9 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(r).To(ContainSubstring(" "+bytesize.IEC(osd.DBTotalBytes)+" "), "the DB slot column: %s", r)
 	})
 
+	// A second node joins here, on two nodes only (twonode_test.go; never run yet).
+	twoNodeSpecs()
+
 	// The reboot drill's first phase ends here (reboot_test.go): what the node holds now must
 	// come back unchanged after the guest restarts.
 	It("records the node for the reboot drill: GPT and partition GUIDs, LV uuids, checksums, plan, Rook entry", Label("reboot-before"), func() {
