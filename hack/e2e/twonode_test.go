@@ -420,3 +420,21 @@ func TestGuestBuildHasVirtioNet(t *testing.T) {
 		t.Error("hack/guest/build.sh does not copy virtio_net into the e2e guest")
 	}
 }
+
+// TestTwoNodeSuiteWiring: with two nodes node 1 hands the suite node 2's name as node_identity
+// gives it, in the variable test/e2e reads for its two-node specs.
+func TestTwoNodeSuiteWiring(t *testing.T) {
+	needBash(t)
+	src := read(t, "guest-cluster.sh")
+	name, err := bashOut(t, nil, function(t, src, "node_identity")+`read -r name _ <<<"$(node_identity 2)"; echo "$name"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "PRISM_E2E_NODE2=" + strings.TrimSpace(name)
+	if stage := function(t, src, "prism_stage"); !strings.Contains(stage, want) {
+		t.Errorf("prism_stage does not give the suite %s", want)
+	}
+	if !strings.Contains(read(t, "../../test/e2e/e2e_suite_test.go"), `os.Getenv("PRISM_E2E_NODE2")`) {
+		t.Error("test/e2e does not read PRISM_E2E_NODE2")
+	}
+}
