@@ -187,15 +187,7 @@ func twoNodeSpecs() {
 		Expect(slot).NotTo(BeNil())
 		wantMeta, _, _ := dbDevice(sn, fast2.StablePath, *slot)
 		c := cephCluster()
-		entry := rookNodes(c)[host2]
-		GinkgoWriter.Printf("CephCluster storage.nodes[%s]: %v\n", host2, entry)
-		devices, _ := entry["devices"].([]any)
-		Expect(devices).To(HaveLen(1))
-		dev := devices[0].(map[string]any)
-		Expect(dev["name"]).To(Equal(qlc2.StablePath))
-		devCfg, _ := dev["config"].(map[string]any)
-		Expect(devCfg).To(HaveKeyWithValue("metadataDevice", wantMeta))
-		nodeCfg, _ := entry["config"].(map[string]any)
+		_, nodeCfg := expectOneDeviceEntry(rookNodes(c), host2, qlc2.StablePath, wantMeta)
 		Expect(nodeCfg).To(HaveKeyWithValue("deviceClass", "qlc"))
 		if node1Entry != nil {
 			Expect(rookNodes(c)[host1]).To(Equal(node1Entry), "node 1's entry changed")
@@ -220,13 +212,7 @@ func twoNodeSpecs() {
 			g.Expect(osd2).NotTo(Equal(-1), "no OSD on %s reports data on %s", cfg.node2, qlc2.Name)
 			g.Expect(osdDump(g)[osd2].Up).To(Equal(1), "osd.%d is not up", osd2)
 		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
-		m := osdMetadata(Default)[osd2]
-		GinkgoWriter.Printf("osd.%d metadata: %v\n", osd2, m)
-		Expect(m).To(HaveKeyWithValue("osd_objectstore", "bluestore"))
-		Expect(devList(m["bluestore_bdev_devices"])).To(Equal([]string{qlc2.Name}), "data device")
-		Expect(m).To(HaveKeyWithValue("bluefs_dedicated_db", "1"))
-		Expect(devList(m["bluefs_db_devices"])).To(Equal([]string{fast2.Name}), "BlueFS DB device")
-		Expect(m).To(HaveKeyWithValue("bluefs_db_size", fmt.Sprint(dbBytes)), "BlueFS DB size against Prism's slot")
+		expectDBOnPrismSlot(osdMetadata(Default)[osd2], cfg.node2, qlc2.Name, fast2.Name, dbBytes)
 		Expect(deviceClasses(Default)).To(HaveKeyWithValue(osd2, "qlc"))
 		expectNoOSDRestarted(before, podsBefore)
 	})
@@ -303,19 +289,11 @@ func twoNodeSpecs() {
 		sn1 := storageNode()
 		Expect(sn1.Spec.PolicyName).To(Equal(policyName))
 		Expect(sn1.Generation).To(Equal(node1Gen), "node 1's StorageNode spec changed")
-		// The partitions stay on node 2's fast drive (the inventory lists them; status.partitions
-		// follows the plan and empties with the release).
-		Consistently(func(g Gomega) {
-			d, ok := deviceByModel(storageNodeOf(g, cfg.node2), cfg.fastModel)
-			g.Expect(ok).To(BeTrue())
-			g.Expect(d.Partitions).NotTo(BeEmpty(), "node 2's fast drive's partitions")
-		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+		expectReleasedKeepsPartitions(cfg.node2)
 		if !cfg.rookOperator {
 			return
 		}
-		waitRookReconciled()
-		expectNoOSDRestarted(before, podsBefore)
-		Expect(osdsUp(osdDump(Default))).To(Equal(osdsUp(before)), "every OSD up before is up")
+		expectOSDsKept(before, podsBefore)
 		saveArtifacts("two-nodes-unlabelled", storageNodeOf(Default, cfg.node2), storageNode(), cephCluster())
 	})
 }
