@@ -378,6 +378,8 @@ rook_chart() {
     sleep 10
   done
   mark "csi.ceph.io CRDs applied ($((SECONDS - t0)) s, try $try)"
+  local pin
+  mapfile -t pin < <(rook_operator_pin)
   t0=$SECONDS
   # Under TCG on a loaded host the apiserver can answer a create with "Timeout: request did
   # not complete within requested timeout" (seen: 9 of the chart's objects, helm install
@@ -387,7 +389,7 @@ rook_chart() {
       --namespace rook-ceph --create-namespace \
       --set image.repository="$repo" --set image.tag="$tag" --set image.pullPolicy=Never \
       --set csi.installCsiOperator=false --set resources=null \
-      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" \
+      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" "${pin[@]}" \
       >>"$logs/helm.log" 2>&1 && break
     ((try < 3)) || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
     mark "helm install rook-ceph: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
@@ -398,11 +400,28 @@ rook_chart() {
   wait_for 300 "CephConnection CRD established" condition - crd/cephconnections.csi.ceph.io Established
 }
 
+# Two nodes: Ceph's mon and mgr and Rook's operator on node 1 (prism-guest), beside the control
+# plane. Left to the scheduler they go to node 2, the emptier one, whose 6 GiB were sized for its
+# drives' daemons only (decision 0054); and the stage reads the mgr's log from node 1's own files
+# (mgr_log_lines). One node: nothing (its CephCluster and chart values as before).
+# rook_placement: the CephCluster's spec.placement for that, a YAML block indented for spec.
+rook_placement() {
+  [[ ${E2E_NODES:-1} == 2 ]] || return 0
+  local on1="{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [prism-guest]}]}]}}}"
+  printf '  placement:\n    mon: %s\n    mgr: %s\n' "$on1" "$on1"
+}
+# rook_operator_pin: helm's arguments for Rook's chart that keep its operator on node 1, one a line.
+rook_operator_pin() {
+  [[ ${E2E_NODES:-1} == 2 ]] || return 0
+  printf '%s\n' --set-string 'nodeSelector.kubernetes\.io/hostname=prism-guest'
+}
+
 # rook_cluster [DEVICE [METADATA]]: the CephCluster, one mon, useAllNodes: false; with DEVICE,
 # that one drive on this node for an OSD (Rook's prepare job decides how), its BlueStore DB on
 # METADATA when given (config.metadataDevice).
 rook_cluster() {
-  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr=""
+  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr="" placement
+  placement=$(rook_placement)
   # The mgr's settings for its modules' SQLite store (libcephsqlite), when asked for: decision
   # 0051's diagnostics and its hypothesis put to the test.
   [[ -z ${E2E_CEPHSQLITE_DEBUG:-} ]] || mgr+="
@@ -432,7 +451,8 @@ spec:
   # its pod crash-loops in an image of Debian's Ceph ("exec: ceph-exporter: executable file not
   # found", 2026-11-26). Prism reads the OSDs' admin sockets itself (decision 0027).
   monitoring: {enabled: false, metricsDisabled: true}
-  $storage
+  $storage${placement:+
+$placement}
   # Rook's probes run the ceph CLI (Python) in the daemon's container with a 5 s timeout, and
   # the startup probe gives a mon or mgr 70 s in all: too little for an emulated CPU, where the
   # CLI alone can take that long. The kubelet would restart the daemons the stage waits for.
