@@ -315,15 +315,17 @@ node2_collect() {
 }
 
 # worker_stage: node 2's part once it is Ready: its own drives for the prism and chain stages
-# (/etc/prism-e2e-nvmet.txt, other serials than node 1's), a mark for node 1 in /mnt/xfer,
-# then the pod logs copied every 30 s until node 1 is done (the host stops this guest then
-# anyway).
+# (/etc/prism-e2e-nvmet.txt, other serials than node 1's), every image in its containerd (the
+# agent's and Rook's pods on node 2 never pull: imagePullPolicy Never), a mark for node 1 in
+# /mnt/xfer, then the pod logs copied every 30 s until node 1 is done (the host stops this guest
+# then anyway).
 worker_stage() {
   if [[ -s /etc/prism-e2e-nvmet.txt ]]; then
     prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
       fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
     while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"
   fi
+  imported
   touch /mnt/xfer/node2-ready
   mark "node 2 ready for node 1's stage"
   until [[ -e /mnt/xfer/done ]]; do
@@ -840,6 +842,7 @@ if [[ ${E2E_NODES:-1} == 2 ]]; then
   read -r node_name node_ip pod_cidr peer_ip peer_cidr <<<"$ident"
   two_node_link "${E2E_NIC_MAC:-}" "$node_ip" "$peer_ip" "$peer_cidr" 2>"$logs/link.log" ||
     fail "the link to the other node ($(tail -2 "$logs/link.log"))"
+  { ip -br link; ip -br addr; ip route; } >>"$logs/link.log" 2>&1 # the NIC's name and state, the routes
   ip_masq=false
   printf '127.0.0.1 localhost\n10.250.0.1 prism-guest\n10.250.0.2 prism-guest-2\n' >/etc/hosts
   mkdir -p /mnt/xfer && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 prism-xfer /mnt/xfer ||

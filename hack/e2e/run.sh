@@ -365,7 +365,7 @@ if [[ $nodes == 2 ]]; then
     [[ ! -s $work/vm-2/qemu.pid ]] && kill -0 "$node2" 2>/dev/null || break
     sleep 1
   done
-  log "node 2: guest pid $node2, link 127.0.0.1:$port2 <-> 127.0.0.1:$port1"
+  log "node 2: guest pid $node2, link 127.0.0.1:$port2 <-> 127.0.0.1:$port1; its console $work/console-2.log, marks $work/share-2/out/marks.txt"
 fi
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
   --share "$share" "${disks[@]}" --mem "$mem" --smp 2 --timeout "$limit" \

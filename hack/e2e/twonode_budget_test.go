@@ -1,6 +1,7 @@
 // Tests of what the two-node e2e gives each guest beyond the link (docs/decisions/0054): the
-// doubled waits and limits, the settings run.sh refuses, and Ceph's mon, mgr and Rook's operator
-// kept on node 1. Run with bash against stubs, without a guest.
+// doubled waits and limits, the settings run.sh refuses, Ceph's mon, mgr and Rook's operator
+// kept on node 1, and node 2's readiness only once its images are in. Run with bash against
+// stubs, without a guest.
 package e2e_test
 
 import (
@@ -161,5 +162,27 @@ func TestTwoNodeCephOnNode1(t *testing.T) {
 		if !strings.Contains(argv, "upgrade\n--install\nrook-ceph\n") {
 			t.Errorf("the stubbed helm did not see rook_chart's install:\n%s", argv)
 		}
+	}
+}
+
+// TestTwoNodeWorkerReadyAfterImages: node 2 tells node 1 it is ready only once its images are in
+// containerd (its pods never pull), then waits for node 1's done.
+func TestTwoNodeWorkerReadyAfterImages(t *testing.T) {
+	needBash(t)
+	xfer := t.TempDir()
+	fn := strings.ReplaceAll(function(t, read(t, "guest-cluster.sh"), "worker_stage"), "/mnt/xfer", xfer)
+	if err := os.WriteFile(filepath.Join(xfer, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stubs := `imported() { [[ -e ` + xfer + `/node2-ready ]] && echo "imported after node2-ready" || echo imported; }
+mark() { echo "mark $*"; }; copy_pod_logs() { :; }; sleep() { :; }; out=/nonexistent logs=/nonexistent
+`
+	got, err := bashOut(t, nil, stubs+fn+"worker_stage")
+	want := "imported\nmark node 2 ready for node 1's stage\nmark node 1 is done\n"
+	if err != nil || got != want {
+		t.Errorf("worker_stage:\n%s(%v)\nwant\n%s", got, err, want)
+	}
+	if _, err := os.Stat(filepath.Join(xfer, "node2-ready")); err != nil {
+		t.Errorf("no node2-ready for node 1: %v", err)
 	}
 }
