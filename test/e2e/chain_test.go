@@ -255,13 +255,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(sn.Spec.Plan).NotTo(BeNil())
 			g.Expect(sn.Spec.Plan.FastDevices).To(ConsistOf(HaveField("StablePath", fast.StablePath)))
 			g.Expect(sn.Spec.Plan.FastDevices[0].Slots).To(ContainElement(HaveField("DataDevice", qlc.StablePath)))
-			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
-			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
-				"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
-			g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
-			for _, s := range sn.Status.Partitions {
-				g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
-			}
+			expectPlanCarriedOut(g, sn)
 			// Each DB slot has its logical volume (decision 0036; the chart's default).
 			for _, slot := range sn.Spec.Plan.FastDevices[0].Slots {
 				st := partitionStatus(sn, fast.StablePath, slot.Partition.Number)
@@ -588,6 +582,18 @@ func dbDevice(sn *prismv1.StorageNode, fastPath string, slot prismv1.DBSlot) (pa
 		return st.Volume.Path, st.Volume.SizeBytes, true
 	}
 	return prismv1.PartitionPath(fastPath, slot.Partition.Number), slot.Partition.SizeBytes, false
+}
+
+// expectPlanCarriedOut: the agent has carried out the StorageNode's plan as it is now: its
+// generation observed, Provisioned, each planned partition Ready.
+func expectPlanCarriedOut(g Gomega, sn *prismv1.StorageNode) {
+	g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
+	g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
+		"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
+	g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
+	for _, s := range sn.Status.Partitions {
+		g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
+	}
 }
 
 // expectReleasedKeepsPartitions: the released node's fast drive keeps its partitions; the

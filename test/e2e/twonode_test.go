@@ -161,13 +161,7 @@ func twoNodeSpecs() {
 			g.Expect(sn.Spec.Plan).NotTo(BeNil())
 			g.Expect(sn.Spec.Plan.FastDevices).To(ConsistOf(HaveField("StablePath", fast2.StablePath)))
 			g.Expect(slotOf(sn, qlc2.StablePath)).NotTo(BeNil(), "no DB slot for %s", qlc2.StablePath)
-			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
-			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
-				"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
-			g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
-			for _, s := range sn.Status.Partitions {
-				g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
-			}
+			expectPlanCarriedOut(g, sn)
 			p := &prismv1.HybridStoragePolicy{}
 			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: policyName}, p)).To(Succeed())
 			g.Expect(p.Status.Nodes).To(ContainElements(HaveField("Node", cfg.node), HaveField("Node", cfg.node2)), "the policy's selection")
