@@ -698,7 +698,7 @@ prism_stage() {
   local suite_args=() line
   if [[ ${E2E_NODES:-1} == 2 ]]; then
     wait_for "$E2E_TIMEOUT" "NODE 2 READY" condition - node/prism-guest-2 Ready
-    wait_for "$E2E_TIMEOUT" "node 2's drives connected" test -e /mnt/xfer/node2-ready
+    wait_for "$E2E_TIMEOUT" "node 2's drives connected and images in" test -e /mnt/xfer/node2-ready
     suite_env+=(PRISM_E2E_NODES=2 PRISM_E2E_NODE2=prism-guest-2)
   fi
   while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
