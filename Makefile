@@ -91,6 +91,10 @@ e2e-chain: ## The whole chain: e2e-prism with Rook's real operator, asserted fro
 e2e-drills: ## e2e-chain with the failure drills: a QLC drive dies and docs/runbooks/replace-data-disk.md, run as written, replaces it (docs/e2e.md; not run in a guest yet).
 	PRISM_E2E_DRILLS=1 hack/e2e/run.sh chain
 
+.PHONY: e2e-two-nodes
+e2e-two-nodes: ## e2e-chain on two QEMU guests linked over the host's loopback, each a node with its own drives (decision 0054; never booted yet: docs/e2e.md).
+	PRISM_E2E_NODES=2 hack/e2e/run.sh chain
+
 .PHONY: e2e-kind
 e2e-kind: ## The Ginkgo suite test/e2e in a kind cluster (kind v0.33.0's Go library; needs docker or podman: docs/e2e.md).
 	$(GO) run ./test/e2e/kind

@@ -49,6 +49,15 @@
 #               NVMe controllers in the reverse order): etcd, the kubelet and containerd keep their
 #               data, the agent runs and publishes before the drives are connected (in the reverse
 #               order too), then the suite's reboot-after specs compare the node with the record
+#   E2E_NODES=2 two guests, one cluster (hack/e2e/run.sh PRISM_E2E_NODES=2; not run yet): each
+#               guest's node address on its virtio-net NIC (found by E2E_NIC_MAC) instead of
+#               the dummy prism0, the guests linked point to point (hack/guest/run.sh --link).
+#               E2E_NODE=1: the control plane and node prism-guest (10.250.0.1, pods
+#               10.244.0.0/24), which also makes node 2's credentials and hands them over in
+#               /mnt/xfer (the 9p share tagged prism-xfer, on the host's disk; handover), then
+#               runs the stage once node 2 is ready. E2E_NODE=2: node prism-guest-2 only
+#               (10.250.0.2, pods 10.244.1.0/24), its own drives, then waits for node 1 to be
+#               done (worker_stage). Each routes the other's pod range through the link.
 #   E2E_HAND    a script sourced in place of the stage's own steps once the node is up and
 #               reaches the apiserver (hack/e2e/run.sh PRISM_E2E_HAND): a check by hand with
 #               pieces this repository does not hold, such as Open CAS's module
@@ -72,6 +81,7 @@ mkdir -p "$out/state" "$logs"
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 mark() { echo "E2E-MARK $(uptime_s) $*" | tee -a "$out/marks.txt"; }
 collect() {
+  [[ ${E2E_NODE:-1} != 2 ]] || { node2_collect; return; }
   mkdir -p "$out/logs" "$out/state"
   if [[ -f /etc/kubernetes/admin.conf ]]; then
     k get nodes -o wide >"$out/state/nodes.txt" 2>&1
@@ -114,7 +124,7 @@ fail() {
   collect
   # A failed stage's cluster stays up too (E2E_LINGER), for a look at what failed; not from a
   # script of cmd/ or a background watcher (a subshell), which only ends itself.
-  [[ $BASHPID != "$$" ]] || linger
+  [[ $BASHPID != "$$" ]] || { linger; release_peer; }
   exit 1
 }
 k() { kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
@@ -216,6 +226,137 @@ watch_rook() {
   done
 }
 
+# node_identity N: node N's name, address, pod range, and the other node's address and pod
+# range, of a two-node cluster (E2E_NODES=2).
+node_identity() {
+  case $1 in
+    1) echo "prism-guest 10.250.0.1 10.244.0.0/24 10.250.0.2 10.244.1.0/24" ;;
+    2) echo "prism-guest-2 10.250.0.2 10.244.1.0/24 10.250.0.1 10.244.0.0/24" ;;
+    *) return 1 ;;
+  esac
+}
+
+# nic_by_mac MAC [DIR]: the name of the interface with that MAC (DIR: /sys/class/net). By MAC,
+# not by name: udev renames the NIC (enp0s...) after the slot QEMU gave it.
+nic_by_mac() {
+  local d
+  for d in "${2:-/sys/class/net}"/*; do
+    [[ $(cat "$d/address" 2>/dev/null) == "$1" ]] && { basename "$d"; return 0; }
+  done
+  return 1
+}
+
+# two_node_link MAC ADDRESS PEER PEER_PODS: ADDRESS/24 on the NIC with MAC, up, the other node's
+# pod range through the other node, and the default route on the NIC (kube-proxy and the
+# kubelet want one; with one node it is the dummy's).
+two_node_link() {
+  local nic="" try
+  modprobe virtio_net # udev loads it too, from the device's alias
+  for try in $(seq 30); do
+    nic=$(nic_by_mac "$1") && break
+    sleep 1
+  done
+  [[ -n $nic ]] || { echo "no interface with MAC $1 ($(ls /sys/class/net | tr '\n' ' '))" >&2; return 1; }
+  ip addr add "$2/24" dev "$nic" && ip link set "$nic" up &&
+    ip route add "$4" via "$3" dev "$nic" && ip route add default dev "$nic"
+}
+
+# cni_conflist POD_RANGE MASQUERADE: the bridge network's configuration. With two nodes no
+# masquerade: a pod's packet reaches the other node with its own address, as Ceph's daemons
+# expect of each other (their addresses are the pods').
+cni_conflist() {
+  cat <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "prism-e2e",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": $2, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$1"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
+# handover DIR: node 2's credentials, made on node 1 from its key material: the CA, and
+# kubeconfigs for node 2's kubelet, its kube-proxy and an admin, naming node 1's apiserver, in
+# DIR/node2. Written to DIR/node2.tmp, then renamed: node 2 never reads half of them.
+handover() {
+  local d=$1/node2 server=https://10.250.0.1:6443
+  rm -rf "$d" "$d.tmp" && mkdir -p "$d.tmp" && cp "$pki/ca.crt" "$d.tmp/ca.crt" &&
+    kubeconfig "$d.tmp/kubelet.conf" system:node:prism-guest-2 "$server" &&
+    kubeconfig "$d.tmp/proxy.conf" system:kube-proxy "$server" &&
+    kubeconfig "$d.tmp/admin.conf" admin "$server" &&
+    mv "$d.tmp" "$d"
+}
+
+# take_over DIR: on node 2, the credentials handover wrote, where node 1 keeps its own (the CA
+# in $pki, the kubeconfigs in its parent, /etc/kubernetes).
+take_over() {
+  mkdir -p "$pki" && cp "$1/node2/ca.crt" "$pki/ca.crt" &&
+    cp "$1/node2/kubelet.conf" "$1/node2/proxy.conf" "$1/node2/admin.conf" "${pki%/*}/"
+}
+
+# release_peer: node 1 of two is done (or failed): node 2 may stop waiting (worker_stage).
+release_peer() {
+  [[ ${E2E_NODES:-1} == 2 && ${E2E_NODE:-1} == 1 ]] || return 0
+  touch /mnt/xfer/done
+}
+
+# node2_collect: node 2's own state (its drives, volumes, containers, pod logs, kernel log).
+# What the cluster says is node 1's to collect; node 1 may be gone by now.
+node2_collect() {
+  mkdir -p "$out/logs" "$out/state" "$logs/pods"
+  lsblk -o NAME,SIZE,TYPE,MODEL,SERIAL,PARTLABEL >"$out/state/lsblk.txt" 2>&1
+  lvs -a -o lv_name,vg_name,lv_path,lv_size,lv_attr,lv_tags,devices --units b --reportformat json >"$out/state/lvs.json" 2>&1
+  ctr -n k8s.io containers ls >"$out/state/containers.txt" 2>&1
+  cp -r /var/log/pods/. "$logs/pods/" 2>/dev/null
+  dmesg >"$out/logs/dmesg.log" 2>&1
+}
+
+# worker_stage: node 2's part once it is Ready: its own drives for the prism and chain stages
+# (/etc/prism-e2e-nvmet.txt, other serials than node 1's), every image in its containerd (the
+# agent's and Rook's pods on node 2 never pull: imagePullPolicy Never), a mark for node 1 in
+# /mnt/xfer, then the pod logs copied every 30 s until node 1 is done (the host stops this guest
+# then anyway).
+worker_stage() {
+  if [[ -s /etc/prism-e2e-nvmet.txt ]]; then
+    prism-nvmet-loop /etc/prism-e2e-nvmet.txt >"$out/state/nvmet.txt" 2>"$logs/nvmet.log" ||
+      fail "prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
+    while read -r q _ dev model; do mark "drive $q: /dev/$dev \"$model\""; done <"$out/state/nvmet.txt"
+  fi
+  imported
+  touch /mnt/xfer/node2-ready
+  mark "node 2 ready for node 1's stage"
+  until [[ -e /mnt/xfer/done ]]; do
+    copy_pod_logs
+    sleep 30
+  done
+  mark "node 1 is done"
+}
+
+# cross_node_probe: with two nodes, a pod on node 2 reaches the apiserver on node 1 through the
+# service network: node 2's kube-proxy, the link, and the route back to node 2's pod range.
+cross_node_probe() {
+  [[ ${E2E_NODES:-1} == 2 ]] || return 0
+  wait_for "$E2E_TIMEOUT" "NODE 2 READY" condition - node/prism-guest-2 Ready
+  apply_retried "create apiprobe pod on node 2" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: apiprobe-2, namespace: default}
+spec:
+  nodeName: prism-guest-2
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: probe, image: prism.local/e2e/sleep:v1, imagePullPolicy: Never, args: ["apiprobe"]}
+EOF
+  probed2() { k -n default logs apiprobe-2 2>/dev/null | grep -q '^apiprobe: '; }
+  wait_for "$E2E_TIMEOUT" "apiprobe pod ran on node 2" probed2
+  k -n default logs apiprobe-2 | tee -a "$out/marks.txt"
+  k -n default logs apiprobe-2 | grep -q '^apiprobe: 200 https://10.96.0.1:443/version' || fail "in-cluster API access from node 2"
+  mark "IN-CLUSTER API ACCESS FROM NODE 2 (over the link)"
+}
+
 # 7. Rook (E2E_STAGE=rook): Rook's own Helm chart (deploy/charts/rook-ceph from Rook's module
 # zip, /opt/e2e/rook-ceph) installed with helm, the operator image being the one
 # hack/e2e/run.sh wrote from the guest's Debian packages and the rook binary (v1.20.2: docs/e2e.md
@@ -239,6 +380,8 @@ rook_chart() {
     sleep 10
   done
   mark "csi.ceph.io CRDs applied ($((SECONDS - t0)) s, try $try)"
+  local pin
+  mapfile -t pin < <(rook_operator_pin)
   t0=$SECONDS
   # Under TCG on a loaded host the apiserver can answer a create with "Timeout: request did
   # not complete within requested timeout" (seen: 9 of the chart's objects, helm install
@@ -248,7 +391,7 @@ rook_chart() {
       --namespace rook-ceph --create-namespace \
       --set image.repository="$repo" --set image.tag="$tag" --set image.pullPolicy=Never \
       --set csi.installCsiOperator=false --set resources=null \
-      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" \
+      --set-string cephCommandsTimeoutSeconds="$ROOK_CEPH_TIMEOUT" "${pin[@]}" \
       >>"$logs/helm.log" 2>&1 && break
     ((try < 3)) || fail "helm install rook-ceph ($(tail -3 "$logs/helm.log"))"
     mark "helm install rook-ceph: try $try failed ($(grep -c Timeout "$logs/helm.log") timeouts so far), again"
@@ -259,11 +402,28 @@ rook_chart() {
   wait_for 300 "CephConnection CRD established" condition - crd/cephconnections.csi.ceph.io Established
 }
 
+# Two nodes: Ceph's mon and mgr and Rook's operator on node 1 (prism-guest), beside the control
+# plane. Left to the scheduler they go to node 2, the emptier one, whose 6 GiB were sized for its
+# drives' daemons only (decision 0054); and the stage reads the mgr's log from node 1's own files
+# (mgr_log_lines). One node: nothing (its CephCluster and chart values as before).
+# rook_placement: the CephCluster's spec.placement for that, a YAML block indented for spec.
+rook_placement() {
+  [[ ${E2E_NODES:-1} == 2 ]] || return 0
+  local on1="{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [prism-guest]}]}]}}}"
+  printf '  placement:\n    mon: %s\n    mgr: %s\n' "$on1" "$on1"
+}
+# rook_operator_pin: helm's arguments for Rook's chart that keep its operator on node 1, one a line.
+rook_operator_pin() {
+  [[ ${E2E_NODES:-1} == 2 ]] || return 0
+  printf '%s\n' --set-string 'nodeSelector.kubernetes\.io/hostname=prism-guest'
+}
+
 # rook_cluster [DEVICE [METADATA]]: the CephCluster, one mon, useAllNodes: false; with DEVICE,
 # that one drive on this node for an OSD (Rook's prepare job decides how), its BlueStore DB on
 # METADATA when given (config.metadataDevice).
 rook_cluster() {
-  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr=""
+  local storage="storage: {useAllNodes: false, useAllDevices: false}" mgr="" placement
+  placement=$(rook_placement)
   # The mgr's settings for its modules' SQLite store (libcephsqlite), when asked for: decision
   # 0051's diagnostics and its hypothesis put to the test.
   [[ -z ${E2E_CEPHSQLITE_DEBUG:-} ]] || mgr+="
@@ -293,7 +453,8 @@ spec:
   # its pod crash-loops in an image of Debian's Ceph ("exec: ceph-exporter: executable file not
   # found", 2026-11-26). Prism reads the OSDs' admin sockets itself (decision 0027).
   monitoring: {enabled: false, metricsDisabled: true}
-  $storage
+  $storage${placement:+
+$placement}
   # Rook's probes run the ceph CLI (Python) in the daemon's container with a 5 s timeout, and
   # the startup probe gives a mon or mgr 70 s in all: too little for an emulated CPU, where the
   # CLI alone can take that long. The kubelet would restart the daemons the stage waits for.
@@ -488,9 +649,16 @@ drill_env() {
   echo "PRISM_E2E_RUNBOOKS=/opt/e2e/runbooks"
 }
 
-# suite_timeout: the suite's -test.timeout and -ginkgo.timeout: 100 min, 190 with the drills.
+# suite_timeout: the suite's -test.timeout and -ginkgo.timeout: 100 min, 190 with the drills,
+# 200 on two nodes (each guest at half speed, as hack/e2e/run.sh doubles the guest's limit).
 suite_timeout() {
-  if [[ -n $(drill_env) ]]; then echo 190m; else echo 100m; fi
+  if [[ -n $(drill_env) ]]; then
+    echo 190m
+  elif [[ ${E2E_NODES:-1} == 2 ]]; then
+    echo 200m
+  else
+    echo 100m
+  fi
 }
 
 # upgrade_drill: with E2E_UPGRADE_FROM (hack/e2e/run.sh PRISM_E2E_UPGRADE_FROM), the suite runs
@@ -535,6 +703,11 @@ prism_stage() {
     imported
   fi
   local suite_args=() line
+  if [[ ${E2E_NODES:-1} == 2 ]]; then
+    wait_for "$E2E_TIMEOUT" "NODE 2 READY" condition - node/prism-guest-2 Ready
+    wait_for "$E2E_TIMEOUT" "node 2's drives connected and images in" test -e /mnt/xfer/node2-ready
+    suite_env+=(PRISM_E2E_NODES=2 PRISM_E2E_NODE2=prism-guest-2)
+  fi
   while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
   upgrade_drill
   if [[ -n $E2E_REBOOT ]]; then
@@ -670,11 +843,27 @@ modprobe loop 2>>"$logs/modprobe.log" || fail "modprobe loop"
 echo 1 >/proc/sys/net/ipv4/ip_forward
 echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
 echo 1 >/proc/sys/net/bridge/bridge-nf-call-ip6tables
-node_ip=10.250.0.1
+node_name=prism-guest node_ip=10.250.0.1 pod_cidr=10.244.0.0/24 ip_masq=true
+if [[ ${E2E_NODES:-1} == 2 ]]; then
+  ident=$(node_identity "${E2E_NODE:-}") || fail "E2E_NODE=${E2E_NODE:-}: want 1 or 2"
+  read -r node_name node_ip pod_cidr peer_ip peer_cidr <<<"$ident"
+  two_node_link "${E2E_NIC_MAC:-}" "$node_ip" "$peer_ip" "$peer_cidr" 2>"$logs/link.log" ||
+    fail "the link to the other node ($(tail -2 "$logs/link.log"))"
+  { ip -br link; ip -br addr; ip route; } >>"$logs/link.log" 2>&1 # the NIC's name and state, the routes
+  ip_masq=false
+  printf '127.0.0.1 localhost\n10.250.0.1 prism-guest\n10.250.0.2 prism-guest-2\n' >/etc/hosts
+  mkdir -p /mnt/xfer && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 prism-xfer /mnt/xfer ||
+    fail "mount the hand-over share (prism-xfer)"
+  hostname "$node_name"
+  # The guest build ships one /etc/machine-id, the same in both guests: each node its own.
+  tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+  mark "two nodes: this is $node_name ($node_ip, pods $pod_cidr; $peer_cidr via $peer_ip)"
+else
 ip link add prism0 type dummy && ip addr add "$node_ip/24" dev prism0 && ip link set prism0 up ||
   fail "dummy interface prism0"
 ip route add default dev prism0 2>/dev/null # kube-proxy and the kubelet want a default route
 printf '127.0.0.1 localhost\n%s prism-guest\n' "$node_ip" >/etc/hosts
+fi
 [[ -s /etc/machine-id ]] || tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
 : >/etc/resolv.conf
 mark "host ready"
@@ -700,17 +889,7 @@ if [[ $(findmnt -n -o FSTYPE /) == rootfs ]]; then
   grep -q '^NoPivotRoot = true' /etc/containerd/config.toml || fail "NoPivotRoot not set in containerd's config"
   mark "the root is the initramfs (rootfs): runc runs without pivot_root"
 fi
-cat >/etc/cni/net.d/10-prism-e2e.conflist <<'EOF'
-{
-  "cniVersion": "1.0.0",
-  "name": "prism-e2e",
-  "plugins": [
-    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-EOF
+cni_conflist "$pod_cidr" "$ip_masq" >/etc/cni/net.d/10-prism-e2e.conflist
 bg containerd containerd --config /etc/containerd/config.toml
 wait_for 120 "containerd up" ctr version
 # have_image FILE: containerd already holds the image FILE holds (E2E_IMAGES), by name and
@@ -751,7 +930,11 @@ imported() {
 
 # 3. Key material, static tokens (the guest's only users) and kubeconfigs.
 pki=/etc/kubernetes/pki
-if [[ $E2E_BOOT != 1 ]]; then
+if [[ ${E2E_NODE:-1} == 2 ]]; then
+  wait_for "$((3 * E2E_TIMEOUT))" "node 1's credentials for node 2" test -d /mnt/xfer/node2
+  take_over /mnt/xfer || fail "take over node 1's credentials"
+  mark "pki from node 1"
+elif [[ $E2E_BOOT != 1 ]]; then
   [[ -f /etc/kubernetes/admin.conf && -f $pki/tokens.csv ]] || fail "boot $E2E_BOOT: no saved key material"
   mark "pki and tokens as the first boot made them"
 else
@@ -769,13 +952,14 @@ user system:kube-controller-manager
 user system:kube-scheduler
 user system:node:prism-guest system:nodes
 user system:kube-proxy
-kubeconfig() { # FILE USER
+[[ ${E2E_NODES:-1} != 2 ]] || user system:node:prism-guest-2 system:nodes
+kubeconfig() { # FILE USER [SERVER]
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority: $pki/ca.crt}
+  cluster: {server: "${3:-https://127.0.0.1:6443}", certificate-authority: $pki/ca.crt}
 users:
 - name: $2
   user: {token: "${tokens[$2]}"}
@@ -790,10 +974,17 @@ kubeconfig /etc/kubernetes/kcm.conf system:kube-controller-manager
 kubeconfig /etc/kubernetes/scheduler.conf system:kube-scheduler
 kubeconfig /etc/kubernetes/kubelet.conf system:node:prism-guest
 kubeconfig /etc/kubernetes/proxy.conf system:kube-proxy
+if [[ ${E2E_NODES:-1} == 2 ]]; then
+  handover /mnt/xfer || fail "hand node 2's credentials over"
+  mark "node 2's credentials handed over"
+fi
 mark "pki ready"
 fi
 
-# 4. The control plane.
+# 4. The control plane (node 2 of two: node 1's).
+if [[ ${E2E_NODE:-1} == 2 ]]; then
+  wait_for "$((3 * E2E_TIMEOUT))" "node 1's apiserver ready" k get --raw /readyz
+else
 bg etcd etcd --data-dir /var/lib/etcd --listen-client-urls http://127.0.0.1:2379 \
   --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
   --initial-advertise-peer-urls http://127.0.0.1:2380 --initial-cluster default=http://127.0.0.1:2380 \
@@ -814,6 +1005,7 @@ bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/
 bg kube-scheduler kube-scheduler --kubeconfig /etc/kubernetes/scheduler.conf \
   --authentication-kubeconfig /etc/kubernetes/scheduler.conf --authorization-kubeconfig /etc/kubernetes/scheduler.conf \
   --leader-elect=false --bind-address 127.0.0.1
+fi
 
 # 5. The node: kubelet (cgroupfs, like containerd's default runc options) and kube-proxy.
 cat >/etc/kubernetes/kubelet.yaml <<EOF
@@ -833,21 +1025,28 @@ imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
 bg kubelet kubelet --config /etc/kubernetes/kubelet.yaml --kubeconfig /etc/kubernetes/kubelet.conf \
-  --hostname-override prism-guest --node-ip $node_ip --root-dir /var/lib/kubelet
-bg kube-proxy kube-proxy --kubeconfig /etc/kubernetes/proxy.conf --hostname-override prism-guest \
+  --hostname-override "$node_name" --node-ip $node_ip --root-dir /var/lib/kubelet
+bg kube-proxy kube-proxy --kubeconfig /etc/kubernetes/proxy.conf --hostname-override "$node_name" \
   --proxy-mode iptables --cluster-cidr 10.244.0.0/16 --conntrack-max-per-core 0 --bind-address 127.0.0.1
-# Every two minutes, what the cluster looks like, on the share (readable while the guest runs).
-(while sleep 120; do
+# Every two minutes, what the cluster looks like, on the share (readable while the guest runs);
+# node 1's, with two nodes.
+[[ ${E2E_NODE:-1} == 2 ]] || (while sleep 120; do
   { date; k get pods -A -o wide; } >"$out/state/live.txt.tmp" 2>&1
   mv "$out/state/live.txt.tmp" "$out/state/live.txt"
 done) &
-wait_for "$E2E_TIMEOUT" "node registered" k get node prism-guest
-wait_for "$E2E_TIMEOUT" "NODE READY" condition - node/prism-guest Ready
+wait_for "$E2E_TIMEOUT" "node registered" k get node "$node_name"
+wait_for "$E2E_TIMEOUT" "NODE READY" condition - "node/$node_name" Ready
 k get node -o wide | tee -a "$out/marks.txt"
 
 # 6. A pod from the imported image, through the scheduler, the kubelet, containerd and runc.
 # Not in the reboot drill (E2E_REBOOT), which needs the node only for Prism's pods: on its
-# second boot the kubelet restarts the pods the node had.
+# second boot the kubelet restarts the pods the node had. Node 2 of two: node 1 runs them.
+if [[ ${E2E_NODE:-1} == 2 ]]; then
+  worker_stage
+  collect
+  mark "done"
+  exit 0
+fi
 if [[ -z $E2E_REBOOT ]]; then
 wait_for "$E2E_TIMEOUT" "default service account" k -n default get serviceaccount default
 apply_retried "create pod" <<'EOF'
@@ -879,12 +1078,14 @@ wait_for "$E2E_TIMEOUT" "apiprobe pod ran" probed
 k -n default logs apiprobe | tee -a "$out/marks.txt"
 k -n default logs apiprobe | grep -q '^apiprobe: 200 https://10.96.0.1:443/version' || fail "in-cluster API access"
 mark "IN-CLUSTER API ACCESS (service 10.96.0.1 via kube-proxy)"
+cross_node_probe
 fi
 
 if [[ -n ${E2E_HAND:-} ]]; then
   mark "by hand: $E2E_HAND"
   source "$E2E_HAND"
   collect
+  release_peer
   mark "done"
   exit 0
 fi
@@ -920,4 +1121,5 @@ case $E2E_STAGE in
 esac
 linger
 collect
+release_peer
 mark "done"

@@ -27,7 +27,7 @@
 #
 # Env: PRISM_E2E_KEEP=1 keeps the work directory (disk images, results); PRISM_E2E_OUT=DIR
 # copies the results (marks.txt, logs/, state/) there; E2E_TIMEOUT (seconds per wait in the
-# guest, 900); PRISM_E2E_MEM (guest memory, 8G; chain 12G); PRISM_E2E_WORKDISK=FILE: the work disk
+# guest, 900; 1800 on two nodes); PRISM_E2E_MEM (guest memory, 8G; chain 12G); PRISM_E2E_WORKDISK=FILE: the work disk
 # (vm/disk-e2e-work.qcow2) an earlier run kept, whose containerd already holds the images: this
 # run's work disk is a qcow2 overlay on it (FILE is only read), the guest keeps its containerd and
 # imports only images whose digest it lacks, and starts etcd, the kubelet and Rook's data anew
@@ -52,6 +52,12 @@
 # reboot drill (issue 30 item 3c): the guest runs the suite up to the Rook entry, records the
 # node and powers off; QEMU boots it again on the same disks, NVMe controllers in the reverse
 # order, and the suite compares (hack/e2e/guest-cluster.sh E2E_REBOOT, test/e2e/reboot_test.go).
+# PRISM_E2E_NODES=2 (node or chain; make e2e-two-nodes; never booted yet): a second guest joins
+# as node prism-guest-2 with its own drives (other serials), the two linked point to point over
+# UDP on the host's loopback (hack/guest/run.sh --link), node 2's credentials handed over in a
+# second 9p share (work/xfer); PRISM_E2E_MEM2 is node 2's memory (6G), node 1's then 10G
+# unless PRISM_E2E_MEM says otherwise; each wait, the suite's limit and the guest's are doubled
+# (docs/decisions/0054-two-nodes-in-the-e2e.md).
 # Importing the Rook/Ceph image
 # in the guest was the slowest step under TCG (about 25 min here); on the host it takes about
 # 2 min, once per guest build and image (docs/e2e.md).
@@ -73,6 +79,40 @@ log() { echo "e2e: $*" >&2; }
 old_release=v0.1.0 new_release=v0.2.0 upgrade_from=""
 [[ -z ${PRISM_E2E_UPGRADE_FROM:-} || -n $prism ]] || { log "PRISM_E2E_UPGRADE_FROM: stage prism or chain"; exit 2; }
 reboot=${PRISM_E2E_REBOOT:-}
+nodes=${PRISM_E2E_NODES:-1}
+[[ $nodes == 1 || ($nodes == 2 && ($stage == node || $stage == chain)) ]] ||
+  { log "PRISM_E2E_NODES=$nodes: 1, or 2 with stage node or chain"; exit 2; }
+# The write count (PRISM_E2E_BENCH_WRITES_MIB) reads one node's drives and takes the lowest OSD
+# of class qlc for Prism's: not on two nodes, whose time limit has no room for it either.
+[[ $nodes == 1 || -z $reboot$drills${PRISM_E2E_UPGRADE_FROM:-}${PRISM_E2E_HAND:-}${PRISM_E2E_BENCH_WRITES_MIB:-} ]] ||
+  { log "PRISM_E2E_NODES=2: not with the reboot drill, the failure drills, the upgrade drill, PRISM_E2E_HAND or PRISM_E2E_BENCH_WRITES_MIB"; exit 2; }
+# wait_seconds NODES: E2E_TIMEOUT, the guest's and the suite's limit for each wait: 900 s unless
+# set, 1800 s on two nodes (each TCG guest at half the speed of a lone one; the guest's limit and
+# the suite's are doubled too).
+wait_seconds() {
+  if [[ $1 == 2 ]]; then echo "${E2E_TIMEOUT:-1800}"; else echo "${E2E_TIMEOUT:-900}"; fi
+}
+# node_mac N: node N's NIC (a fixed, locally administered address: the guest finds its NIC by it).
+node_mac() { printf '52:54:00:e2:e0:%02x\n' "$1"; }
+# link_ports SEED: two UDP ports on 127.0.0.1 for the link, node 1's then node 2's, from SEED
+# (this script's pid): two runs at once take other ports.
+link_ports() { echo "$((40000 + ($1 % 10000) * 2)) $((40001 + ($1 % 10000) * 2))"; }
+# node_env N: the lines of node N's env file that make it one of two nodes.
+node_env() { printf '%s\n' E2E_NODES=2 "E2E_NODE=$1" "E2E_NIC_MAC=$(node_mac "$1")"; }
+# node2_env FILE: node 2's env file from node 1's (FILE, node_env 1 at its end).
+node2_env() { sed '/^E2E_NODES=/,$d' "$1"; node_env 2; }
+# guest_link_args N PORT1 PORT2 XFER: hack/guest/run.sh's arguments for node N's link (node
+# 1 bound to PORT1 and sending to PORT2, node 2 the reverse) and the hand-over share, one a line.
+guest_link_args() {
+  local ports="$2:$3"
+  [[ $1 == 1 ]] || ports="$3:$2"
+  printf '%s\n' --share-tag "prism-xfer=$4" --link "$ports" --mac "$(node_mac "$1")"
+}
+# node2_drives FAST QLC: node 2's fabric drives (prism-nvmet-loop's lines), sparse files as the
+# chain's, with other serials than node 1's.
+node2_drives() {
+  printf '%s\n' "sparse:$1 PRISM-E2E2-FAST INTEL SSDPF21Q400GB" "sparse:$2 PRISM-E2E2-QLC INTEL SSDPF2NV307TZ"
+}
 # chain: its drives are sparse files on the guest's tmpfs, gone at a reboot.
 [[ -z $reboot || $stage == prism ]] || { log "PRISM_E2E_REBOOT: stage prism only"; exit 2; }
 # image_ref INDEX_JSON: NAME@DIGEST of an OCI archive's one manifest, from its index.json,
@@ -107,6 +147,8 @@ fi
 
 work=$(mktemp -d /var/tmp/prism-e2e.XXXXXX)
 cleanup() {
+  # Node 2's guest (PRISM_E2E_NODES=2), if this script ends before it does.
+  [[ -z ${node2:-} ]] || kill "$node2" 2>/dev/null || true
   if [[ -n ${PRISM_E2E_KEEP:-} ]]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -241,7 +283,7 @@ fi
 {
   echo "E2E_STAGE=$stage"
   echo "E2E_HAND=$hand"
-  echo "E2E_TIMEOUT=${E2E_TIMEOUT:-900}"
+  echo "E2E_TIMEOUT=$(wait_seconds "$nodes")"
   echo "E2E_ROOK_IMAGE=$rook_image"
   echo "E2E_IMAGES=\"$e2e_images\""
   echo "E2E_REUSE_WORK=${base:+1}"
@@ -261,6 +303,21 @@ fi
   echo "E2E_VERSION=${upgrade_from:+$new_release}"
   echo "PATH=/mnt/host/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 } >"$work/overlay/etc/prism-e2e.env"
+# Two nodes: node 2's overlay is node 1's with its own env lines and drives, its share holds the
+# same binaries and images (hard links), and both guests mount work/xfer as prism-xfer.
+link1=() link2=()
+if [[ $nodes == 2 ]]; then
+  node_env 1 >>"$work/overlay/etc/prism-e2e.env"
+  cp -a "$work/overlay" "$work/overlay-2"
+  node2_env "$work/overlay/etc/prism-e2e.env" >"$work/overlay-2/etc/prism-e2e.env"
+  rm -f "$work/overlay-2"/etc/prism-e2e-nvmet*.txt
+  [[ -z $prism ]] || node2_drives "$fast" "$qlc" >"$work/overlay-2/etc/prism-e2e-nvmet.txt"
+  mkdir -p "$work/share-2/cmd" "$work/xfer"
+  cp -al "$share/bin" "$share/images" "$work/share-2/"
+  read -r port1 port2 < <(link_ports $$)
+  mapfile -t link1 < <(guest_link_args 1 "$port1" "$port2" "$work/xfer")
+  mapfile -t link2 < <(guest_link_args 2 "$port1" "$port2" "$work/xfer")
+fi
 
 # rook: a second drive, whole, for the OSD Rook's prepare job creates, and a third for its DB
 # (an LV on a partition: guest-cluster.sh db_lv). prism: the emulated
@@ -271,6 +328,9 @@ disks=(--disk "e2e-work:$worksize")
 # chain: mon, mgr, two OSDs, Prism and the control plane, and the drives' tmpfs.
 mem=${PRISM_E2E_MEM:-8G}
 [[ $stage != chain || -n ${PRISM_E2E_MEM:-} ]] || mem=12G
+# Two nodes: 10G + 6G of this host's 23G (node 2 has no control plane, no mon or mgr).
+[[ $nodes == 1 || -n ${PRISM_E2E_MEM:-} ]] || mem=10G
+mem2=${PRISM_E2E_MEM2:-6G}
 # The guest's limit: the chain's suite alone may take its 100 min (-test.timeout), after about
 # 10 min of cluster start; 5400 s cut the fourth run in its last spec (2026-11-26).
 limit=5400
@@ -278,15 +338,51 @@ limit=5400
 # The drills add a third OSD and a replacement OSD (a prepare each, 15-40 min under TCG), the
 # pool's recovery and the runbook's steps: their suite may take 190 min (guest-cluster.sh).
 [[ -z $drills ]] || limit=13200
+# Two TCG guests on two cores: each at about half speed.
+[[ $nodes == 1 ]] || limit=$((2 * limit))
 t0=$SECONDS
 rc=0
 # The reboot drill keeps the first boot's disks for the second.
 keep=${PRISM_E2E_KEEP:+--keep}
 [[ -z $reboot ]] || keep=--keep
+node2=""
+if [[ $nodes == 2 ]]; then
+  # Node 2 in the background, on its own overlay of the same work disk: it waits for node 1's
+  # credentials and apiserver itself.
+  reuse2=()
+  if [[ -n $base ]]; then
+    mkdir -p "$work/vm-2"
+    qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$work/vm-2/disk-e2e-work.qcow2"
+    reuse2=(--reuse-disks)
+  fi
+  PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay-2" \
+    --share "$work/share-2" --disk "e2e-work:$worksize" --mem "$mem2" --smp 2 --timeout "$limit" \
+    --workdir "$work/vm-2" "${reuse2[@]}" "${link2[@]}" $keep >"$work/console-2.log" 2>&1 &
+  node2=$!
+  # Node 1 once node 2's QEMU runs: the two guest/run.sh calls do not look up the guest build
+  # (apt-cache on its private state) at the same time.
+  for _ in $(seq 300); do
+    [[ ! -s $work/vm-2/qemu.pid ]] && kill -0 "$node2" 2>/dev/null || break
+    sleep 1
+  done
+  log "node 2: guest pid $node2, link 127.0.0.1:$port2 <-> 127.0.0.1:$port1; its console $work/console-2.log, marks $work/share-2/out/marks.txt"
+fi
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
   --share "$share" "${disks[@]}" --mem "$mem" --smp 2 --timeout "$limit" \
-  --workdir "$work/vm" "${reuse[@]}" $keep >"$work/console.log" 2>&1 || rc=$?
+  --workdir "$work/vm" "${reuse[@]}" "${link1[@]}" $keep >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
+if [[ -n $node2 ]]; then
+  # Node 1 is done: node 2 stops waiting (its guest saw xfer/done if node 1 wrote it), collects
+  # its own state and powers off; after 5 min it is stopped (hack/guest/run.sh stops QEMU).
+  touch "$work/xfer/done"
+  for _ in $(seq 300); do kill -0 "$node2" 2>/dev/null || break; sleep 1; done
+  kill "$node2" 2>/dev/null || true
+  rc2=0
+  wait "$node2" || rc2=$?
+  grep -a 'E2E-MARK\|PRISM-GUEST-\|guest-run' "$work/console-2.log" | sed 's/^/node 2: /' >&2 || true
+  log "node 2: exit $rc2"
+  ((rc != 0)) || rc=$rc2
+fi
 if [[ -n $reboot && $rc == 0 ]]; then
   # The second boot: a new QEMU on the same disk images (the kernel starts afresh, as after a
   # power cycle), its NVMe controllers in the reverse order, so the kernel names differ.
@@ -307,6 +403,11 @@ if [[ -n ${PRISM_E2E_OUT:-} ]]; then
   cp -r "$share/out/." "$PRISM_E2E_OUT/" 2>/dev/null || true
   cp "$work/console.log" "$PRISM_E2E_OUT/console.log"
   [[ ! -f $work/console-boot1.log ]] || cp "$work/console-boot1.log" "$PRISM_E2E_OUT/console-boot1.log"
+  if [[ $nodes == 2 ]]; then
+    mkdir -p "$PRISM_E2E_OUT/node2"
+    cp -r "$work/share-2/out/." "$PRISM_E2E_OUT/node2/" 2>/dev/null || true
+    cp "$work/console-2.log" "$PRISM_E2E_OUT/node2/console.log" 2>/dev/null || true
+  fi
   {
     for k in guest-build k8s-bins rook-bins images host-import guest-run guest-run-boot2; do
       [[ -z ${took[$k]:-} ]] || echo "$k ${took[$k]} s"

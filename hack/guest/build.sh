@@ -225,7 +225,8 @@ dest="$root/lib/modules/$krel"
 mkdir -p "$dest"
 cp "$kmods"/modules.{order,builtin,builtin.modinfo} "$dest/"
 # The e2e guest also runs containers: overlayfs, veth and bridge for CNI, netfilter for
-# kube-proxy, ext4 for its work disk.
+# kube-proxy, ext4 for its work disk; and virtio_net for the link between two guests
+# (hack/guest/run.sh --link; in 7.2.12 it needs net_failover and failover, from modules.dep).
 dirs=(kernel/drivers/nvme kernel/drivers/md kernel/drivers/block kernel/drivers/virtio
   kernel/fs/9p kernel/net/9p kernel/fs/netfs kernel/fs/fscache kernel/fs/configfs kernel/fs/xfs)
 # ext4 asks for crc32c through the crypto API (a soft dependency, not in modules.dep): 6.12
@@ -233,6 +234,7 @@ dirs=(kernel/drivers/nvme kernel/drivers/md kernel/drivers/block kernel/drivers/
 [[ $suite == bookworm ]] || dirs+=(kernel/fs/overlayfs kernel/fs/ext4 kernel/net/netfilter kernel/net/ipv4
   kernel/net/ipv6 kernel/net/bridge kernel/net/sched kernel/net/packet kernel/drivers/net/veth.ko.xz
   kernel/drivers/net/dummy.ko.xz kernel/drivers/net/veth.ko kernel/drivers/net/dummy.ko
+  kernel/drivers/net/virtio_net.ko.xz kernel/drivers/net/virtio_net.ko
   kernel/crypto/crc32c_generic.ko.xz kernel/crypto/crc32c_generic.ko
   kernel/arch/x86/crypto/crc32c-intel.ko.xz kernel/arch/x86/crypto/crc32c-intel.ko)
 wanted=$(cd "$kmods" && find "${dirs[@]}" -name '*.ko*' 2>/dev/null || true)

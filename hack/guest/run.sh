@@ -13,6 +13,13 @@
 #                        exit status becomes this command's (written to SHARE/rc)
 #   --overlay DIR        copy DIR's tree into the guest's / (binaries, data for the script)
 #   --share DIR          the host directory mounted at /mnt/host in the guest (9p); results go here
+#   --share-tag TAG=DIR  one more host directory, as a 9p share with mount tag TAG; init does
+#                        not mount it, the guest's script does (mount -t 9p TAG DIR); repeatable
+#   --link LPORT:RPORT   a virtio-net NIC on a point-to-point Ethernet link over UDP on the
+#                        host's loopback (QEMU's dgram netdev): the guest's frames go from
+#                        127.0.0.1:LPORT to 127.0.0.1:RPORT, where the other guest's QEMU is bound
+#                        (given RPORT:LPORT); nothing else is reachable. Needs --mac
+#   --mac MAC            the NIC's fixed MAC address (unicast, locally administered: 52:54:00:...)
 #   --disk SERIAL:SIZE   an emulated NVMe controller with that serial and a SIZE (qemu-img
 #                        syntax, or bytes) qcow2 namespace; repeat for more disks
 #   --virtio-disk SERIAL:SIZE:LOGICAL:PHYSICAL
@@ -36,13 +43,17 @@ log() { echo "guest-run: $*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 shell="" script="" overlay="" share="" workdir="" keep="" reuse="" mem=4G smp=2 accel=tcg timeout=1800
-disks=() vdisks=()
+link="" mac=""
+disks=() vdisks=() tags=()
 while (($#)); do
   case $1 in
     --shell) shell=1 ;;
     --run) script=$2; shift ;;
     --overlay) overlay=$2; shift ;;
     --share) share=$2; shift ;;
+    --share-tag) tags+=("$2"); shift ;;
+    --link) link=$2; shift ;;
+    --mac) mac=$2; shift ;;
     --disk) disks+=("$2"); shift ;;
     --virtio-disk) vdisks+=("$2"); shift ;;
     --workdir) workdir=$2; shift ;;
@@ -62,6 +73,35 @@ done
 [[ -z $overlay || -d $overlay ]] || { log "--overlay $overlay: not a directory"; exit 2; }
 [[ -z $share || -d $share ]] || { log "--share $share: not a directory"; exit 2; }
 [[ -z $reuse || -n $workdir ]] || { log "--reuse-disks needs --workdir (where the images are)"; exit 2; }
+# link_args LPORT:RPORT MAC: QEMU's arguments for the NIC of --link, one a line. dgram (UDP),
+# not stream (TCP): both ends are alike, so either guest may start first or boot again, and
+# QEMU 7.2's stream client gives up at once when no server listens (reconnect came in 8.0).
+link_args() {
+  local lport=${1%%:*} rport=${1#*:}
+  [[ $lport =~ ^[0-9]+$ && $rport =~ ^[0-9]+$ && $1 == "$lport:$rport" ]] && ((lport > 0 && lport < 65536 && rport > 0 && rport < 65536 && lport != rport)) ||
+    { log "--link $1: want LPORT:RPORT, two different ports"; return 2; }
+  [[ $2 =~ ^[0-9a-f][26ae](:[0-9a-f]{2}){5}$ ]] ||
+    { log "--mac ${2:-(none)}: want a unicast, locally administered MAC in lower case (52:54:00:xx:xx:xx)"; return 2; }
+  printf '%s\n' -netdev "dgram,id=link0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport"
+  printf '%s\n' -device "virtio-net-pci,netdev=link0,mac=$2"
+}
+# tag_args TAG=DIR: QEMU's arguments for one --share-tag (one a line, as link_args).
+tag_args() {
+  local tag=${1%%=*} dir=${1#*=}
+  [[ $tag =~ ^[a-z][a-z0-9-]{0,30}$ && $tag != prism && $1 == "$tag=$dir" && -d $dir ]] ||
+    { log "--share-tag $1: want TAG=DIR, TAG lower case and not prism, DIR a directory"; return 2; }
+  printf '%s\n' -virtfs "local,path=$dir,mount_tag=$tag,security_model=none,id=$tag"
+}
+extra=()
+if [[ -n $link || -n $mac ]]; then
+  mapfile -t extra < <(link_args "$link" "$mac")
+  ((${#extra[@]})) || exit 2
+fi
+for t in "${tags[@]}"; do
+  mapfile -t more < <(tag_args "$t")
+  ((${#more[@]})) || exit 2
+  extra+=("${more[@]}")
+done
 
 guest=$("$here/build.sh")
 if [[ -z $workdir ]]; then
@@ -115,6 +155,7 @@ if [[ -n $share ]]; then
   rm -f "$share/rc"
   args+=(-virtfs "local,path=$share,mount_tag=prism,security_model=none,id=prism")
 fi
+args+=("${extra[@]}")
 # disk_image SERIAL SIZE: the disk's qcow2 image, created empty unless --reuse-disks finds one.
 disk_image() {
   local img="$workdir/disk-$1.qcow2"

@@ -128,7 +128,7 @@ func devList(v any) []string {
 // expectDBOnPrismSlot checks, from what the OSD daemon itself reports, that its data is on the
 // data disk and its BlueFS DB on the fast disk, dedicated, exactly the size of Prism's slot:
 // its logical volume (decision 0036), or its partition when Rook was handed the partition.
-func expectDBOnPrismSlot(m map[string]any, dataDisk, fastDisk string, dbBytes int64) {
+func expectDBOnPrismSlot(m map[string]any, host, dataDisk, fastDisk string, dbBytes int64) {
 	GinkgoWriter.Printf("osd.%v metadata: objectstore %v, devices %v, bdev %v (%v bytes), db %v (%v bytes, dedicated %v, %v), version %v\n",
 		m["id"], m["osd_objectstore"], m["devices"], m["bluestore_bdev_devices"], m["bluestore_bdev_size"],
 		m["bluefs_db_devices"], m["bluefs_db_size"], m["bluefs_dedicated_db"], m["bluefs_db_partition_path"], m["ceph_version"])
@@ -137,7 +137,7 @@ func expectDBOnPrismSlot(m map[string]any, dataDisk, fastDisk string, dbBytes in
 	Expect(m).To(HaveKeyWithValue("bluefs_dedicated_db", "1"))
 	Expect(devList(m["bluefs_db_devices"])).To(Equal([]string{fastDisk}), "BlueFS DB device")
 	Expect(m).To(HaveKeyWithValue("bluefs_db_size", strconv.FormatInt(dbBytes, 10)), "BlueFS DB size against Prism's slot")
-	Expect(m).To(HaveKeyWithValue("hostname", cfg.node))
+	Expect(m).To(HaveKeyWithValue("hostname", host))
 }
 
 // osdPod is what shows a Rook OSD pod restarted: a new pod, or a container restart.

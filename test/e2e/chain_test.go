@@ -85,6 +85,22 @@ func cephCluster() *unstructured.Unstructured {
 	return u
 }
 
+// expectOneDeviceEntry checks that the storage.nodes entry of HOST names one device, DATA, with
+// its metadataDevice META, and returns that device's config and the entry's.
+func expectOneDeviceEntry(nodes map[string]map[string]any, host, data, meta string) (devCfg, nodeCfg map[string]any) {
+	Expect(nodes).To(HaveKey(host))
+	entry := nodes[host]
+	GinkgoWriter.Printf("CephCluster storage.nodes[%s]: %v\n", host, entry)
+	devices, _ := entry["devices"].([]any)
+	Expect(devices).To(HaveLen(1))
+	dev := devices[0].(map[string]any)
+	Expect(dev["name"]).To(Equal(data))
+	devCfg, _ = dev["config"].(map[string]any)
+	Expect(devCfg).To(HaveKeyWithValue("metadataDevice", meta))
+	nodeCfg, _ = entry["config"].(map[string]any)
+	return devCfg, nodeCfg
+}
+
 // rookNodes is the CephCluster's spec.storage.nodes by name.
 func rookNodes(u *unstructured.Unstructured) map[string]map[string]any {
 	list, _, err := unstructured.NestedSlice(u.Object, "spec", "storage", "nodes")
@@ -239,13 +255,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(sn.Spec.Plan).NotTo(BeNil())
 			g.Expect(sn.Spec.Plan.FastDevices).To(ConsistOf(HaveField("StablePath", fast.StablePath)))
 			g.Expect(sn.Spec.Plan.FastDevices[0].Slots).To(ContainElement(HaveField("DataDevice", qlc.StablePath)))
-			g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
-			g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
-				"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
-			g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
-			for _, s := range sn.Status.Partitions {
-				g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
-			}
+			expectPlanCarriedOut(g, sn)
 			// Each DB slot has its logical volume (decision 0036; the chart's default).
 			for _, slot := range sn.Spec.Plan.FastDevices[0].Slots {
 				st := partitionStatus(sn, fast.StablePath, slot.Partition.Number)
@@ -293,17 +303,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, prismv1.ConditionRookConfigured)).To(BeTrue(), "%+v", p.Status.Conditions)
 		}).Should(Succeed())
 		c := cephCluster()
-		nodes := rookNodes(c)
-		Expect(nodes).To(HaveKey(hostname))
-		entry := nodes[hostname]
-		GinkgoWriter.Printf("CephCluster storage.nodes[%s]: %v\n", hostname, entry)
-		devices, _ := entry["devices"].([]any)
-		Expect(devices).To(HaveLen(1))
-		dev := devices[0].(map[string]any)
-		Expect(dev["name"]).To(Equal(qlc.StablePath))
-		devCfg, _ := dev["config"].(map[string]any)
-		Expect(devCfg).To(HaveKeyWithValue("metadataDevice", wantMeta))
-		nodeCfg, _ := entry["config"].(map[string]any)
+		devCfg, nodeCfg := expectOneDeviceEntry(rookNodes(c), hostname, qlc.StablePath, wantMeta)
 		if onVolume {
 			// ceph-volume takes an existing LV whole: no size is passed.
 			Expect(nodeCfg).NotTo(HaveKey("databaseSizeMB"))
@@ -334,7 +334,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
 		qlcOSD = osdOn(meta, qlc.Name)
 		_, dbBytes, _ := dbDevice(storageNode(), fast.StablePath, *slot)
-		expectDBOnPrismSlot(meta[qlcOSD], qlc.Name, fast.Name, dbBytes)
+		expectDBOnPrismSlot(meta[qlcOSD], cfg.node, qlc.Name, fast.Name, dbBytes)
 		Expect(deviceClasses(Default)).To(HaveKeyWithValue(qlcOSD, "qlc"), "the policy's osd.deviceClass")
 		Eventually(func(g Gomega) { g.Expect(osdPods(g)).To(HaveKey(strconv.Itoa(qlcOSD))) }).Should(Succeed())
 		// The agent reads the OSD's BlueStore label on the slot's volume, so the slot is never
@@ -388,6 +388,9 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		Expect(r).NotTo(BeEmpty(), "no row for osd.%d in:\n%s", qlcOSD, out)
 		Expect(r).To(ContainSubstring(" "+bytesize.IEC(osd.DBTotalBytes)+" "), "the DB slot column: %s", r)
 	})
+
+	// A second node joins here, on two nodes only (twonode_test.go; never run yet).
+	twoNodeSpecs()
 
 	// The reboot drill's first phase ends here (reboot_test.go): what the node holds now must
 	// come back unchanged after the guest restarts.
@@ -486,7 +489,7 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		}).WithTimeout(3 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
 		id2 := osdOn(metaAfter, qlc2.Name)
 		Expect(id2).NotTo(Equal(qlcOSD))
-		expectDBOnPrismSlot(metaAfter[id2], qlc2.Name, fast.Name, spareBytes)
+		expectDBOnPrismSlot(metaAfter[id2], cfg.node, qlc2.Name, fast.Name, spareBytes)
 		// Once Rook has finished with the changed CephCluster, no OSD that was up restarted.
 		waitRookReconciled()
 		saveArtifacts("hot-added", storageNode(), policy(), cephCluster(), kubeNode())
@@ -521,24 +524,11 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		sn := storageNode()
 		Expect(sn.Spec.PolicyName).To(BeEmpty())
 		Expect(sn.Spec.Plan).To(BeNil())
-		// The partitions stay on the drive: the agent's inventory still lists them (status.partitions
-		// follows the plan, so it empties with the release: internal/node/agent withoutPlan).
-		Consistently(func(g Gomega) {
-			sn := &prismv1.StorageNode{}
-			g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: cfg.node}, sn)).To(Succeed())
-			d, ok := deviceByModel(sn, cfg.fastModel)
-			g.Expect(ok).To(BeTrue())
-			g.Expect(d.Partitions).NotTo(BeEmpty(), "the fast drive's partitions")
-		}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+		expectReleasedKeepsPartitions(cfg.node)
 		if !cfg.rookOperator {
 			return
 		}
-		// Rook has applied the CephCluster without Prism's entries, and destroyed no OSD.
-		waitRookReconciled()
-		expectNoOSDRestarted(before, podsBefore)
-		after := osdDump(Default)
-		// Every OSD up before is up (a drill leaves its dead drive's OSD destroyed, down and out).
-		Expect(osdsUp(after)).To(Equal(osdsUp(before)), "osd dump after the policy was deleted: %+v", after)
+		expectOSDsKept(before, podsBefore)
 		saveArtifacts("policy-deleted", storageNode(), cephCluster())
 	})
 
@@ -592,6 +582,40 @@ func dbDevice(sn *prismv1.StorageNode, fastPath string, slot prismv1.DBSlot) (pa
 		return st.Volume.Path, st.Volume.SizeBytes, true
 	}
 	return prismv1.PartitionPath(fastPath, slot.Partition.Number), slot.Partition.SizeBytes, false
+}
+
+// expectPlanCarriedOut: the agent has carried out the StorageNode's plan as it is now: its
+// generation observed, Provisioned, each planned partition Ready.
+func expectPlanCarriedOut(g Gomega, sn *prismv1.StorageNode) {
+	g.Expect(sn.Status.ObservedPlanGeneration).To(Equal(sn.Generation), "conditions: %+v", sn.Status.Conditions)
+	g.Expect(meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionProvisioned)).To(BeTrue(),
+		"conditions: %+v, partitions: %+v", sn.Status.Conditions, sn.Status.Partitions)
+	g.Expect(sn.Status.Partitions).To(HaveLen(len(sn.Spec.Plan.FastDevices[0].Slots)))
+	for _, s := range sn.Status.Partitions {
+		g.Expect(s.State).To(Equal(prismv1.PartitionReady), "%+v", s)
+	}
+}
+
+// expectReleasedKeepsPartitions: the released node's fast drive keeps its partitions; the
+// agent's inventory still lists them (status.partitions follows the plan, so it empties with
+// the release: internal/node/agent withoutPlan).
+func expectReleasedKeepsPartitions(node string) {
+	Consistently(func(g Gomega) {
+		sn := &prismv1.StorageNode{}
+		g.Expect(k8s.Get(ctx(), client.ObjectKey{Name: node}, sn)).To(Succeed())
+		d, ok := deviceByModel(sn, cfg.fastModel)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(d.Partitions).NotTo(BeEmpty(), "%s: the fast drive's partitions", node)
+	}).WithTimeout(30 * time.Second).WithPolling(10 * time.Second).Should(Succeed())
+}
+
+// expectOSDsKept: once Rook has applied the CephCluster as it is now, no OSD restarted and every
+// OSD up before is up (a drill leaves its dead drive's OSD destroyed, down and out).
+func expectOSDsKept(before map[int]osdState, podsBefore map[string]osdPod) {
+	waitRookReconciled()
+	expectNoOSDRestarted(before, podsBefore)
+	after := osdDump(Default)
+	Expect(osdsUp(after)).To(Equal(osdsUp(before)), "osd dump: %+v", after)
 }
 
 // waitRookReconciled waits until Rook's operator has finished a reconcile of the CephCluster as

@@ -30,11 +30,14 @@ type config struct {
 	namespace  string // the release's namespace
 	helmSet    []string
 	node       string // the node whose drives the suite pairs; empty: the cluster's only node
-	fastModel  string // the fast drive's model, as drivedb knows it (Fast tier)
-	qlcModel   string // the QLC drive's model, as drivedb knows it (Capacity tier)
-	cephNS     string // the CephCluster Prism writes into (Rook's CRD must be installed)
-	cephName   string
-	timeout    time.Duration // each wait
+	// node2 is a second node with its own drives (hack/e2e/run.sh PRISM_E2E_NODES=2); empty: the
+	// two-node specs skip themselves (twonode_test.go).
+	node2     string
+	fastModel string // the fast drive's model, as drivedb knows it (Fast tier)
+	qlcModel  string // the QLC drive's model, as drivedb knows it (Capacity tier)
+	cephNS    string // the CephCluster Prism writes into (Rook's CRD must be installed)
+	cephName  string
+	timeout   time.Duration // each wait
 	// rookOperator: Rook's operator runs in the cluster, so the suite also waits for and checks
 	// the OSDs it creates, through the ceph CLI in the operator's pod (kubectl exec).
 	rookOperator bool
@@ -124,6 +127,7 @@ func TestE2E(t *testing.T) {
 		chart:      env("PRISM_E2E_CHART", "../../charts/prism"),
 		namespace:  env("PRISM_E2E_NAMESPACE", "prism-system"),
 		node:       os.Getenv("PRISM_E2E_NODE"),
+		node2:      os.Getenv("PRISM_E2E_NODE2"),
 		fastModel:  env("PRISM_E2E_FAST_MODEL", "INTEL SSDPF21Q400GB"),
 		qlcModel:   env("PRISM_E2E_QLC_MODEL", "INTEL SSDPF2NV307TZ"),
 		timeout:    10 * time.Minute,

@@ -186,7 +186,7 @@ func addQLCDrive(argv []string, fast prismv1.Device, hostname string, wantPartit
 		g.Expect(osdDump(g)[id].Up).To(Equal(1), "osd.%d not up", id)
 	}).WithTimeout(4 * cfg.timeout).WithPolling(30 * time.Second).Should(Succeed())
 	q.osd = osdOn(md, q.dev.Name)
-	expectDBOnPrismSlot(md[q.osd], q.dev.Name, fast.Name, dbBytes)
+	expectDBOnPrismSlot(md[q.osd], cfg.node, q.dev.Name, fast.Name, dbBytes)
 	return q
 }
 
