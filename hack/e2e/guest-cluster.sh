@@ -37,7 +37,7 @@
 #   E2E_CEPHSQLITE_DEBUG  the mgr's debug_cephsqlite in the CephCluster's cephConfig (e.g. 20:
 #               every call of libcephsqlite, the SQLite store of the mgr's modules, in its log)
 #   E2E_CEPHSQLITE_LOCK_TIMEOUT  the mgr's cephsqlite_lock_renewal_timeout (ms; Ceph's default
-#               30000) in the same place (hack/e2e/run.sh: 600000 unless asked otherwise; decision 0051)
+#               30000, kept unless asked otherwise) in the same place (decision 0051)
 #   E2E_BENCH_WRITES_MIB  chain: after the suite, hack/e2e/bench-writes.sh with that budget (MiB per
 #               layout): the client bytes that reach QLC with Prism's layout and without, on
 #               Rook's OSDs (issue 32)

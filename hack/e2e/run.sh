@@ -40,7 +40,7 @@
 # finished stage's cluster up that long, running each script put in the share's cmd/
 # ($work/share/cmd/NAME.sh, output in $work/share/out/cmd/NAME.out; guest-cluster.sh linger);
 # PRISM_E2E_CEPHSQLITE_DEBUG=LEVEL: the mgr's debug_cephsqlite; PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT=MS:
-# the mgr's cephsqlite_lock_renewal_timeout (decision 0051; 600000 unless set, empty: Ceph's 30000);
+# the mgr's cephsqlite_lock_renewal_timeout (decision 0051; unset: Ceph's 30000);
 # PRISM_E2E_BENCH_WRITES_MIB=N (chain): after the suite, the same RGW-like workload of N MiB on
 # a QLC drive alone and on Prism's OSD, counted by the kernel (hack/e2e/bench-writes.sh);
 # PRISM_E2E_DRILLS=1 (chain only): the failure drills after the hot-add spec
@@ -295,7 +295,7 @@ fi
   # 10 min, not Ceph's 30 s: an emulated OSD stalls a lock renewal of the mgr's SQLite store
   # beyond 30 s, which fails devicehealth after four such losses (decision 0051, reproduced
   # natively). Set empty for Ceph's default, to watch the failure.
-  echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT-600000}"
+  echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
   echo "E2E_BENCH_WRITES_MIB=${PRISM_E2E_BENCH_WRITES_MIB:-}"
   echo "E2E_UPGRADE_FROM=$upgrade_from"
   echo "E2E_UPGRADE_IMAGE=prism.local/e2e/prism:$old_release"
