@@ -1100,7 +1100,17 @@ linger() {
     run_cmds
     sleep 5
   done
+  # A script the stage's watcher (live_cmds) started runs on: the cluster stays up until it
+  # ends (the guest's own limit still applies). A write count started there was cut off once.
+  while cmds_running && [[ ! -e /mnt/host/cmd/done ]]; do
+    sleep 5
+  done
   mark "linger over ($((SECONDS - t0)) s)"
+}
+
+# cmds_running: a script of the share's cmd/ has started and not ended (run_cmds' NAME.out.tmp).
+cmds_running() {
+  compgen -G "$out/cmd/*.out.tmp" >/dev/null
 }
 
 case $E2E_STAGE in

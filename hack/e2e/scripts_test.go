@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -592,5 +593,41 @@ func TestChildrenListsADaemonsProcesses(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != "2" {
 		t.Errorf("children of a subshell with two sleeps: %s lines, want 2", got)
+	}
+}
+
+// TestLingerWaitsForARunningScript: a script of cmd/ that the stage's watcher started (its
+// NAME.out.tmp) keeps the cluster up past the linger's time; linger once ended under a
+// write count that the watcher was running, and the guest powered off.
+func TestLingerWaitsForARunningScript(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	src := read(t, "guest-cluster.sh")
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "cmd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	running := filepath.Join(out, "cmd", "bench.out.tmp")
+	if err := os.WriteFile(running, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := function(t, src, "linger") + function(t, src, "cmds_running") +
+		`mark() { echo "$(date +%s) $*"; }
+run_cmds() { :; }
+( sleep 7; mv "$out/cmd/bench.out.tmp" "$out/cmd/bench.out" ) &
+start=$(date +%s)
+linger
+echo "took $(( $(date +%s) - start ))"
+`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "E2E_LINGER=1", "out="+out)
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("linger: %v\n%s", err, got)
+	}
+	var took int
+	if _, err := fmt.Sscanf(string(got[strings.LastIndex(string(got), "took "):]), "took %d", &took); err != nil || took < 7 {
+		t.Errorf("linger ended after %d s while a script ran 7 s (%v):\n%s", took, err, got)
 	}
 }
