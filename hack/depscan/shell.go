@@ -40,7 +40,7 @@ type Use struct {
 	Line    int
 }
 
-var shellBuiltins = set(":", ".", "[", "[[", "alias", "break", "builtin", "cd", "command", "continue",
+var shellBuiltins = set(":", ".", "[", "[[", "alias", "break", "builtin", "cd", "command", "compgen", "continue",
 	"declare", "disown", "echo", "eval", "exit", "export", "false", "getopts", "hash", "jobs", "kill",
 	"let", "local", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly",
 	"return", "set", "shift", "shopt", "source", "test", "trap", "true", "type", "ulimit", "umask",
