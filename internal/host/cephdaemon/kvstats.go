@@ -16,7 +16,7 @@ import (
 // rocksdb_collect_compaction_stats = true (both can change at runtime), and answers an empty
 // object without them; Ceph 20.2 answers plain text, "error: RocksDB perf is disabled, can't
 // probe for stats." (a running OSD under Rook, 2026-12-07).
-var ErrKVStatsOff = errors.New("dump_objectstore_kv_stats is empty: the OSD collects no RocksDB statistics (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
+var ErrKVStatsOff = errors.New("dump_objectstore_kv_stats gives no levels: the OSD collects no RocksDB statistics (rocksdb_perf and rocksdb_collect_compaction_stats are false)")
 
 // ErrKVStatsUnsupported is the reply of an OSD that has no dump_objectstore_kv_stats command
 // ("unknown command prefix dump_objectstore_kv_stats"): a Ceph 20.2 OSD that has mounted its
