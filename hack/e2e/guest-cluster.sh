@@ -121,6 +121,8 @@ collect() {
 }
 fail() {
   mark "FAIL $*"
+  # Node 2 of two: why, for node 1's waits on it (peer_gone), which then stop at once.
+  [[ ${E2E_NODE:-1} != 2 ]] || { echo "$*" >/mnt/xfer/node2-failed; } 2>/dev/null
   collect
   # A failed stage's cluster stays up too (E2E_LINGER), for a look at what failed; not from a
   # script of cmd/ or a background watcher (a subshell), which only ends itself.
@@ -141,11 +143,14 @@ apply_retried() {
     sleep 10
   done
 }
-# wait_for SECONDS WHAT CMD...: poll CMD every 2 s.
+# wait_for SECONDS WHAT CMD...: poll CMD every 2 s. Two nodes: the other node gone (peer_gone)
+# ends the wait at once: node 1 does not wait E2E_TIMEOUT (30 min) for a node 2 that failed, and
+# node 2 collects its own state instead of being stopped in a wait by the host.
 wait_for() {
-  local limit=$1 what=$2 t0=$SECONDS
+  local limit=$1 what=$2 t0=$SECONDS gone
   shift 2
   until "$@" >/dev/null 2>&1; do
+    [[ ${E2E_NODES:-1} != 2 ]] || { gone=$(peer_gone) && fail "waiting for $what: $gone"; }
     ((SECONDS - t0 < limit)) || fail "timed out after $limit s waiting for $what"
     sleep 2
   done
@@ -301,6 +306,20 @@ take_over() {
 release_peer() {
   [[ ${E2E_NODES:-1} == 2 && ${E2E_NODE:-1} == 1 ]] || return 0
   touch /mnt/xfer/done
+}
+
+# peer_gone: why the other node of two will not do its part, or false while it may: on node 1,
+# node 2's own failure (xfer/node2-failed, from its fail) or its guest's end (xfer/node2-exited,
+# from hack/e2e/run.sh: a crash, its time limit, a QEMU that did not start); on node 2, node 1
+# done or failed (xfer/done).
+peer_gone() {
+  if [[ ${E2E_NODE:-1} == 2 ]]; then
+    [[ -e /mnt/xfer/done ]] && echo "node 1 is done (passed or failed: its marks say which)"
+  elif [[ -e /mnt/xfer/node2-failed ]]; then
+    echo "node 2 failed: $(cat /mnt/xfer/node2-failed)"
+  else
+    [[ -e /mnt/xfer/node2-exited ]] && echo "node 2's guest has ended (its console: console-2.log)"
+  fi
 }
 
 # node2_collect: node 2's own state (its drives, volumes, containers, pod logs, kernel log).
@@ -847,17 +866,22 @@ node_name=prism-guest node_ip=10.250.0.1 pod_cidr=10.244.0.0/24 ip_masq=true
 if [[ ${E2E_NODES:-1} == 2 ]]; then
   ident=$(node_identity "${E2E_NODE:-}") || fail "E2E_NODE=${E2E_NODE:-}: want 1 or 2"
   read -r node_name node_ip pod_cidr peer_ip peer_cidr <<<"$ident"
+  # The hand-over share first: a failure from here on reaches the other node (fail, peer_gone),
+  # the link's own included.
+  mkdir -p /mnt/xfer && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 prism-xfer /mnt/xfer ||
+    fail "mount the hand-over share (prism-xfer)"
   two_node_link "${E2E_NIC_MAC:-}" "$node_ip" "$peer_ip" "$peer_cidr" 2>"$logs/link.log" ||
     fail "the link to the other node ($(tail -2 "$logs/link.log"))"
   { ip -br link; ip -br addr; ip route; } >>"$logs/link.log" 2>&1 # the NIC's name and state, the routes
   ip_masq=false
   printf '127.0.0.1 localhost\n10.250.0.1 prism-guest\n10.250.0.2 prism-guest-2\n' >/etc/hosts
-  mkdir -p /mnt/xfer && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 prism-xfer /mnt/xfer ||
-    fail "mount the hand-over share (prism-xfer)"
   hostname "$node_name"
   # The guest build ships one /etc/machine-id, the same in both guests: each node its own.
   tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
-  mark "two nodes: this is $node_name ($node_ip, pods $pod_cidr; $peer_cidr via $peer_ip)"
+  # The clock, to compare the two guests' (node 2 checks certificates node 1 made: NotBefore).
+  mark "two nodes: this is $node_name ($node_ip, pods $pod_cidr; $peer_cidr via $peer_ip), clock $(date -u +%FT%TZ)"
+  # Node 2's QEMU may have ended once started (hack/e2e/run.sh then wrote xfer/node2-exited).
+  gone=$(peer_gone) && fail "$gone"
 else
 ip link add prism0 type dummy && ip addr add "$node_ip/24" dev prism0 && ip link set prism0 up ||
   fail "dummy interface prism0"

@@ -108,6 +108,13 @@ guest_link_args() {
   [[ $1 == 1 ]] || ports="$3:$2"
   printf '%s\n' --share-tag "prism-xfer=$4" --link "$ports" --mac "$(node_mac "$1")"
 }
+# watch_node2 PID FILE: FILE once node 2's hack/guest/run.sh (PID) has ended. Node 1's waits for
+# node 2 stop at that (guest-cluster.sh peer_gone), instead of E2E_TIMEOUT after a node 2 that
+# crashed, hit its limit or whose QEMU did not start.
+watch_node2() {
+  while kill -0 "$1" 2>/dev/null; do sleep 5; done
+  touch "$2"
+}
 # node2_drives FAST QLC: node 2's fabric drives (prism-nvmet-loop's lines), sparse files as the
 # chain's, with other serials than node 1's.
 node2_drives() {
@@ -148,7 +155,7 @@ fi
 work=$(mktemp -d /var/tmp/prism-e2e.XXXXXX)
 cleanup() {
   # Node 2's guest (PRISM_E2E_NODES=2), if this script ends before it does.
-  [[ -z ${node2:-} ]] || kill "$node2" 2>/dev/null || true
+  [[ -z ${node2:-} ]] || kill "$node2" ${watcher:-} 2>/dev/null || true
   if [[ -n ${PRISM_E2E_KEEP:-} ]]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -345,7 +352,7 @@ rc=0
 # The reboot drill keeps the first boot's disks for the second.
 keep=${PRISM_E2E_KEEP:+--keep}
 [[ -z $reboot ]] || keep=--keep
-node2=""
+node2="" watcher=""
 if [[ $nodes == 2 ]]; then
   # Node 2 in the background, on its own overlay of the same work disk: it waits for node 1's
   # credentials and apiserver itself.
@@ -365,6 +372,14 @@ if [[ $nodes == 2 ]]; then
     [[ ! -s $work/vm-2/qemu.pid ]] && kill -0 "$node2" 2>/dev/null || break
     sleep 1
   done
+  if ! kill -0 "$node2" 2>/dev/null; then
+    # Its QEMU did not start (a port taken, a bad argument): no node 1 to wait for it.
+    tail -5 "$work/console-2.log" >&2
+    log "node 2's guest ended before node 1 started (its console $work/console-2.log)"
+    exit 1
+  fi
+  watch_node2 "$node2" "$work/xfer/node2-exited" >/dev/null 2>&1 &
+  watcher=$!
   log "node 2: guest pid $node2, link 127.0.0.1:$port2 <-> 127.0.0.1:$port1; its console $work/console-2.log, marks $work/share-2/out/marks.txt"
 fi
 PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh" --overlay "$work/overlay" \
@@ -372,6 +387,7 @@ PRISM_GUEST_SUITE=forky "$repo/hack/guest/run.sh" --run "$here/guest-cluster.sh"
   --workdir "$work/vm" "${reuse[@]}" "${link1[@]}" $keep >"$work/console.log" 2>&1 || rc=$?
 step guest-run $((SECONDS - t0))
 if [[ -n $node2 ]]; then
+  kill "$watcher" 2>/dev/null || true
   # Node 1 is done: node 2 stops waiting (its guest saw xfer/done if node 1 wrote it), collects
   # its own state and powers off; after 5 min it is stopped (hack/guest/run.sh stops QEMU).
   touch "$work/xfer/done"
