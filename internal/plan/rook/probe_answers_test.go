@@ -275,6 +275,47 @@ func FuzzProbeAnswers(f *testing.F) {
 	})
 }
 
+// FuzzProbeDevicesOf: whatever a probe pod's PRISM_DEVICES holds, the devices answer is kept
+// only with the names it lists; anything else is a reason and no devices answer, never Ceph's
+// whole list.
+func FuzzProbeDevicesOf(f *testing.F) {
+	for _, seed := range []string{`["/dev/disk/by-id/nvme-QLC_1","nvme1n1","nvme-QLC_1"]`, `[]`, `null`, `"nvme1n1"`, `[1]`, `[`} {
+		f.Add(seed)
+	}
+	rec := map[string]string{}
+	for _, name := range ProbeContainers {
+		raw, err := os.ReadFile(filepath.Join("testdata", "probe", "ceph16", name+".json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		rec[name] = string(raw)
+	}
+	f.Fuzz(func(t *testing.T, devices string) {
+		p := probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))
+		for i := range p.Spec.Containers {
+			for j := range p.Spec.Containers[i].Env {
+				if p.Spec.Containers[i].Env[j].Name == probeDevicesEnv {
+					p.Spec.Containers[i].Env[j].Value = devices
+				}
+			}
+		}
+		a, done := ProbeAnswers(p, probeT0.Add(20*time.Second))
+		if !done {
+			t.Fatal("a finished probe is not done")
+		}
+		var names []string
+		if err := json.Unmarshal([]byte(devices), &names); err != nil || names == nil {
+			if a.Devices != nil || !strings.Contains(a.Err, probeDevicesEnv) {
+				t.Fatalf("PRISM_DEVICES %q: devices %q, DevicesOf %q, Err %q", devices, a.Devices, a.DevicesOf, a.Err)
+			}
+			return
+		}
+		if a.Devices == nil || a.DevicesOf == nil || !slices.Equal(a.DevicesOf, names) || a.Err != "" {
+			t.Fatalf("PRISM_DEVICES %q: devices %q, DevicesOf %q, Err %q", devices, a.Devices, a.DevicesOf, a.Err)
+		}
+	})
+}
+
 // TestGateAwaiting: the gate names the drives it holds by node, in its order, with their
 // kernel names, for the probe to ask about.
 func TestGateAwaiting(t *testing.T) {
