@@ -159,7 +159,7 @@ func later(a, b time.Time) time.Time {
 }
 
 // ProbeDrivesMax is how many drives one probe asks Ceph about: `ceph device ls-by-host`
-// keeps one element per drive (175 bytes for a drive with a model_serial id and a by-path
+// keeps one element per drive (173 bytes for a drive with a model_serial id and a by-path
 // path, decision 0057), so eight of them, even twice that long, fit the 3072 bytes the kubelet
 // keeps of an answer.
 const ProbeDrivesMax = 8
@@ -231,13 +231,13 @@ func PlanProbes(pods []*corev1.Pod, ask map[string][]ProbeDrive, now time.Time) 
 
 // ProbeDrives are the names the next probe of a node asks about: its held drives in the gate's
 // order, at most ProbeDrivesMax of them, starting after the last one the previous probe asked
-// about (prev: that probe's DevicesOf, nil for none or Ceph's whole list), so that each held
-// drive is asked about in turn.
+// about (prev: that probe's DevicesOf, nil for none or Ceph's whole list; the last one is where
+// its window ends, which may wrap around), so that each held drive is asked about in turn.
 func ProbeDrives(held []ProbeDrive, prev []string) []string {
 	start := 0
 	if len(held) > ProbeDrivesMax && prev != nil {
 		for i, d := range held {
-			if askedAbout(prev, d) {
+			if askedAbout(prev, d) && !askedAbout(prev, held[(i+1)%len(held)]) {
 				start = i + 1
 			}
 		}

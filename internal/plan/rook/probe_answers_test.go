@@ -2,6 +2,7 @@ package rook
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -314,6 +315,55 @@ func FuzzProbeDevicesOf(f *testing.F) {
 			t.Fatalf("PRISM_DEVICES %q: devices %q, DevicesOf %q, Err %q", devices, a.Devices, a.DevicesOf, a.Err)
 		}
 	})
+}
+
+// TestProbeDrives: a probe asks about at most ProbeDrivesMax held drives, the next probe
+// about the ones after those, around the end of the list, so that each drive gets its turn.
+func TestProbeDrives(t *testing.T) {
+	drives := func(n int) []ProbeDrive {
+		var out []ProbeDrive
+		for i := range n {
+			out = append(out, ProbeDrive{Path: fmt.Sprintf("/dev/disk/by-id/nvme-QLC_%02d", i), Kernel: fmt.Sprintf("nvme%dn1", i+1)})
+		}
+		return out
+	}
+	// turn names which of held a probe asks about, by index.
+	turn := func(held []ProbeDrive, names []string) []int {
+		var out []int
+		for i, d := range held {
+			if askedAbout(names, d) {
+				out = append(out, i)
+			}
+		}
+		if len(names) != 3*len(out) {
+			t.Errorf("%q: %d names for %d drives, want each drive's three", names, len(names), len(out))
+		}
+		return out
+	}
+	seq := func(from, to int) []int {
+		var out []int
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	held := drives(20)
+	var prev []string
+	for i, want := range [][]int{seq(0, 7), seq(8, 15), append(seq(0, 3), seq(16, 19)...), seq(4, 11)} {
+		prev = ProbeDrives(held, prev)
+		if got := turn(held, prev); !slices.Equal(got, want) {
+			t.Errorf("probe %d asks about drives %v, want %v", i+1, got, want)
+		}
+	}
+	if got := turn(held[:5], ProbeDrives(held[:5], prev)); !slices.Equal(got, seq(0, 4)) {
+		t.Errorf("five held: %v", got)
+	}
+	if got := turn(held, ProbeDrives(held, nil)); !slices.Equal(got, seq(0, 7)) {
+		t.Errorf("no previous probe: %v", got)
+	}
+	if got := ProbeDrives(nil, nil); got == nil || len(got) != 0 {
+		t.Errorf("nothing held: %#v, want an empty list (never null)", got)
+	}
 }
 
 // TestGateAwaiting: the gate names the drives it holds by node, in its order, with their
