@@ -41,14 +41,14 @@ func (r *Reconciler) probePods(ctx context.Context, policy *prismv1.HybridStorag
 	return pods, nil
 }
 
-// probeCeph keeps one probe per node whose replacements the gate holds, fresh, and no other:
-// a healthy cluster with nothing held runs no probe.
+// probeCeph keeps one probe per node whose replacements the gate holds, fresh and asking about
+// the drives held, and no other: a healthy cluster with nothing held runs no probe.
 func (r *Reconciler) probeCeph(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if !s.observed || !s.planned {
 		return ctrl.Result{}, fmt.Errorf("internal error: probing Ceph without a complete observation")
 	}
 	cluster := s.obs.Cluster
-	ch := rook.PlanProbes(s.probes, rook.ProbeNodes(s.decision.Rook.Gate), s.obs.Now)
+	ch := rook.PlanProbes(s.probes, s.decision.Rook.Gate.Awaiting, s.obs.Now)
 	var errs []error
 	for _, p := range ch.Delete {
 		if err := r.Client.Delete(ctx, p, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
@@ -83,11 +83,11 @@ func (r *Reconciler) probeCeph(ctx context.Context, s *scope) (ctrl.Result, erro
 	for _, n := range s.obs.Nodes {
 		hostnames[n.Name] = n.Labels[corev1.LabelHostname]
 	}
-	for _, node := range ch.Create {
+	for _, ask := range ch.Create {
 		pod := rook.ProbePod(rook.ProbeTarget{Policy: s.policy.Name, Owner: owner, Namespace: cluster.GetNamespace(), Image: image,
-			Node: node, Hostname: hostnames[node]})
+			Node: ask.Node, Hostname: hostnames[ask.Node], Devices: ask.Devices})
 		if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs = append(errs, fmt.Errorf("creating the Ceph probe of node %s: %w", node, err))
+			errs = append(errs, fmt.Errorf("creating the Ceph probe of node %s: %w", ask.Node, err))
 		}
 	}
 	return ctrl.Result{}, kerrors.NewAggregate(errs)

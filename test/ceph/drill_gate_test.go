@@ -14,14 +14,14 @@ import (
 )
 
 // reCreate is step 4 on the host, where no operator runs: each pass asks Ceph the gate's
-// questions through the probe's own script as client.prism-probe (askProbe), gives
-// rook.GateReplacements those answers with the planned entries and the entries applied so far,
-// and prepares the OSD it releases from its entry, as Rook's prepare job would, until every data
-// drive has an OSD again. The drill's clock jumps MaxSettle after each release: the operator's
-// pacing is table-tested (replace_test.go), so here only Ceph's answers hold an OSD. After each
-// release, the gate must hold the next drive on Ceph's answer while PGs are not all
-// active+clean (the new OSD's backfill), and release it later; a hold while every PG is
-// active+clean fails the drill.
+// questions through the probe's own script as client.prism-probe (askProbe, about the drives
+// the gate holds), gives rook.GateReplacements those answers with the planned entries and the
+// entries applied so far, and prepares the OSD it releases from its entry, as Rook's prepare
+// job would, until every data drive has an OSD again. The drill's clock jumps MaxSettle after
+// each release: the operator's pacing is table-tested (replace_test.go), so here only Ceph's
+// answers hold an OSD. After each release, the gate must hold the next drive on Ceph's answer
+// while PGs are not all active+clean (the new OSD's backfill), and release it later; a hold
+// while every PG is active+clean fails the drill.
 func (d *drill) reCreate(p prismv1.NodePlan, fp prismv1.FastDevicePlan, devices []prismv1.Device, keyfile, host string) []*osd {
 	t := d.t
 	planned := rook.RookNodes(map[string]prismv1.NodePlan{nodeName: p}, deviceClass)
@@ -40,7 +40,9 @@ func (d *drill) reCreate(p prismv1.NodePlan, fp prismv1.FastDevicePlan, devices 
 	deadline := time.Now().Add(20 * time.Minute)
 	for len(out) < len(d.osds) {
 		now := time.Now().Add(skew)
-		a, done := rook.ProbeAnswers(askProbe(t, d.c, nodeName, host, keyfile, now, nil), now)
+		// The drives the probe asks about, as the operator picks them: those the gate holds.
+		ask := rook.GateReplacements(rook.GateInput{Entries: planned, Existing: asExisting(t, applied), Kernel: kernel, Last: last, Now: now})
+		a, done := rook.ProbeAnswers(askProbe(t, d.c, nodeName, host, keyfile, rook.ProbeDrives(ask.Awaiting[nodeName], nil), now, nil), now)
 		if !done || a.Err != "" {
 			t.Fatalf("step 4: the probe did not answer: done %v, %s", done, a.Err)
 		}

@@ -51,7 +51,7 @@ func TestCephProbeClient(t *testing.T) {
 	c.mustCeph("osd", "crush", "add", "osd."+id, "0.01", "host="+host)
 
 	keyfile := newProbeKey(c)
-	pod := askProbe(t, c, node, host, keyfile, time.Now(), func(name string, out []byte, rc int, stderr string) {
+	pod := askProbe(t, c, node, host, keyfile, rook.ProbeDrive{Path: "/dev/disk/by-id/nvme-PROBE_QLC", Kernel: "nvme1n1"}.Names(), time.Now(), func(name string, out []byte, rc int, stderr string) {
 		t.Logf("%s: exit %d, %d bytes: %s", name, rc, len(out), out)
 		if !json.Valid(out) {
 			t.Errorf("%s: exit %d, not JSON: %q (stderr %q)", name, rc, out, stderr)
@@ -86,7 +86,7 @@ func TestCephProbeClient(t *testing.T) {
 	if err := os.WriteFile(wrong, []byte("AQBQlBVrAAAAABAAp3SR1fH0UDLzRtoIIXCsZw=="), 0o400); err != nil {
 		t.Fatal(err)
 	}
-	out, rc, _ := runProbe(t, c, rook.ProbeHealth, node, host, wrong)
+	out, rc, _ := runProbe(t, c, rook.ProbeHealth, node, host, wrong, nil)
 	t.Logf("health with a wrong key: exit %d: %s", rc, out)
 	if rc == 0 || json.Valid(out) || !strings.HasPrefix(string(out), "ceph health: exit ") {
 		t.Errorf("health with a wrong key: exit %d, message %q", rc, out)
@@ -135,14 +135,16 @@ func newProbeKey(c *cluster) string {
 	return keyfile
 }
 
-// askProbe runs the probe pod's containers one after the other (runProbe) and returns the pod
-// as the kubelet reports it once they ended at the time given: each answer in its container's
+// askProbe runs the probe pod's containers one after the other (runProbe), the devices question
+// keeping Ceph's elements for devices (rook.ProbeTarget.Devices), and returns the pod as the
+// kubelet reports it once they ended at the time given: each answer in its container's
 // termination message. each, when not nil, sees every container's answer first.
-func askProbe(t *testing.T, c *cluster, node, host, keyfile string, at time.Time, each func(name string, out []byte, rc int, stderr string)) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
-	for _, name := range rook.ProbeContainers {
-		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
-		out, rc, stderr := runProbe(t, c, name, node, host, keyfile)
+func askProbe(t *testing.T, c *cluster, node, host, keyfile string, devices []string, at time.Time, each func(name string, out []byte, rc int, stderr string)) *corev1.Pod {
+	pod := rook.ProbePod(rook.ProbeTarget{Node: node, Devices: devices})
+	pod.Name, pod.Status = "probe", corev1.PodStatus{Phase: corev1.PodSucceeded}
+	for _, ctr := range pod.Spec.Containers {
+		name := ctr.Name
+		out, rc, stderr := runProbe(t, c, name, node, host, keyfile, devices)
 		if each != nil {
 			each(name, out, rc, stderr)
 		}
@@ -156,8 +158,12 @@ func askProbe(t *testing.T, c *cluster, node, host, keyfile string, at time.Time
 // environment of its own, the key readable through its group (the pod's fsGroup), the
 // termination message file made world-writable beforehand (as the kubelet makes it); it
 // returns the termination message, the exit status and stderr.
-func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string) ([]byte, int, string) {
+func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string, devices []string) ([]byte, int, string) {
 	t.Helper()
+	asked, err := json.Marshal(append([]string{}, devices...))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ceph, err := user.Lookup("ceph")
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +188,7 @@ func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string) ([]byt
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "LC_ALL=C",
 		"PRISM_MON_ENDPOINTS=a=127.0.0.1:3300", "PRISM_NODE=" + node, "PRISM_CRUSH_HOST=" + host,
-		"PRISM_KEYFILE=" + keyfile, "PRISM_TERMINATION_LOG=" + msg}
+		"PRISM_KEYFILE=" + keyfile, "PRISM_TERMINATION_LOG=" + msg, "PRISM_DEVICES=" + string(asked)}
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -2,8 +2,10 @@ package envtest
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +138,21 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	if rook.ProbeNodeOf(&first) != a || first.Spec.Containers[0].Image != "quay.io/ceph/ceph:v19.2.3" ||
 		len(first.OwnerReferences) != 1 || first.OwnerReferences[0].UID != policy.UID {
 		t.Errorf("probe pod: node %q image %s owners %v", rook.ProbeNodeOf(&first), first.Spec.Containers[0].Image, first.OwnerReferences)
+	}
+	// It asks about the drives held (decision 0057): the first one named in the condition too.
+	held := heldDevices(t, policy.Name)
+	_, firstHeld, _ := strings.Cut(strings.Join(held, ""), "first: "+a+" ")
+	firstHeld, _, _ = strings.Cut(firstHeld, ":")
+	var asked []string
+	for _, e := range first.Spec.Containers[2].Env {
+		if e.Name == "PRISM_DEVICES" {
+			if err := json.Unmarshal([]byte(e.Value), &asked); err != nil {
+				t.Errorf("PRISM_DEVICES %q: %v", e.Value, err)
+			}
+		}
+	}
+	if first.Spec.Containers[2].Name != rook.ProbeDevices || firstHeld == "" || !slices.Contains(asked, firstHeld) {
+		t.Errorf("the probe's %s container asks about %q; the first drive held is %q (%q)", first.Spec.Containers[2].Name, asked, firstHeld, held)
 	}
 	cc := &unstructured.Unstructured{}
 	cc.SetGroupVersionKind(rook.CephClientGVK)

@@ -12,8 +12,14 @@ type CephAnswers struct {
 	Health []byte
 	// PGStat is `ceph pg stat -f json`: PG counts by state.
 	PGStat []byte
-	// Devices is `ceph device ls-by-host <node> -f json`: which OSD daemons use which device.
+	// Devices is `ceph device ls-by-host <node> -f json`: which OSD daemons use which device;
+	// when DevicesOf is not nil, only the elements Ceph locates at one of those names.
 	Devices []byte
+	// DevicesOf are the kernel names and /dev paths the probe kept Devices' elements for
+	// (decision 0057: the whole list of a dense node is longer than the kubelet keeps); nil
+	// when Devices is Ceph's whole list (recorded outputs). A drive the gate judges must have
+	// all its names (ProbeDrive.Names) among them.
+	DevicesOf []string
 	// SafeToDestroy is `ceph osd safe-to-destroy <the node's OSD ids> -f json`.
 	SafeToDestroy []byte
 	// Err is why the probe could not answer (then the other fields may be partial); a

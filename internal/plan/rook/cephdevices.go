@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,4 +78,36 @@ func (d CephDevice) at(path, kernel string) bool {
 		}
 	}
 	return false
+}
+
+// ProbeDrive is a drive the gate judges with Ceph's answers: its /dev path and kernel name
+// ("" when unknown).
+type ProbeDrive struct{ Path, Kernel string }
+
+// Names are the names Ceph's answer may locate the drive at, as OSDsOnDevice matches them:
+// its path, its kernel name, and its path's last element.
+func (d ProbeDrive) Names() []string {
+	out := []string{d.Path}
+	if d.Kernel != "" && d.Kernel != d.Path {
+		out = append(out, d.Kernel)
+	}
+	if b := filepath.Base(d.Path); b != d.Path && b != d.Kernel {
+		out = append(out, b)
+	}
+	return out
+}
+
+// askedAbout is whether a devices answer kept for names (nil: Ceph's whole list) holds every
+// element Ceph locates at the drive: then OSDsOnDevice reads the same from it as from the
+// whole list.
+func askedAbout(names []string, d ProbeDrive) bool {
+	if names == nil {
+		return true
+	}
+	for _, n := range d.Names() {
+		if !slices.Contains(names, n) {
+			return false
+		}
+	}
+	return true
 }

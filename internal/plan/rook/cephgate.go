@@ -52,8 +52,12 @@ func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore [
 // devices with an id (udev's model and serial) and, as recorded on Ceph 16, drops a device
 // once its OSD is marked out or destroyed; then any OSD of the node that is not up could be
 // the one, so every one Ceph's safe-to-destroy answer does not find up and serving PGs must be
-// safe (an up OSD runs, so it is not the one whose DB was lost).
+// safe (an up OSD runs, so it is not the one whose DB was lost). An answer the probe kept
+// for other drives (decision 0057) cannot tell whether Ceph lists this one: it holds.
 func osdsSafe(a CephAnswers, device, kernel string) string {
+	if !askedAbout(a.DevicesOf, ProbeDrive{Path: device, Kernel: kernel}) {
+		return "the probe kept ceph device ls-by-host for other drives than " + device + "; a later probe asks about it"
+	}
 	devs, err := ParseDeviceLs(a.Devices)
 	if err != nil {
 		return err.Error()

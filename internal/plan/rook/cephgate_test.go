@@ -84,6 +84,17 @@ func TestGateOnRecordedCeph16(t *testing.T) {
 		{"the drive no longer listed, osd.0 down and needed", "recovering", osd0, func(a *CephAnswers) {
 			a.PGStat = recordedAnswers(t, "ceph16", "out-recovered", fresh).PGStat
 		}, nil, "Ceph does not list " + osd0 + " in ceph device ls-by-host, so no OSD of the node that is down may still be needed: osd.0 not safe to destroy: it reports no PG statistics"},
+		// The probe keeps ls-by-host for the drives asked about (decision 0057): an empty list kept
+		// for osd.1's drive says nothing about osd.0's, which would otherwise go here.
+		{"ls-by-host kept for other drives holds", "out-recovered", osd0, func(a *CephAnswers) {
+			a.Devices, a.DevicesOf = []byte("[]"), ProbeDrive{Path: osd1, Kernel: kernel[osd1]}.Names()
+		}, nil, "the probe kept ceph device ls-by-host for other drives than " + osd0},
+		{"ls-by-host kept for the drive's path but not its kernel name holds", "out-recovered", osd0, func(a *CephAnswers) {
+			a.Devices, a.DevicesOf = []byte("[]"), []string{osd0, "nvme-PRISMTEST_QLC_0"}
+		}, nil, "the probe kept ceph device ls-by-host for other drives than " + osd0},
+		{"ls-by-host kept for the drive: it goes", "out-recovered", osd0, func(a *CephAnswers) {
+			a.Devices, a.DevicesOf = []byte("[]"), ProbeDrive{Path: osd0, Kernel: kernel[osd0]}.Names()
+		}, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,22 +27,53 @@ cephq() {
 	ceph --conf /dev/null --mon-host "$mon_host" --id prism-probe --keyfile "$PRISM_KEYFILE" --connect-timeout 20 "$@"
 }
 
-# answer runs one ceph command: its output is the answer whatever the exit status (safe-to-destroy
+# ask runs one ceph command: its output is the answer whatever the exit status (safe-to-destroy
 # may print its JSON and refuse); a failure with nothing but blank lines on stdout (a refused
-# mgr command prints a newline) leaves stderr, which says why.
-answer() {
+# mgr command prints a newline) leaves stderr, which says why. answer asks and ends.
+ask() {
 	err=$(cephq "$@" --format json 2>&1 >"$out")
 	rc=$?
 	if [ "$rc" -ne 0 ] && [ -z "$(tr -d '[:space:]' <"$out")" ]; then
 		fail "ceph $*: exit $rc: $err"
 	fi
-	exit "$rc"
+	return "$rc"
 }
+answer() {
+	ask "$@"
+	exit "$?"
+}
+
+# keep_asked rewrites the JSON list in file $1 to the elements Ceph locates (a location's dev
+# or path) at one of the names in $PRISM_DEVICES, each element as Ceph printed it: a dense
+# node's whole list is longer than the kubelet keeps (decision 0057). Anything unexpected
+# fails before the file is written.
+keep_asked='
+import json, os, sys
+try:
+    names = json.loads(os.environ["PRISM_DEVICES"])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError("PRISM_DEVICES is not a list of device names")
+    with open(sys.argv[1]) as f:
+        devices = json.load(f)
+    if not isinstance(devices, list):
+        raise ValueError("not a list")
+    kept = [d for d in devices if any(l.get("dev") in names or l.get("path") in names for l in d["location"])]
+    text = json.dumps(kept, separators=(",", ":"))
+    with open(sys.argv[1], "w") as f:
+        f.write(text)
+except Exception as e:
+    sys.exit("%s: %s" % (type(e).__name__, e))
+'
 
 case $1 in
 health) answer health ;;
 pg-stat) answer pg stat ;;
-devices) answer device ls-by-host "$PRISM_NODE" ;;
+devices)
+	ask device ls-by-host "$PRISM_NODE"
+	rc=$?
+	err=$(python3 -c "$keep_asked" "$out" 2>&1) || fail "ceph device ls-by-host $PRISM_NODE: keeping the drives asked about: $err"
+	exit "$rc"
+	;;
 safe-to-destroy)
 	ids=$(cephq osd ls-tree "$PRISM_CRUSH_HOST" 2>&1) || fail "ceph osd ls-tree $PRISM_CRUSH_HOST: $ids"
 	for id in $ids; do

@@ -3,6 +3,7 @@ package rook
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -70,6 +71,12 @@ func ProbeAnswers(p *corev1.Pod, now time.Time) (a CephAnswers, done bool) {
 		}
 		setAnswer(&a, name, out)
 	}
+	if of, err := probeDevicesOf(p); err != nil {
+		a.Devices = nil
+		why = append(why, fmt.Sprintf("%s: %v", ProbeDevices, err))
+	} else {
+		a.DevicesOf = of
+	}
 	if p.Status.Phase == corev1.PodFailed && p.Status.Reason != "" {
 		why = append([]string{fmt.Sprintf("pod %s: %s", p.Status.Reason, p.Status.Message)}, why...)
 	}
@@ -85,6 +92,27 @@ func ProbeAnswers(p *corev1.Pod, now time.Time) (a CephAnswers, done bool) {
 	}
 	a.Err = strings.Join(why, "; ")
 	return a, true
+}
+
+// probeDevicesOf are the names the pod's devices question kept Ceph's elements for (its
+// PRISM_DEVICES), nil when it has no such variable (it kept the whole list).
+func probeDevicesOf(p *corev1.Pod) ([]string, error) {
+	for _, c := range p.Spec.Containers {
+		if c.Name != ProbeDevices {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name != probeDevicesEnv {
+				continue
+			}
+			names := []string{}
+			if err := json.Unmarshal([]byte(e.Value), &names); err != nil || names == nil {
+				return nil, fmt.Errorf("%s %q is not a JSON list of device names", probeDevicesEnv, e.Value)
+			}
+			return names, nil
+		}
+	}
+	return nil, nil
 }
 
 func terminatedWhy(name string, t *corev1.ContainerStateTerminated, limit int) string {
@@ -130,23 +158,38 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
+// ProbeDrivesMax is how many drives one probe asks Ceph about: `ceph device ls-by-host`
+// keeps one element per drive (173 bytes for a drive with a model_serial id and a by-path
+// path, decision 0057), so eight of them, even twice that long, fit the 3072 bytes the kubelet
+// keeps of an answer.
+const ProbeDrivesMax = 8
+
+// ProbeAsk is a probe to start: the node, and the names of the drives it asks about
+// (ProbeTarget.Devices).
+type ProbeAsk struct {
+	Node    string
+	Devices []string
+}
+
 // ProbeChanges is what to do with one policy's probe pods.
 type ProbeChanges struct {
 	// Answers are the newest finished probe's answers of each node.
 	Answers map[string]CephAnswers
-	// Create are the nodes to start a probe for; Delete the pods to remove.
-	Create []string
+	// Create are the probes to start; Delete the pods to remove.
+	Create []ProbeAsk
 	Delete []*corev1.Pod
 	// Failed are the answers with an Err of the pods deleted now, by node: each failed probe
 	// is reported once, when it is replaced or removed.
 	Failed map[string]CephAnswers
 }
 
-// PlanProbes decides from a policy's probe pods (pods) and the nodes that need Ceph's answers
-// (ask: the nodes with held replacements): a node asked about keeps its newest finished probe
-// until ProbeMaxAge, then it is replaced; a probe still running is waited for; every other
-// pod goes (older probes of a node, probes of nodes no longer asked about). Pure.
-func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
+// PlanProbes decides from a policy's probe pods (pods) and the drives that need Ceph's answers
+// (ask: GateResult.Awaiting, the held drives by node): a node asked about keeps its newest
+// finished probe until ProbeMaxAge, or until none of its held drives is among those the probe
+// asked about, then it is replaced by one asking about the next ones (ProbeDrives); a probe
+// still running is waited for; every other pod goes (older probes of a node, probes of nodes
+// no longer asked about). Pure.
+func PlanProbes(pods []*corev1.Pod, ask map[string][]ProbeDrive, now time.Time) ProbeChanges {
 	ch := ProbeChanges{Answers: map[string]CephAnswers{}, Failed: map[string]CephAnswers{}}
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range pods {
@@ -154,16 +197,7 @@ func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
 			byNode[ProbeNodeOf(p)] = append(byNode[ProbeNodeOf(p)], p)
 		}
 	}
-	asked := map[string]bool{}
-	for _, n := range ask {
-		asked[n] = true
-	}
-	nodes := make([]string, 0, len(byNode))
-	for n := range byNode {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
-	for _, n := range nodes {
+	for _, n := range slices.Sorted(maps.Keys(byNode)) {
 		list := byNode[n]
 		// Newest first.
 		sort.SliceStable(list, func(i, j int) bool { return list[j].CreationTimestamp.Before(&list[i].CreationTimestamp) })
@@ -172,12 +206,13 @@ func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
 		if done {
 			ch.Answers[n] = a
 		}
+		held, asked := ask[n]
 		switch {
-		case !asked[n]:
+		case !asked:
 			rest = list
-		case done && now.Sub(a.At) >= ProbeMaxAge:
+		case done && (now.Sub(a.At) >= ProbeMaxAge || !slices.ContainsFunc(held, func(d ProbeDrive) bool { return askedAbout(a.DevicesOf, d) })):
 			rest = list
-			ch.Create = append(ch.Create, n)
+			ch.Create = append(ch.Create, ProbeAsk{Node: n, Devices: ProbeDrives(held, a.DevicesOf)})
 		}
 		for _, p := range rest {
 			ch.Delete = append(ch.Delete, p)
@@ -186,23 +221,34 @@ func PlanProbes(pods []*corev1.Pod, ask []string, now time.Time) ProbeChanges {
 			}
 		}
 	}
-	for _, n := range ask {
-		if len(byNode[n]) == 0 && !slices.Contains(ch.Create, n) {
-			ch.Create = append(ch.Create, n)
+	for _, n := range slices.Sorted(maps.Keys(ask)) {
+		if len(byNode[n]) == 0 {
+			ch.Create = append(ch.Create, ProbeAsk{Node: n, Devices: ProbeDrives(ask[n], nil)})
 		}
 	}
 	return ch
 }
 
-// ProbeNodes are the nodes whose Ceph answers the gate waits for: those with a held
-// replacement (GateResult.Held reads "<node> <device>: why"), sorted.
-func ProbeNodes(g GateResult) []string {
-	var out []string
-	for _, h := range g.Held {
-		if node, _, ok := strings.Cut(h, " "); ok && !slices.Contains(out, node) {
-			out = append(out, node)
+// ProbeDrives are the names the next probe of a node asks about: its held drives in the gate's
+// order, at most ProbeDrivesMax of them, starting after the last one the previous probe asked
+// about (prev: that probe's DevicesOf, nil for none or Ceph's whole list; the last one is where
+// its window ends, which may wrap around), so that each held drive is asked about in turn.
+func ProbeDrives(held []ProbeDrive, prev []string) []string {
+	start := 0
+	if len(held) > ProbeDrivesMax && prev != nil {
+		for i, d := range held {
+			if askedAbout(prev, d) && !askedAbout(prev, held[(i+1)%len(held)]) {
+				start = i + 1
+			}
 		}
 	}
-	sort.Strings(out)
-	return out
+	names := []string{}
+	for i := range min(len(held), ProbeDrivesMax) {
+		for _, name := range held[(start+i)%len(held)].Names() {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
 }

@@ -2,6 +2,7 @@ package rook
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,9 +31,17 @@ func recordedProbe(t *testing.T) map[string]string {
 
 var probeT0 = time.Date(2026, 12, 6, 17, 0, 0, 0, time.UTC)
 
-// probePod is a probe pod created at probeT0+created, in phase, with the given container states.
+// probeDrive is the drive the probes of the tests ask about.
+var probeDrive = ProbeDrive{Path: "/dev/disk/by-id/nvme-QLC_1", Kernel: "nvme1n1"}
+
+// probePod is a probe pod asking about probeDrive, created at probeT0+created, in phase, with
+// the given container states.
 func probePod(node string, created time.Duration, phase corev1.PodPhase, states map[string]corev1.ContainerState) *corev1.Pod {
-	p := ProbePod(ProbeTarget{Policy: "policy-7", Owner: probeOwner, Namespace: "rook-ceph", Image: "ceph", Node: node})
+	return probePodAsking(probeDrive.Names(), node, created, phase, states)
+}
+
+func probePodAsking(devices []string, node string, created time.Duration, phase corev1.PodPhase, states map[string]corev1.ContainerState) *corev1.Pod {
+	p := ProbePod(ProbeTarget{Policy: "policy-7", Owner: probeOwner, Namespace: "rook-ceph", Image: "ceph", Node: node, Devices: devices})
 	p.Name = "prism-probe-" + node + "-" + created.String()
 	p.CreationTimestamp = metav1.NewTime(probeT0.Add(created))
 	p.Status.Phase = phase
@@ -182,11 +191,33 @@ func TestPlanProbes(t *testing.T) {
 			probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))},
 			ask: nil, now: 20 * time.Second, wantAnswers: []string{"n1"}, wantDelete: []string{"n1/0s", "n2/0s"}},
 		{name: "a pod being deleted is left to go", pods: []*corev1.Pod{deleting}, ask: []string{"n3"}, now: time.Second, wantCreate: []string{"n3"}},
+		{name: "fresh answers about other drives are asked again at once",
+			pods: []*corev1.Pod{probePodAsking([]string{"/dev/disk/by-id/nvme-QLC_2", "nvme2n1"}, "n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))},
+			ask:  []string{"n1"}, now: 20 * time.Second, wantAnswers: []string{"n1"}, wantCreate: []string{"n1"}, wantDelete: []string{"n1/0s"}},
+		{name: "a probe of Prism before 0057 kept Ceph's whole list: its answers cover every drive",
+			pods: []*corev1.Pod{func() *corev1.Pod {
+				p := probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))
+				for i := range p.Spec.Containers {
+					p.Spec.Containers[i].Env = slices.DeleteFunc(p.Spec.Containers[i].Env, func(e corev1.EnvVar) bool { return e.Name == probeDevicesEnv })
+				}
+				return p
+			}()},
+			ask: []string{"n1"}, now: 20 * time.Second, wantAnswers: []string{"n1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := PlanProbes(tc.pods, tc.ask, probeT0.Add(tc.now))
-			var answers, deleted, failedNodes []string
+			ask := map[string][]ProbeDrive{}
+			for _, n := range tc.ask {
+				ask[n] = []ProbeDrive{probeDrive}
+			}
+			ch := PlanProbes(tc.pods, ask, probeT0.Add(tc.now))
+			var answers, deleted, failedNodes, created []string
+			for _, c := range ch.Create {
+				created = append(created, c.Node)
+				if !slices.Equal(c.Devices, probeDrive.Names()) {
+					t.Errorf("the probe of %s asks about %q, want %q", c.Node, c.Devices, probeDrive.Names())
+				}
+			}
 			for n, a := range ch.Answers {
 				answers = append(answers, n)
 				if a.Err != "" && !slices.Contains(tc.wantFailed, n) {
@@ -202,7 +233,7 @@ func TestPlanProbes(t *testing.T) {
 			for _, l := range [][]string{answers, deleted, failedNodes} {
 				slices.Sort(l)
 			}
-			for what, pair := range map[string][2][]string{"answers": {answers, tc.wantAnswers}, "create": {ch.Create, tc.wantCreate},
+			for what, pair := range map[string][2][]string{"answers": {answers, tc.wantAnswers}, "create": {created, tc.wantCreate},
 				"delete": {deleted, tc.wantDelete}, "failed": {failedNodes, tc.wantFailed}} {
 				if !slices.Equal(pair[0], pair[1]) {
 					t.Errorf("%s %v, want %v", what, pair[0], pair[1])
@@ -245,22 +276,115 @@ func FuzzProbeAnswers(f *testing.F) {
 	})
 }
 
-// TestProbeNodes reads the nodes out of what GateReplacements holds.
-func TestProbeNodes(t *testing.T) {
+// FuzzProbeDevicesOf: whatever a probe pod's PRISM_DEVICES holds, the devices answer is kept
+// only with the names it lists; anything else is a reason and no devices answer, never Ceph's
+// whole list.
+func FuzzProbeDevicesOf(f *testing.F) {
+	for _, seed := range []string{`["/dev/disk/by-id/nvme-QLC_1","nvme1n1","nvme-QLC_1"]`, `[]`, `null`, `"nvme1n1"`, `[1]`, `[`} {
+		f.Add(seed)
+	}
+	rec := map[string]string{}
+	for _, name := range ProbeContainers {
+		raw, err := os.ReadFile(filepath.Join("testdata", "probe", "ceph16", name+".json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		rec[name] = string(raw)
+	}
+	f.Fuzz(func(t *testing.T, devices string) {
+		p := probePod("n1", 0, corev1.PodSucceeded, probeEnded(rec, 10*time.Second))
+		for i := range p.Spec.Containers {
+			for j := range p.Spec.Containers[i].Env {
+				if p.Spec.Containers[i].Env[j].Name == probeDevicesEnv {
+					p.Spec.Containers[i].Env[j].Value = devices
+				}
+			}
+		}
+		a, done := ProbeAnswers(p, probeT0.Add(20*time.Second))
+		if !done {
+			t.Fatal("a finished probe is not done")
+		}
+		var names []string
+		if err := json.Unmarshal([]byte(devices), &names); err != nil || names == nil {
+			if a.Devices != nil || !strings.Contains(a.Err, probeDevicesEnv) {
+				t.Fatalf("PRISM_DEVICES %q: devices %q, DevicesOf %q, Err %q", devices, a.Devices, a.DevicesOf, a.Err)
+			}
+			return
+		}
+		if a.Devices == nil || a.DevicesOf == nil || !slices.Equal(a.DevicesOf, names) || a.Err != "" {
+			t.Fatalf("PRISM_DEVICES %q: devices %q, DevicesOf %q, Err %q", devices, a.Devices, a.DevicesOf, a.Err)
+		}
+	})
+}
+
+// TestProbeDrives: a probe asks about at most ProbeDrivesMax held drives, the next probe
+// about the ones after those, around the end of the list, so that each drive gets its turn.
+func TestProbeDrives(t *testing.T) {
+	drives := func(n int) []ProbeDrive {
+		var out []ProbeDrive
+		for i := range n {
+			out = append(out, ProbeDrive{Path: fmt.Sprintf("/dev/disk/by-id/nvme-QLC_%02d", i), Kernel: fmt.Sprintf("nvme%dn1", i+1)})
+		}
+		return out
+	}
+	// turn names which of held a probe asks about, by index.
+	turn := func(held []ProbeDrive, names []string) []int {
+		var out []int
+		for i, d := range held {
+			if askedAbout(names, d) {
+				out = append(out, i)
+			}
+		}
+		if len(names) != 3*len(out) {
+			t.Errorf("%q: %d names for %d drives, want each drive's three", names, len(names), len(out))
+		}
+		return out
+	}
+	seq := func(from, to int) []int {
+		var out []int
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	held := drives(20)
+	var prev []string
+	for i, want := range [][]int{seq(0, 7), seq(8, 15), append(seq(0, 3), seq(16, 19)...), seq(4, 11)} {
+		prev = ProbeDrives(held, prev)
+		if got := turn(held, prev); !slices.Equal(got, want) {
+			t.Errorf("probe %d asks about drives %v, want %v", i+1, got, want)
+		}
+	}
+	if got := turn(held[:5], ProbeDrives(held[:5], prev)); !slices.Equal(got, seq(0, 4)) {
+		t.Errorf("five held: %v", got)
+	}
+	if got := turn(held, ProbeDrives(held, nil)); !slices.Equal(got, seq(0, 7)) {
+		t.Errorf("no previous probe: %v", got)
+	}
+	if got := ProbeDrives(nil, nil); got == nil || len(got) != 0 {
+		t.Errorf("nothing held: %#v, want an empty list (never null)", got)
+	}
+}
+
+// TestGateAwaiting: the gate names the drives it holds by node, in its order, with their
+// kernel names, for the probe to ask about.
+func TestGateAwaiting(t *testing.T) {
 	existing := []any{
 		map[string]any{"name": "n2", "devices": []any{map[string]any{"name": "/dev/a", "config": map[string]any{"metadataDevice": "/dev/old"}},
 			map[string]any{"name": "/dev/b", "config": map[string]any{"metadataDevice": "/dev/old"}}}},
-		map[string]any{"name": "n1", "devices": []any{map[string]any{"name": "/dev/c", "config": map[string]any{"metadataDevice": "/dev/old"}}}},
+		map[string]any{"name": "n1", "devices": []any{map[string]any{"name": "/dev/c", "config": map[string]any{"metadataDevice": "/dev/old"}},
+			map[string]any{"name": "/dev/d", "config": map[string]any{"metadataDevice": "/dev/new"}}}},
 	}
 	entries := []RookNode{
 		{Name: "n2", Devices: []RookDevice{{Name: "/dev/a", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}, {Name: "/dev/b", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
-		{Name: "n1", Devices: []RookDevice{{Name: "/dev/c", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
+		{Name: "n1", Devices: []RookDevice{{Name: "/dev/c", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}, {Name: "/dev/d", Config: RookDeviceConfig{MetadataDevice: "/dev/new"}}}},
 	}
-	g := GateReplacements(GateInput{Entries: entries, Existing: existing, Now: probeT0})
-	if got := ProbeNodes(g); !slices.Equal(got, []string{"n1", "n2"}) {
-		t.Errorf("ProbeNodes = %v of held %q", got, g.Held)
+	g := GateReplacements(GateInput{Entries: entries, Existing: existing, Kernel: map[string]map[string]string{"n2": {"/dev/b": "sdb"}}, Now: probeT0})
+	want := map[string][]ProbeDrive{"n1": {{Path: "/dev/c"}}, "n2": {{Path: "/dev/a"}, {Path: "/dev/b", Kernel: "sdb"}}}
+	if len(g.Awaiting) != len(want) || !slices.Equal(g.Awaiting["n1"], want["n1"]) || !slices.Equal(g.Awaiting["n2"], want["n2"]) {
+		t.Errorf("Awaiting = %v of held %q, want %v", g.Awaiting, g.Held, want)
 	}
-	if got := ProbeNodes(GateResult{}); got != nil {
-		t.Errorf("nothing held: %v", got)
+	if g := GateReplacements(GateInput{Entries: entries[1:2], Existing: []any{map[string]any{"name": "n1", "devices": []any{}}}, Now: probeT0}); g.Awaiting != nil {
+		t.Errorf("nothing held: %v", g.Awaiting)
 	}
 }

@@ -2,6 +2,7 @@ package rook
 
 import (
 	_ "embed"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -50,13 +51,18 @@ const (
 	probeKeyDir = "/etc/prism-probe"
 	// terminationLog is the containers' termination message file.
 	terminationLog = "/dev/termination-log"
+	// probeDevicesEnv names the drives the devices question keeps Ceph's elements for.
+	probeDevicesEnv = "PRISM_DEVICES"
 )
 
 // ProbeScript is what each probe container runs: `sh -c ProbeScript prism-probe <container>`.
 // Everything it is told comes through environment variables, never through the script's text:
 // PRISM_MON_ENDPOINTS (Rook's mon ConfigMap), PRISM_NODE (the Kubernetes node, as Ceph's OSD
 // metadata names it: Rook sets NODE_NAME), PRISM_CRUSH_HOST (the node's CRUSH host bucket),
-// PRISM_KEYFILE and PRISM_TERMINATION_LOG.
+// PRISM_DEVICES (a JSON list of the kernel names and /dev paths whose elements of `ceph device
+// ls-by-host` the devices question keeps, decision 0057), PRISM_KEYFILE and
+// PRISM_TERMINATION_LOG. The devices question keeps them with python3, which every image with
+// the Ceph CLI has (the `ceph` command is a Python script).
 //
 //go:embed probe.sh
 var ProbeScript string
@@ -70,6 +76,9 @@ type ProbeTarget struct {
 	Namespace, Image string
 	// Node is the Kubernetes node; Hostname its kubernetes.io/hostname label ("": Node).
 	Node, Hostname string
+	// Devices are the names (ProbeDrive.Names) of the drives the gate judges next: the devices
+	// question keeps only Ceph's elements located at one of them.
+	Devices []string
 }
 
 // CrushHost is the CRUSH host bucket Rook puts a node's OSDs under: its hostname label with
@@ -90,11 +99,14 @@ func ProbePod(t ProbeTarget) *corev1.Pod {
 	if hostname == "" {
 		hostname = t.Node
 	}
+	// Never null: the script reads a list, and ProbeAnswers an absent variable as Ceph's whole list.
+	devices, _ := json.Marshal(append([]string{}, t.Devices...))
 	env := []corev1.EnvVar{
 		{Name: "PRISM_MON_ENDPOINTS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: MonEndpointsConfigMap}, Key: monEndpointsKey}}},
 		{Name: "PRISM_NODE", Value: t.Node},
 		{Name: "PRISM_CRUSH_HOST", Value: CrushHost(t.Node, t.Hostname)},
+		{Name: probeDevicesEnv, Value: string(devices)},
 		{Name: "PRISM_KEYFILE", Value: probeKeyDir + "/key"},
 		{Name: "PRISM_TERMINATION_LOG", Value: terminationLog},
 	}

@@ -1,9 +1,12 @@
 package rook
 
 import (
+	"cmp"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,15 +23,28 @@ printf '%s' "$FAKE_ERR" >&2
 exit "$FAKE_RC"
 `
 
+// recordedDeviceLs is `ceph device ls-by-host` as recorded on Ceph 16 (healthy): five
+// elements, the fast device's first.
+var recordedDeviceLs = func() string {
+	b, err := os.ReadFile(filepath.Join("testdata", "ceph16", "healthy", "device-ls-by-host.json"))
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(b))
+}()
+
 // TestProbeScript runs ProbeScript with a stand-in ceph: what it asks Ceph, and what it leaves
 // in the termination message. test/ceph TestCephProbeClient runs it against a real Ceph.
 func TestProbeScript(t *testing.T) {
 	cases := []struct {
 		name, question, endpoints, ids, out, errOut, rc string
-		wantRC                                          int
+		// devices is PRISM_DEVICES ("": []).
+		devices string
+		wantRC  int
 		// wantCalls are the ceph calls after the common options, each its arguments joined by |.
 		wantCalls []string
-		wantMsg   string
+		// wantMsg is the termination message, or its start when it ends in "...".
+		wantMsg string
 	}{
 		{name: "health, Rook's msgr1 and msgr2-only endpoints", question: ProbeHealth, endpoints: "a=10.0.0.1:6789,b=[fd00::2]:3300",
 			out: `{"status":"HEALTH_OK"}`, rc: "0", wantCalls: []string{"health|--format|json"}, wantMsg: `{"status":"HEALTH_OK"}`},
@@ -36,6 +52,33 @@ func TestProbeScript(t *testing.T) {
 			wantCalls: []string{"pg|stat|--format|json"}, wantMsg: `{}`},
 		{name: "a node name is one argument, never shell text", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", out: `[]`, rc: "0",
 			wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"}, wantMsg: `[]`},
+		{name: "devices keeps Ceph's elements of the drives asked about, as Ceph printed them", question: ProbeDevices, endpoints: "a=10.0.0.1:6789",
+			devices: `["/dev/disk/by-id/nvme-PRISMTEST_QLC_1","loop2","nvme-PRISMTEST_QLC_1","/dev/disk/by-id/nvme-PRISMTEST_QLC_3","loop4"]`,
+			out:     recordedDeviceLs, rc: "0", wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: `[{"devid":"PRISMTEST_QLC_1","location":[{"host":"prismtest-node","dev":"loop2","path":""}],"daemons":["osd.1"]},` +
+				`{"devid":"PRISMTEST_QLC_3","location":[{"host":"prismtest-node","dev":"loop4","path":""}],"daemons":["osd.3"]}]`},
+		{name: "a drive found by its path", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["/dev/disk/by-path/pci-0000:3c:00.0-nvme-1"]`,
+			out: `[{"devid":"A_1","location":[{"host":"h","dev":"nvme1n1","path":"/dev/disk/by-path/pci-0000:3b:00.0-nvme-1"}],"daemons":["osd.0"]},` +
+				`{"devid":"A_2","location":[{"host":"h","dev":"nvme2n1","path":"/dev/disk/by-path/pci-0000:3c:00.0-nvme-1"}],"daemons":["osd.1"],"wear_level":0.01}]`,
+			rc: "0", wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: `[{"devid":"A_2","location":[{"host":"h","dev":"nvme2n1","path":"/dev/disk/by-path/pci-0000:3c:00.0-nvme-1"}],"daemons":["osd.1"],"wear_level":0.01}]`},
+		{name: "a drive Ceph does not list", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["/dev/disk/by-id/nvme-X","nvme9n1"]`,
+			out: recordedDeviceLs, rc: "0", wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"}, wantMsg: `[]`},
+		{name: "a cut answer fails, never a partial list", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["loop2"]`,
+			out: recordedDeviceLs[:200], rc: "0", wantRC: 1, wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: "ceph device ls-by-host n1; touch /tmp/x $(id): keeping the drives asked about: JSONDecodeError: ..."},
+		{name: "an answer that is not a list fails", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["loop2"]`,
+			out: `{"devid":"A"}`, rc: "0", wantRC: 1, wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: "ceph device ls-by-host n1; touch /tmp/x $(id): keeping the drives asked about: ValueError: not a list"},
+		{name: "an element without its location fails", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["loop2"]`,
+			out: `[{"devid":"A","daemons":["osd.1"]}]`, rc: "0", wantRC: 1, wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: "ceph device ls-by-host n1; touch /tmp/x $(id): keeping the drives asked about: KeyError: 'location'"},
+		{name: "drives that are not a list of names fail", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `"loop2"`,
+			out: `[]`, rc: "0", wantRC: 1, wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: "ceph device ls-by-host n1; touch /tmp/x $(id): keeping the drives asked about: ValueError: PRISM_DEVICES is not a list of device names"},
+		{name: "devices refused leaves stderr", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", devices: `["loop2"]`,
+			out: "\n", errOut: "Error EACCES: access denied", rc: "13", wantRC: 1, wantCalls: []string{"device|ls-by-host|n1; touch /tmp/x $(id)|--format|json"},
+			wantMsg: "ceph device ls-by-host n1; touch /tmp/x $(id): exit 13: Error EACCES: access denied"},
 		{name: "safe-to-destroy asks about the host's OSDs", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789", ids: "3\n11\n",
 			out: `{"safe_to_destroy":[]}`, rc: "16",
 			wantRC: 16, wantCalls: []string{"osd|ls-tree|crush-host", "osd|safe-to-destroy|3|11|--format|json"}, wantMsg: `{"safe_to_destroy":[]}`},
@@ -61,7 +104,7 @@ func TestProbeScript(t *testing.T) {
 			cmd := exec.Command("sh", "-c", ProbeScript, "prism-probe", tc.question)
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "PRISM_MON_ENDPOINTS=" + tc.endpoints, "PRISM_NODE=n1; touch /tmp/x $(id)",
-				"PRISM_CRUSH_HOST=crush-host", "PRISM_KEYFILE=/etc/prism-probe/key", "PRISM_TERMINATION_LOG=" + msg,
+				"PRISM_CRUSH_HOST=crush-host", "PRISM_KEYFILE=/etc/prism-probe/key", "PRISM_TERMINATION_LOG=" + msg, "PRISM_DEVICES=" + cmp.Or(tc.devices, "[]"),
 				"FAKE_ARGS=" + args, "FAKE_IDS=" + tc.ids, "FAKE_OUT=" + tc.out, "FAKE_ERR=" + tc.errOut, "FAKE_RC=" + tc.rc}
 			err := cmd.Run()
 			rc := 0
@@ -71,7 +114,8 @@ func TestProbeScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotMsg, _ := os.ReadFile(msg)
-			if rc != tc.wantRC || string(gotMsg) != tc.wantMsg {
+			want, prefix := strings.CutSuffix(tc.wantMsg, "...")
+			if rc != tc.wantRC || (prefix && !strings.HasPrefix(string(gotMsg), want)) || (!prefix && string(gotMsg) != want) {
 				t.Errorf("exit %d, message %q; want %d, %q", rc, gotMsg, tc.wantRC, tc.wantMsg)
 			}
 			raw, _ := os.ReadFile(args)
@@ -96,5 +140,76 @@ func TestProbeScript(t *testing.T) {
 				t.Errorf("ceph calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(tc.wantCalls, "\n"))
 			}
 		})
+	}
+}
+
+// keepAsked runs the devices question of ProbeScript with a stand-in ceph printing out and
+// PRISM_DEVICES names, and returns the termination message.
+func keepAsked(t *testing.T, out string, names []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ceph"), []byte(fakeCeph), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	devices, _ := json.Marshal(names)
+	msg := filepath.Join(dir, "termination-log")
+	cmd := exec.Command("sh", "-c", ProbeScript, "prism-probe", ProbeDevices)
+	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "PRISM_MON_ENDPOINTS=a=10.0.0.1:6789", "PRISM_NODE=n1", "PRISM_CRUSH_HOST=n1",
+		"PRISM_KEYFILE=/k", "PRISM_TERMINATION_LOG=" + msg, "PRISM_DEVICES=" + string(devices),
+		"FAKE_ARGS=" + filepath.Join(dir, "args"), "FAKE_OUT=" + out, "FAKE_RC=0"}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		raw, _ := os.ReadFile(msg)
+		t.Fatalf("devices question: %v %s: %s", err, b, raw)
+	}
+	raw, err := os.ReadFile(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// TestProbeKeepsWhatTheGateReads: for every drive, what the probe keeps of Ceph's list for
+// that drive's names gives OSDsOnDevice the same OSDs, and the same "listed", as Ceph's whole
+// list: on each list recorded on Ceph 16 (drives listed, dropped, a device without location)
+// and on a dense node's.
+func TestProbeKeepsWhatTheGateReads(t *testing.T) {
+	kernel := recordedKernelNames(t)
+	lists := map[string]bool{}
+	for _, state := range []string{"healthy", "destroyed"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "ceph16", state, "device-ls-by-host.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists[string(b)] = true
+	}
+	dense, _ := json.Marshal(denseDeviceLs(denseDrives))
+	lists[string(dense)] = true
+	var drives []ProbeDrive
+	for i := range 5 {
+		path := recordedQLC + string(rune('0'+i))
+		drives = append(drives, ProbeDrive{Path: path, Kernel: kernel[path]}, ProbeDrive{Path: path})
+	}
+	for i := range denseDrives + 1 {
+		byID, k := denseDrive(i)
+		drives = append(drives, ProbeDrive{Path: byID, Kernel: k})
+	}
+	drives = append(drives, ProbeDrive{Path: "/dev/disk/by-path/pci-0000:3c:00.0-nvme-1"}, ProbeDrive{Path: "/dev/loop0"})
+	for list := range lists {
+		whole, err := ParseDeviceLs([]byte(list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range drives {
+			wantIDs, wantListed := OSDsOnDevice(whole, d.Path, d.Kernel)
+			kept := keepAsked(t, list, d.Names())
+			devs, err := ParseDeviceLs([]byte(kept))
+			if err != nil {
+				t.Fatalf("%v: kept %s: %v", d, kept, err)
+			}
+			ids, listed := OSDsOnDevice(devs, d.Path, d.Kernel)
+			if !slices.Equal(ids, wantIDs) || listed != wantListed {
+				t.Errorf("%v: kept %s: OSDs %v listed %v, whole list: %v %v", d, kept, ids, listed, wantIDs, wantListed)
+			}
+		}
 	}
 }

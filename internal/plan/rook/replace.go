@@ -48,6 +48,9 @@ type GateResult struct {
 	Released *Release
 	// Held lists the devices waiting, with why ("node device: reason").
 	Held []string
+	// Awaiting are the same devices by node, in the order the gate judges them: the drives
+	// Ceph's answers must cover (the probe's PRISM_DEVICES, decision 0057).
+	Awaiting map[string][]ProbeDrive
 }
 
 // GateInput is what GateReplacements reads, all of it observed before.
@@ -112,6 +115,10 @@ func GateReplacements(in GateInput) GateResult {
 				cfg.DatabaseSizeMB = old.databaseSizeMB
 			}
 			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: cfg})
+			if out.Awaiting == nil {
+				out.Awaiting = map[string][]ProbeDrive{}
+			}
+			out.Awaiting[n.Name] = append(out.Awaiting[n.Name], ProbeDrive{Path: d.Name, Kernel: in.Kernel[n.Name][d.Name]})
 			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, why))
 		}
 		out.Entries = append(out.Entries, kept)
