@@ -19,6 +19,14 @@ type BlueFSStats struct {
 	Usage map[string]map[string]uint64
 	// Columns are the matrix's column names in order ("*" columns included).
 	Columns []string
+	// Totals is the single-device volume selector's line, printed in place of the matrix by
+	// an OSD with no DB device (Ceph 20.2); nil when absent.
+	Totals *BlueFSTotals
+}
+
+// BlueFSTotals is "wal_total:N, db_total:N, slow_total:N": the bytes BlueFS may use per device.
+type BlueFSTotals struct {
+	WAL, DB, Slow uint64
 }
 
 // BlueFSDevice is one "N : device size 0x... : using 0x...(...)" line.
@@ -60,6 +68,12 @@ func ParseBlueFSStats(text string) (BlueFSStats, error) {
 		case f[0] == "DEV/LEV" || f[0] == "LEV/DEV": // Ceph 16.2, Ceph 20.2
 			st.Columns = f[1:]
 			inMatrix = true
+		case strings.HasPrefix(f[0], "wal_total:") && !inMatrix:
+			t, err := parseTotals(line)
+			if err != nil {
+				return st, fmt.Errorf("bluefs stats line %d: %w", i+1, err)
+			}
+			st.Totals = &t
 		case f[0] == "MAXIMUMS:":
 			done = true
 		case inMatrix:
@@ -77,10 +91,35 @@ func ParseBlueFSStats(text string) (BlueFSStats, error) {
 	if len(st.Devices) == 0 {
 		return st, fmt.Errorf("bluefs stats: no device line (\"N : device size 0x... : using 0x...\")")
 	}
-	if len(st.Columns) == 0 {
-		return st, fmt.Errorf("bluefs stats: no usage matrix (DEV/LEV header)")
+	if len(st.Columns) == 0 && st.Totals == nil {
+		return st, fmt.Errorf("bluefs stats: no usage matrix (DEV/LEV header) nor totals line (wal_total:N, db_total:N, slow_total:N)")
 	}
 	return st, nil
+}
+
+// parseTotals reads "wal_total:0, db_total:29189673392947, slow_total:0".
+func parseTotals(line string) (BlueFSTotals, error) {
+	var t BlueFSTotals
+	fields := map[string]*uint64{"wal_total": &t.WAL, "db_total": &t.DB, "slow_total": &t.Slow}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(strings.TrimSpace(line), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+		dst, known := fields[k]
+		if !ok || !known || seen[k] {
+			return t, fmt.Errorf("totals: %q is not one of wal_total:N, db_total:N, slow_total:N", part)
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return t, fmt.Errorf("totals: %s %q: not a byte count", k, v)
+		}
+		*dst, seen[k] = n, true
+	}
+	for k := range fields {
+		if !seen[k] {
+			return t, fmt.Errorf("totals: no %s", k)
+		}
+	}
+	return t, nil
 }
 
 // parseDeviceLine reads ["1", ":", "device", "size", "0x1fffe000", ":", "using", "0x12a00000(298", "MiB)"];

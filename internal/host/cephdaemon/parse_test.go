@@ -152,11 +152,32 @@ func TestParseBlueFSStatsRecordedCeph20(t *testing.T) {
 	}
 }
 
+// An OSD without a DB device (Rook's entry with no metadataDevice) has no volume selector
+// matrix in Ceph 20.2: its one BlueFS device and the selector's totals line (recorded from the
+// e2e's QLC-alone OSD, 2026-12-07).
+func TestParseBlueFSStatsRecordedCeph20Collocated(t *testing.T) {
+	st, err := ParseBlueFSStats(string(recordedFrom(t, "ceph-20.2.4", "bluefs-stats-collocated")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int]BlueFSDevice{1: {0x1bf1f2a56000, 0x1a92000}}; !reflect.DeepEqual(st.Devices, want) {
+		t.Errorf("devices %+v, want %+v", st.Devices, want)
+	}
+	if want := (&BlueFSTotals{WAL: 0, DB: 29189673392947, Slow: 0}); !reflect.DeepEqual(st.Totals, want) {
+		t.Errorf("totals %+v, want %+v", st.Totals, want)
+	}
+	if len(st.Usage) != 0 || st.Columns != nil {
+		t.Errorf("a matrix from no matrix: %v %v", st.Columns, st.Usage)
+	}
+}
+
 func TestParseBlueFSStatsErrors(t *testing.T) {
 	matrix := "DEV/LEV     WAL         DB          SLOW        *           *           REAL        FILES\n"
 	for _, c := range []struct{ in, want string }{
 		{"", "no device line"},
 		{"1 : device size 0x10 : using 0x1(1 B)\n", "no usage matrix"},
+		{"1 : device size 0x10 : using 0x1(1 B)\nwal_total:0, db_total:x, slow_total:0\n", "db_total"},
+		{"1 : device size 0x10 : using 0x1(1 B)\nwal_total:0, db_total:1\n", "slow_total"},
 		{"1 : device size zz : using 0x1(1 B)\n" + matrix, "device size"},
 		{"x : device size 0x10 : using 0x1(1 B)\n" + matrix, `device id "x"`},
 		{"1 : device size 0x10 : using 0x1(1 B)\n" + matrix + "WAL 1 XiB\n", `column WAL: unit "XiB"`},

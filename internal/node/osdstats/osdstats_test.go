@@ -21,9 +21,10 @@ const recordedDir = "../../host/cephdaemon/testdata/ceph-16.2.15"
 // of the release under dir ("fresh").
 type replay struct {
 	state string
-	fail  map[string]error // by command prefix
-	dir   string           // recordedDir when empty
-	kv    string           // the dump_objectstore_kv_stats reply under dir (default kv-stats-off)
+	fail  map[string]error  // by command prefix
+	dir   string            // recordedDir when empty
+	kv    string            // the dump_objectstore_kv_stats reply under dir (default kv-stats-off)
+	names map[string]string // a reply's file name -> another recording's (an OSD's own replies)
 }
 
 func (r replay) Ask(_ context.Context, _ string, cmd cephdaemon.Command) ([]byte, error) {
@@ -48,6 +49,9 @@ func (r replay) Ask(_ context.Context, _ string, cmd cephdaemon.Command) ([]byte
 		name = "config-get-" + cmd.Args["var"]
 	default:
 		name = "version"
+	}
+	if other, ok := r.names[name]; ok {
+		name = other
 	}
 	dir := recordedDir
 	if r.dir != "" {
@@ -89,6 +93,32 @@ func TestReadOSDRecordedCeph20(t *testing.T) {
 		if !strings.Contains(msg, c.message) || strings.Contains(msg, "last read") {
 			t.Errorf("%s: message %q, want one with %q", c.kv, msg, c.message)
 		}
+	}
+}
+
+// An OSD with no DB device (the e2e's QLC-alone OSD, Ceph 20.2.4): bluefs stats has no matrix,
+// only the selector's totals. The OSD is read without error (the e2e's write count failed on
+// "bluefs stats: no usage matrix"); the space of WAL, log and SSTs, which only the matrix
+// splits, is unknown, and what BlueFS wrote is known.
+func TestReadOSDRecordedCeph20Collocated(t *testing.T) {
+	ask := replay{state: "fresh", dir: "../../host/cephdaemon/testdata/ceph-20.2.4",
+		names: map[string]string{"bluefs-stats-fresh": "bluefs-stats-collocated", "perf-dump-bluefs-fresh": "perf-dump-bluefs-collocated"}}
+	r := ReadOSD(context.Background(), ask, 2, "/run/ceph/ceph-osd.2.asok", at("2026-12-07T07:59:00Z"))
+	if len(r.Errors) > 0 || r.Stats == nil || r.Stats.Totals == nil {
+		t.Fatalf("reading: errors %q, stats %+v", r.Errors, r.Stats)
+	}
+	rows := Table(nil, r)
+	for _, class := range []string{ClassWAL, ClassBlueFS, ClassSST} {
+		row := rowByClass(rows, class)
+		if row.Occupied != nil {
+			t.Errorf("%s: occupied %d, want unknown (no matrix)", class, *row.Occupied)
+		}
+		if row.Written == nil {
+			t.Errorf("%s: written unknown", class)
+		}
+	}
+	if w := rowByClass(rows, ClassWAL).Written; w == nil || *w != 5763072 {
+		t.Errorf("wal written %v, want 5763072 (bytes_written_wal)", w)
 	}
 }
 
