@@ -14,8 +14,8 @@ const AnswersMaxAge = 5 * time.Minute
 
 // cephAllows is "" when Ceph's answers for the node let the re-created OSD on device (a /dev
 // path; kernel is its kernel name, "" when unknown) go, else why not, naming the answer
-// (decision 0046): fresh answers without error, no blocking health check, every PG active, and
-// every OSD Ceph places on the device safe to destroy (or gone).
+// (decision 0046): fresh answers without error, no blocking health check, every PG active and
+// none stale, and every OSD Ceph places on the device safe to destroy (or gone).
 func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore []string, now time.Time) string {
 	switch age := now.Sub(a.At); {
 	case !found:
@@ -43,6 +43,9 @@ func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore [
 	}
 	if n, states := pgs.Inactive(); n > 0 {
 		return fmt.Sprintf("ceph pg stat: %d PGs not active (%s)", n, strings.Join(states, ", "))
+	}
+	if n, states := pgs.Stale(); n > 0 {
+		return fmt.Sprintf("ceph pg stat: %d PGs stale (%s)", n, strings.Join(states, ", "))
 	}
 	return osdsSafe(a, device, kernel)
 }

@@ -76,6 +76,12 @@ func TestGateOnRecordedCeph16(t *testing.T) {
 		{"inactive PGs hold even when no check says so", "out-recovered", osd0, func(a *CephAnswers) {
 			a.PGStat = recordedAnswers(t, "ceph16", "inactive", fresh).PGStat
 		}, nil, "ceph pg stat: "},
+		// Recorded on Ceph 20.2.4 (testdata/ceph20/destroyed-stale): the only OSD of a size-1 pool
+		// destroyed; its 8 PGs stale+active+clean, last acting that OSD. No check may say so (a
+		// muted PG_AVAILABILITY): stale PGs hold all the same.
+		{"stale PGs hold even when no check says so", "out-recovered", osd0, func(a *CephAnswers) {
+			a.PGStat = readRecordedFrom(t, "testdata/ceph20", "destroyed-stale", "pg-stat")
+		}, nil, "ceph pg stat: 8 PGs stale (stale+active+clean)"},
 		{"answers too old", "purged", osd0, func(a *CephAnswers) { a.At = now.Add(-AnswersMaxAge - time.Second) }, nil, "older than 5m0s"},
 		{"the probe failed", "purged", osd0, func(a *CephAnswers) { a.Err = "ceph: timed out" }, nil, "Ceph could not answer for prismtest-node: ceph: timed out"},
 		{"a partial answer", "purged", osd0, func(a *CephAnswers) { a.SafeToDestroy = nil }, nil, "ceph osd safe-to-destroy: unexpected end of JSON input"},

@@ -31,7 +31,12 @@ func recordedStates(t *testing.T) []string {
 
 func readRecorded(t *testing.T, state, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata/ceph16", state, name+".json"))
+	return readRecordedFrom(t, "testdata/ceph16", state, name)
+}
+
+func readRecordedFrom(t *testing.T, dir, state, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, state, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,3 +74,18 @@ func (p PGStates) Inactive() (int, []string) {
 	sort.Strings(states)
 	return n, states
 }
+
+// Stale is how many PGs are stale, and those states, sorted: the mgr has not heard from the
+// PG's primary, so "active" there is what it last knew. Recorded on Ceph 20.2.4: the only OSD
+// of a pool destroyed, its PGs stale+active+clean, last acting that OSD.
+func (p PGStates) Stale() (int, []string) {
+	n, states := 0, []string(nil)
+	for st, k := range p.ByState {
+		if k > 0 && slices.Contains(strings.Split(st, "+"), "stale") {
+			n += k
+			states = append(states, st)
+		}
+	}
+	sort.Strings(states)
+	return n, states
+}
