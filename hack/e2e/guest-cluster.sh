@@ -170,6 +170,8 @@ run_cmds() {
   local f name rc
   mkdir -p "$out/cmd"
   for f in /mnt/host/cmd/*.sh; do
+    # The watcher stops once linger has begun: linger runs the rest, one at a time.
+    [[ ${1:-} != watcher || ! -e $out/cmd/.lingering ]] || return 1
     name=$(basename "$f" .sh)
     [[ -f $f && ! -e $out/cmd/$name.out && ! -e $out/cmd/$name.out.tmp ]] || continue
     mark "by hand: cmd/$name.sh"
@@ -182,9 +184,14 @@ run_cmds() {
 }
 # live_cmds: with E2E_LINGER set, run_cmds every 10 s from the apiserver's start, while the stage
 # runs: a look at the live cluster (a mgr's log, an OSD's slow ops) at the moment it matters.
+# It ends when linger begins (cmd/.lingering), after the script it is running: two scripts at
+# once once let a recording's destroy and purge run beside the write count's setup.
 live_cmds() {
   ((${E2E_LINGER:-0} > 0)) || return 0
-  while sleep 10; do run_cmds; done
+  while sleep 10; do
+    [[ ! -e $out/cmd/.lingering ]] || return 0
+    run_cmds watcher || return 0
+  done
 }
 # bg NAME CMD...: start a daemon, its output in $logs/NAME.log, and start it again 5 s after
 # it exits, as systemd or the kubelet would. Under TCG at host load 14-17 they do exit: the
@@ -1021,7 +1028,10 @@ bg kube-apiserver kube-apiserver --etcd-servers http://127.0.0.1:2379 --advertis
   --service-account-signing-key-file $pki/sa.key --service-cluster-ip-range 10.96.0.0/16 \
   --request-timeout 5m # TCG: creates can take longer than the default minute
 wait_for "$E2E_TIMEOUT" "apiserver ready" k get --raw /readyz
+# A reboot's second boot shares out/ with the first, whose linger may have left the mark.
+rm -f "$out/cmd/.lingering"
 live_cmds &
+watcher_pid=$!
 bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/kcm.conf \
   --authentication-kubeconfig /etc/kubernetes/kcm.conf --authorization-kubeconfig /etc/kubernetes/kcm.conf \
   --service-account-private-key-file $pki/sa.key --root-ca-file $pki/ca.crt \
@@ -1117,24 +1127,28 @@ fi
 # its cluster up that long for the scripts of run_cmds. A file cmd/done ends it early. For
 # looking at a live cluster by hand; the guest's own time limit (hack/e2e/run.sh) still applies.
 linger() {
-  local limit=${E2E_LINGER:-0} t0=$SECONDS
+  local limit=${E2E_LINGER:-0} t0
   ((limit > 0)) || return 0
+  mkdir -p "$out/cmd"
+  touch "$out/cmd/.lingering"
+  # A script the stage's watcher (live_cmds) started runs on: the cluster stays up until it
+  # ends (the guest's own limit still applies; a write count started there was cut off once),
+  # and the watcher ends then, so that linger's scripts never run beside one of its own.
+  while watcher_running && [[ ! -e /mnt/host/cmd/done ]]; do
+    sleep 5
+  done
+  t0=$SECONDS
   mark "lingering up to $limit s: scripts in the share's cmd/ run here"
   while ((SECONDS - t0 < limit)) && [[ ! -e /mnt/host/cmd/done ]]; do
     run_cmds
     sleep 5
   done
-  # A script the stage's watcher (live_cmds) started runs on: the cluster stays up until it
-  # ends (the guest's own limit still applies). A write count started there was cut off once.
-  while cmds_running && [[ ! -e /mnt/host/cmd/done ]]; do
-    sleep 5
-  done
   mark "linger over ($((SECONDS - t0)) s)"
 }
 
-# cmds_running: a script of the share's cmd/ has started and not ended (run_cmds' NAME.out.tmp).
-cmds_running() {
-  compgen -G "$out/cmd/*.out.tmp" >/dev/null
+# watcher_running: the stage's live_cmds (watcher_pid) has not ended.
+watcher_running() {
+  [[ -n ${watcher_pid:-} ]] && kill -0 "$watcher_pid" 2>/dev/null
 }
 
 case $E2E_STAGE in

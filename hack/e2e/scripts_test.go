@@ -6,6 +6,7 @@ package e2e_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func read(t *testing.T, name string) string {
@@ -596,38 +598,120 @@ func TestChildrenListsADaemonsProcesses(t *testing.T) {
 	}
 }
 
-// TestLingerWaitsForARunningScript: a script of cmd/ that the stage's watcher started (its
-// NAME.out.tmp) keeps the cluster up past the linger's time; linger once ended under a
-// write count that the watcher was running, and the guest powered off.
+// TestLingerWaitsForARunningScript: a script of cmd/ that the stage's watcher started keeps
+// the cluster up past the linger's time; linger once ended under a write count that the
+// watcher was running, and the guest powered off.
 func TestLingerWaitsForARunningScript(t *testing.T) {
+	log, got := runWatcherThenLinger(t, map[string]string{"bench": "7"}, 1)
+	_, end := scriptSpan(t, log, "bench", got)
+	var over int
+	if _, err := fmt.Sscanf(lineWith(got, "linger over"), "%d", &over); err != nil || over < end {
+		t.Errorf("linger was over at %d, before the watcher's script ended at %d (%v):\n%s", over, end, err, got)
+	}
+}
+
+// TestLingerRunsScriptsOneAtATime: once linger begins, the stage's watcher starts no further
+// script, and linger starts none before the watcher's ends. Two at once let a recording's
+// destroy and purge run beside the write count's setup (2026-12-07).
+func TestLingerRunsScriptsOneAtATime(t *testing.T) {
+	log, got := runWatcherThenLinger(t, map[string]string{"a": "3", "b": "1"}, 2)
+	aStart, aEnd := scriptSpan(t, log, "a", got)
+	bStart, bEnd := scriptSpan(t, log, "b", got)
+	if bStart < aEnd && aStart < bEnd {
+		t.Errorf("scripts ran at once: a %d-%d, b %d-%d:\n%s\n%s", aStart, aEnd, bStart, bEnd, log, got)
+	}
+	if !strings.Contains(got, "lingering up to") || !strings.Contains(got, "by hand: cmd/b.sh exit 0") {
+		t.Errorf("linger did not run the second script itself:\n%s", got)
+	}
+}
+
+// runWatcherThenLinger runs guest-cluster.sh's live_cmds (polling every second) with the
+// given scripts (name: seconds each runs) in cmd/, then linger (E2E_LINGER=linger) 1.5 s
+// later, as the stage's end does. It returns the scripts' log and the marks.
+func runWatcherThenLinger(t *testing.T, scripts map[string]string, linger int) (string, string) {
+	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
 	src := read(t, "guest-cluster.sh")
-	out := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(out, "cmd"), 0o755); err != nil {
+	dir := t.TempDir()
+	out, cmdDir, logFile := filepath.Join(dir, "out"), filepath.Join(dir, "cmd"), filepath.Join(dir, "log")
+	if err := os.MkdirAll(cmdDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	running := filepath.Join(out, "cmd", "bench.out.tmp")
-	if err := os.WriteFile(running, nil, 0o644); err != nil {
-		t.Fatal(err)
+	for name, secs := range scripts {
+		body := fmt.Sprintf("echo \"%s start $(date +%%s%%N)\" >>%s; sleep %s; echo \"%s end $(date +%%s%%N)\" >>%s\n",
+			name, logFile, secs, name, logFile)
+		if err := os.WriteFile(filepath.Join(cmdDir, name+".sh"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	script := function(t, src, "linger") + function(t, src, "cmds_running") +
-		`mark() { echo "$(date +%s) $*"; }
-run_cmds() { :; }
-( sleep 7; mv "$out/cmd/bench.out.tmp" "$out/cmd/bench.out" ) &
-start=$(date +%s)
+	funcs := function(t, src, "run_cmds") + function(t, src, "live_cmds") +
+		function(t, src, "linger") + function(t, src, "watcher_running")
+	for old, repl := range map[string]string{"/mnt/host/cmd": cmdDir, "while sleep 10; do": "while sleep 1; do"} {
+		if !strings.Contains(funcs, old) {
+			t.Fatalf("guest-cluster.sh's watcher and linger no longer contain %q", old)
+		}
+		funcs = strings.ReplaceAll(funcs, old, repl)
+	}
+	script := funcs + `mark() { echo "$(date +%s%N) $*"; }
+live_cmds &
+watcher_pid=$!
+sleep 1.5
 linger
-echo "took $(( $(date +%s) - start ))"
+if kill -0 $watcher_pid 2>/dev/null; then echo "watcher still running after linger"; kill $watcher_pid; fi
 `
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Env = append(os.Environ(), "E2E_LINGER=1", "out="+out)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("E2E_LINGER=%d", linger), "out="+out)
+	cmd.WaitDelay = 5 * time.Second
 	got, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("linger: %v\n%s", err, got)
+		t.Fatalf("watcher and linger: %v\n%s", err, got)
 	}
-	var took int
-	if _, err := fmt.Sscanf(string(got[strings.LastIndex(string(got), "took "):]), "took %d", &took); err != nil || took < 7 {
-		t.Errorf("linger ended after %d s while a script ran 7 s (%v):\n%s", took, err, got)
+	if strings.Contains(string(got), "watcher still running") {
+		t.Errorf("the stage's watcher ran on after linger:\n%s", got)
 	}
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("no script ran: %v\n%s", err, got)
+	}
+	return string(log), string(got)
+}
+
+// scriptSpan: when script NAME started and ended (ms), from its log lines.
+func scriptSpan(t *testing.T, log, name, marks string) (int, int) {
+	t.Helper()
+	var start, end int
+	for _, l := range strings.Split(log, "\n") {
+		var n, what string
+		var ns int64
+		if _, err := fmt.Sscanf(l, "%s %s %d", &n, &what, &ns); err != nil || n != name {
+			continue
+		}
+		switch what {
+		case "start":
+			start = int(ns / 1e6)
+		case "end":
+			end = int(ns / 1e6)
+		}
+	}
+	if start == 0 || end == 0 {
+		t.Fatalf("script %s did not run to its end:\n%s\n%s", name, log, marks)
+	}
+	return start, end
+}
+
+// lineWith: the first line of s containing sub, with its mark time in ms first.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			var ns int64
+			if _, err := fmt.Sscanf(l, "%d", &ns); err == nil {
+				return fmt.Sprint(ns/1e6) + l[strings.Index(l, " "):]
+			}
+		}
+	}
+	return ""
 }
