@@ -104,6 +104,28 @@ func TestParseRecordedCeph16(t *testing.T) {
 	}
 }
 
+// TestParseDestroyed reads `ceph osd tree-from <host> destroyed` as recorded on Ceph 20.2.4
+// (testdata/ceph20: before osd.2 was destroyed, after, and after its purge) and what the probe
+// kept of it on Ceph 16 (testdata/probe/ceph16: none, osd.0 destroyed, purged).
+func TestParseDestroyed(t *testing.T) {
+	for _, tc := range []struct {
+		dir, state, name string
+		want             []int
+	}{
+		{"testdata/ceph20", "before-destroy", "osd-tree-from-destroyed", []int{}},
+		{"testdata/ceph20", "destroyed-stale", "osd-tree-from-destroyed", []int{2}},
+		{"testdata/ceph20", "purged", "osd-tree-from-destroyed", []int{}},
+		{"testdata/probe", "ceph16", "destroyed", []int{}},
+		{"testdata/probe", "ceph16", "destroyed-destroyed", []int{0}},
+		{"testdata/probe", "ceph16", "destroyed-purged", []int{}},
+	} {
+		got, err := ParseDestroyed(readRecordedFrom(t, tc.dir, tc.state, tc.name))
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s/%s/%s: %v %v, want %v", tc.dir, tc.state, tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func orEmpty(s []int) []int {
 	if s == nil {
 		return []int{}
@@ -128,6 +150,12 @@ func TestParsersNameTheField(t *testing.T) {
 		{"safe-to-destroy empty (Ceph could not decide)", second(ParseSafeToDestroy([]byte("\n"))), "ceph osd safe-to-destroy: unexpected end of JSON input"},
 		{"safe-to-destroy without its list", second(ParseSafeToDestroy([]byte(`{"active":[1]}`))), "no safe_to_destroy list"},
 		{"an OSD in two lists", second(ParseSafeToDestroy([]byte(`{"safe_to_destroy":[1],"active":[1]}`))), "osd.1 is negative or in two lists"},
+		{"tree-from without nodes", second(ParseDestroyed([]byte(`{"stray":[]}`))), "ceph osd tree-from destroyed: no nodes list"},
+		{"tree-from node without id", second(ParseDestroyed([]byte(`{"nodes":[{"status":"destroyed"}]}`))), "nodes[0].id is missing"},
+		{"tree-from OSD not destroyed", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"status":"up"}]}`))), `nodes[0].status of osd.3 is "up", not destroyed`},
+		{"tree-from OSD without status", second(ParseDestroyed([]byte(`{"nodes":[{"id":3}]}`))), `nodes[0].status of osd.3 is "", not destroyed`},
+		{"tree-from OSD twice", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"status":"destroyed"},{"id":3,"status":"destroyed"}]}`))), "osd.3 is listed twice"},
+		{"tree-from cut", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"sta`))), "ceph osd tree-from destroyed: unexpected end of JSON input"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
@@ -157,6 +185,13 @@ func FuzzCephAnswers(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	for _, state := range []string{"before-destroy", "destroyed-stale"} {
+		b, err := os.ReadFile(filepath.Join("testdata/ceph20", state, "osd-tree-from-destroyed.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
 	base := cephAnswersOf("ceph16", "purged", at)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -168,12 +203,22 @@ func FuzzCephAnswers(f *testing.F) {
 		s, errS := ParseSafeToDestroy(b)
 		s.Why(0)
 		s.Asked()
-		// The purged state releases; with one answer replaced by b, it may only if b parses.
-		for i, err := range []error{errH, errP, errD, errS} {
+		ids, errX := ParseDestroyed(b)
+		destroyedHold(ids, recordedNode)
+		if noOSDUnderHost(b) {
+			errS = nil // the probe's safe-to-destroy answer for an empty CRUSH host
+		}
+		// The purged state releases; with one answer replaced by b, it may only if b parses,
+		// and with destroyed OSDs never.
+		for i, err := range []error{errH, errP, errD, errS, errX} {
 			a := base
-			*[]*[]byte{&a.Health, &a.PGStat, &a.Devices, &a.SafeToDestroy}[i] = b
-			if why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at); why == "" && err != nil {
+			*[]*[]byte{&a.Health, &a.PGStat, &a.Devices, &a.SafeToDestroy, &a.Destroyed}[i] = b
+			why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at)
+			if why == "" && err != nil {
 				t.Fatalf("answer %d released although its parser refused %q: %v", i, b, err)
+			}
+			if why == "" && i == 4 && len(ids) > 0 {
+				t.Fatalf("released with %v destroyed (%q)", ids, b)
 			}
 		}
 	})
