@@ -101,3 +101,21 @@ func osdsSafe(a CephAnswers, device, kernel string) string {
 	}
 	return ""
 }
+
+// backfilled is "" when no OSD was released before (last nil) or every PG is active+clean, else
+// why the next re-created OSD waits: the previous one's backfill runs (decision 0058). The
+// runbooks purge the old OSDs, so no down OSD of the node is left for safe-to-destroy to name
+// while PGs move, which is what paced the releases when the runbooks destroyed them.
+func backfilled(a CephAnswers, last *Release) string {
+	if last == nil {
+		return ""
+	}
+	pgs, err := ParsePGStat(a.PGStat)
+	if err != nil {
+		return err.Error()
+	}
+	if n, states := pgs.NotClean(); n > 0 {
+		return fmt.Sprintf("ceph pg stat: %d PGs not active+clean (%s): after %s %s was released, the next OSD waits until every PG is", n, strings.Join(states, ", "), last.Node, last.Device)
+	}
+	return ""
+}

@@ -198,6 +198,7 @@ func FuzzCephAnswers(f *testing.F) {
 		_, errH := ParseHealth(b)
 		p, errP := ParsePGStat(b)
 		p.Inactive()
+		p.NotClean()
 		devs, errD := ParseDeviceLs(b)
 		OSDsOnDevice(devs, "/dev/x", "x")
 		s, errS := ParseSafeToDestroy(b)
