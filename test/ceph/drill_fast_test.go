@@ -4,6 +4,7 @@ package ceph
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,12 @@ func TestRunbookReplaceFastDevice(t *testing.T) {
 	for _, o := range d.osds {
 		if d.c.osdExists(o.id) {
 			t.Errorf("step 2: %s is still in the OSD map", o.name())
+		}
+		// The purge freed the id, which a re-created OSD may take (ceph-volume takes the lowest
+		// free one). The killed daemon's data directory goes with it, as the pod does with the
+		// Deployment the runbook deletes: the next prepare of that id makes it again.
+		if err := os.RemoveAll(d.c.path(fmt.Sprintf("varlib/osd/%s-%d", clusterName, o.id))); err != nil {
+			t.Fatal(err)
 		}
 	}
 
