@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,37 @@ func FuzzCephAnswers(f *testing.F) {
 			if why == "" && i == 4 && len(ids) > 0 {
 				t.Fatalf("released with %v destroyed (%q)", ids, b)
 			}
+		}
+	})
+}
+
+// FuzzParseDestroyed: any bytes either fail or give sorted, distinct OSD ids from 0, each named
+// in the input; and an answer naming any of them never lets the gate release.
+func FuzzParseDestroyed(f *testing.F) {
+	for _, name := range []string{"ceph20/before-destroy/osd-tree-from-destroyed.json", "ceph20/destroyed-stale/osd-tree-from-destroyed.json",
+		"probe/ceph16/destroyed-destroyed.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	base := cephAnswersOf("ceph16", "purged", at)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := ParseDestroyed(b)
+		if err != nil {
+			return
+		}
+		for i, id := range ids {
+			if id < 0 || (i > 0 && ids[i-1] >= id) || !strings.Contains(string(b), strconv.Itoa(id)) {
+				t.Fatalf("%q: ids %v", b, ids)
+			}
+		}
+		a := base
+		a.Destroyed = b
+		if why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at); (why == "") != (len(ids) == 0) {
+			t.Fatalf("%q: ids %v, gate %q", b, ids, why)
 		}
 	})
 }
