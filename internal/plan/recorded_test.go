@@ -146,7 +146,9 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 			answers[n.Name] = rook.CephAnswers{At: now.Add(-time.Minute), Health: []byte(`{"status":"HEALTH_OK","checks":{}}`),
 				PGStat:        []byte(`{"pg_ready":true,"pg_summary":{"num_pg_by_state":[{"name":"` + pgs + `","num":8}],"num_pgs":8}}`),
 				Devices:       []byte(`[]`),
-				SafeToDestroy: []byte(`{"safe_to_destroy":[0],"active":[],"missing_stats":[],"stored_pgs":[]}`)}
+				SafeToDestroy: []byte(`{"safe_to_destroy":[0],"active":[],"missing_stats":[],"stored_pgs":[]}`),
+				// No OSD destroyed, as Ceph 20.2.4 answered (decision 0058; added after the recording).
+				Destroyed: []byte(`{"nodes":[]}`)}
 		}
 	}
 	var last *rook.Release

@@ -41,8 +41,10 @@
 // partitioner, and step 4 is rook.GateReplacements on the live cluster's answers read through
 // the probe's own script: each OSD is prepared only when the gate releases it, and the next is
 // held on Ceph's answer while the previous one backfills. Every object reads back identical,
-// the other nodes' OSDs are unchanged, and step 6 purges the destroyed ids. Green on 2026-12-07
-// (session 20) in 186 s, beside an e2e guest, under nice and ionice.
+// and the other nodes' OSDs are unchanged. Step 2 purges the OSDs (decision 0058), which leaves
+// Prism's node's CRUSH host empty: the gate's first release is on that answer. Green on
+// 2026-12-07 (session 22) in 214 s, beside an e2e guest, under nice and ionice (session 20:
+// 186 s, with step 2 destroying and step 6 purging).
 //
 // Run them as root (about 4-6 minutes together):
 //

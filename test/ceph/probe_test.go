@@ -79,6 +79,10 @@ func TestCephProbeClient(t *testing.T) {
 	if err := json.Unmarshal(a.SafeToDestroy, &safe); err != nil || len(safe.Safe)+len(safe.Other) != 1 || fmt.Sprint(append(safe.Safe, safe.Other...)[0]) != id {
 		t.Errorf("safe-to-destroy does not ask about osd.%s alone: %s (%v)", id, a.SafeToDestroy, err)
 	}
+	if ids, err := rook.ParseDestroyed(a.Destroyed); err != nil || len(ids) != 0 {
+		t.Errorf("destroyed before any destroy: %v %v (%s)", ids, err, a.Destroyed)
+	}
+	probeHostStates(t, c, node, host, keyfile, id)
 
 	// A key Ceph does not know: the probe fails with Ceph's own reason, which the operator
 	// reports (recorded for the envtest's failing probe).
@@ -205,4 +209,43 @@ func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string, device
 		t.Fatalf("%s: exit %d, no termination message: %v (stderr %q)", name, rc, rerr, stderr.String())
 	}
 	return out, rc, stderr.String()
+}
+
+// probeHostStates asks the destroyed and safe-to-destroy questions while the host's one OSD
+// (id) is destroyed, then purged (the bucket stays, empty), and about a host with no bucket
+// (decision 0058); PRISM_UPDATE_PROBE=1 records each answer as <question>-<state>.
+func probeHostStates(t *testing.T, c *cluster, node, host, keyfile, id string) {
+	ask := func(state, name, askHost string, wantRC int) []byte {
+		out, rc, stderr := runProbe(t, c, name, node, askHost, keyfile, nil)
+		t.Logf("%s %s: exit %d, %d bytes: %s", state, name, rc, len(out), out)
+		if rc != wantRC {
+			t.Errorf("%s %s: exit %d, want %d (stderr %q)", state, name, rc, wantRC, stderr)
+		}
+		if os.Getenv("PRISM_UPDATE_PROBE") != "" {
+			ext := ".json"
+			if !json.Valid(out) {
+				ext = ".txt"
+			}
+			if err := os.WriteFile(filepath.Join(probeRecordDir, name+"-"+state+ext), out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	c.mustCeph("osd", "destroy", id, "--yes-i-really-mean-it")
+	if ids, err := rook.ParseDestroyed(ask("destroyed", rook.ProbeDestroyed, host, 0)); err != nil || fmt.Sprint(ids) != "["+id+"]" {
+		t.Errorf("destroyed: %v %v, want [%s]", ids, err, id)
+	}
+	c.mustCeph("osd", "purge", id, "--yes-i-really-mean-it")
+	if ids, err := rook.ParseDestroyed(ask("purged", rook.ProbeDestroyed, host, 0)); err != nil || len(ids) != 0 {
+		t.Errorf("purged: %v %v, want none", ids, err)
+	}
+	if out := ask("purged", rook.ProbeSafeToDestroy, host, 0); string(out) != "[]" {
+		t.Errorf("safe-to-destroy on the empty bucket %s: %q, want []", host, out)
+	}
+	missing := "no-such-host"
+	if out := ask("no-bucket", rook.ProbeSafeToDestroy, missing, 1); !strings.HasPrefix(string(out), "ceph osd ls-tree "+missing+": ") {
+		t.Errorf("safe-to-destroy on a missing bucket: %q", out)
+	}
+	ask("no-bucket", rook.ProbeDestroyed, missing, 1)
 }

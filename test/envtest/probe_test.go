@@ -35,6 +35,12 @@ func cephRecording(t *testing.T, state string) map[string]string {
 	for name, file := range files {
 		out[name] = readRepoFile(t, "internal/plan/rook/testdata/ceph16", state, file)
 	}
+	// The states were recorded before the destroyed question (decision 0058): its answer is the
+	// probe's own on Ceph 16, osd.0 destroyed in the destroyed state and none in the others.
+	out[rook.ProbeDestroyed] = readRepoFile(t, "internal/plan/rook/testdata/probe/ceph16", "destroyed.json")
+	if state == "destroyed" {
+		out[rook.ProbeDestroyed] = readRepoFile(t, "internal/plan/rook/testdata/probe/ceph16", "destroyed-destroyed.json")
+	}
 	return out
 }
 
@@ -94,8 +100,8 @@ func finishProbe(t *testing.T, p *corev1.Pod, at time.Time, messages map[string]
 // left. A healthy cluster with nothing held never runs one.
 func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	ctx := context.Background()
-	// The old OSD destroyed, as the runbook says: Ceph lets its replacement go (decision 0046).
-	rec := cephRecording(t, "destroyed")
+	// The old OSD purged, as the runbook says: Ceph lets its replacement go (decisions 0046, 0058).
+	rec := cephRecording(t, "purged")
 	// A probe whose key Ceph refuses (test/ceph TestCephProbeClient).
 	wrongKey := readRepoFile(t, "internal/plan/rook/testdata/probe/ceph16/health-wrong-key.txt")
 	label := unique("probe")

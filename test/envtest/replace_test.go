@@ -147,11 +147,23 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 		t.Fatalf("degraded: %d moved", n)
 	}
 
-	// The old OSD destroyed (the runbook's step): exactly one goes; right after, none more.
+	// The old OSD destroyed, its id kept: none goes, and the admin is told to purge it
+	// (decision 0058).
 	setCephHealth(t, cluster, "HEALTH_WARN", now.Add(-time.Hour))
 	now = now.Add(2 * time.Minute)
 	run()
-	answer("destroyed")
+	p, _ = answer("destroyed")
+	if cond := meta.FindStatusCondition(p.Status.Conditions, prismv1.ConditionRookConfigured); cond == nil ||
+		!strings.Contains(cond.Message, "Ceph has osd.0 destroyed under "+a+"'s CRUSH host") || !strings.Contains(cond.Message, "ceph osd purge 0") {
+		t.Fatalf("destroyed: RookConfigured %+v", cond)
+	}
+	if n, _ := moved(); n != 0 {
+		t.Fatalf("destroyed: %d moved", n)
+	}
+	// The old OSD purged (the runbook's step): exactly one goes; right after, none more.
+	now = now.Add(2 * time.Minute)
+	run()
+	answer("purged")
 	if n, o := moved(); n != 1 || o != len(before)-1 {
 		t.Fatalf("first release: %d moved, %d kept", n, o)
 	}
@@ -164,14 +176,14 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	now = now.Add(3 * time.Minute)
 	setCephHealth(t, cluster, "HEALTH_WARN", now.Add(-10*time.Second))
 	run()
-	answer("destroyed")
+	answer("purged")
 	if n, _ := moved(); n != 2 {
 		t.Fatalf("after the first settled: %d moved", n)
 	}
 	for i := 0; i < len(before); i++ {
 		now = now.Add(20 * time.Minute)
 		run()
-		answer("destroyed")
+		answer("purged")
 	}
 	p, res = run()
 	if n, o := moved(); n != len(before) || o != 0 {

@@ -8,7 +8,8 @@ import "time"
 type CephAnswers struct {
 	// At is when the probe finished; answers older than the gate's limit decide nothing.
 	At time.Time
-	// Health is `ceph health -f json`: the status and each check's code, severity and muted.
+	// Health is `ceph health -f json`: the status and each check's code, severity, muted and
+	// summary (the probe leaves out the rest, and the summaries when they are long; decision 0058).
 	Health []byte
 	// PGStat is `ceph pg stat -f json`: PG counts by state.
 	PGStat []byte
@@ -20,8 +21,12 @@ type CephAnswers struct {
 	// when Devices is Ceph's whole list (recorded outputs). A drive the gate judges must have
 	// all its names (ProbeDrive.Names) among them.
 	DevicesOf []string
-	// SafeToDestroy is `ceph osd safe-to-destroy <the node's OSD ids> -f json`.
+	// SafeToDestroy is `ceph osd safe-to-destroy <the node's OSD ids> -f json`, or `[]` when
+	// `ceph osd ls-tree <the node's CRUSH host>` named no OSD (the bucket exists, empty).
 	SafeToDestroy []byte
+	// Destroyed is `ceph osd tree-from <the node's CRUSH host> destroyed -f json`, each OSD
+	// node kept with its id and status alone (decision 0058).
+	Destroyed []byte
 	// Err is why the probe could not answer (then the other fields may be partial); a
 	// non-empty Err holds every release.
 	Err string

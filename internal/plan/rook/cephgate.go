@@ -14,8 +14,9 @@ const AnswersMaxAge = 5 * time.Minute
 
 // cephAllows is "" when Ceph's answers for the node let the re-created OSD on device (a /dev
 // path; kernel is its kernel name, "" when unknown) go, else why not, naming the answer
-// (decision 0046): fresh answers without error, no blocking health check, every PG active and
-// none stale, and every OSD Ceph places on the device safe to destroy (or gone).
+// (decision 0046): fresh answers without error, no OSD destroyed under the node's CRUSH host
+// (decision 0058), no blocking health check, every PG active and none stale, and every OSD
+// Ceph places on the device safe to destroy (or gone).
 func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore []string, now time.Time) string {
 	switch age := now.Sub(a.At); {
 	case !found:
@@ -24,6 +25,13 @@ func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore [
 		return "Ceph could not answer for " + node + ": " + a.Err
 	case a.At.IsZero() || age > AnswersMaxAge:
 		return fmt.Sprintf("Ceph's answers for %s are from %s, older than %s", node, a.At.UTC().Format(time.RFC3339), AnswersMaxAge)
+	}
+	destroyed, err := ParseDestroyed(a.Destroyed)
+	if err != nil {
+		return err.Error()
+	}
+	if why := destroyedHold(destroyed, node); why != "" {
+		return why
 	}
 	health, err := ParseHealth(a.Health)
 	if err != nil {
@@ -56,7 +64,9 @@ func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore [
 // once its OSD is marked out or destroyed; then any OSD of the node that is not up could be
 // the one, so every one Ceph's safe-to-destroy answer does not find up and serving PGs must be
 // safe (an up OSD runs, so it is not the one whose DB was lost). An answer the probe kept
-// for other drives (decision 0057) cannot tell whether Ceph lists this one: it holds.
+// for other drives (decision 0057) cannot tell whether Ceph lists this one: it holds. When
+// the node's CRUSH host exists and holds no OSD (every one purged), no OSD of the node can
+// still be needed (decision 0058).
 func osdsSafe(a CephAnswers, device, kernel string) string {
 	if !askedAbout(a.DevicesOf, ProbeDrive{Path: device, Kernel: kernel}) {
 		return "the probe kept ceph device ls-by-host for other drives than " + device + "; a later probe asks about it"
@@ -64,6 +74,12 @@ func osdsSafe(a CephAnswers, device, kernel string) string {
 	devs, err := ParseDeviceLs(a.Devices)
 	if err != nil {
 		return err.Error()
+	}
+	if noOSDUnderHost(a.SafeToDestroy) {
+		if ids, _ := OSDsOnDevice(devs, device, kernel); len(ids) > 0 {
+			return fmt.Sprintf("Ceph lists %s with osd.%d, and no OSD under the node's CRUSH host", device, ids[0])
+		}
+		return ""
 	}
 	std, err := ParseSafeToDestroy(a.SafeToDestroy)
 	if err != nil {
@@ -82,6 +98,24 @@ func osdsSafe(a CephAnswers, device, kernel string) string {
 	}
 	if down := slices.Concat(std.MissingStats, std.StoredPGs); len(down) > 0 {
 		return "Ceph does not list " + device + " in ceph device ls-by-host, so no OSD of the node that is down may still be needed: " + std.Why(down[0])
+	}
+	return ""
+}
+
+// backfilled is "" when no OSD was released before (last nil) or every PG is active+clean, else
+// why the next re-created OSD waits: the previous one's backfill runs (decision 0058). The
+// runbooks purge the old OSDs, so no down OSD of the node is left for safe-to-destroy to name
+// while PGs move, which is what paced the releases when the runbooks destroyed them.
+func backfilled(a CephAnswers, last *Release) string {
+	if last == nil {
+		return ""
+	}
+	pgs, err := ParsePGStat(a.PGStat)
+	if err != nil {
+		return err.Error()
+	}
+	if n, states := pgs.NotClean(); n > 0 {
+		return fmt.Sprintf("ceph pg stat: %d PGs not active+clean (%s): after %s %s was released, the next OSD waits until every PG is", n, strings.Join(states, ", "), last.Node, last.Device)
 	}
 	return ""
 }

@@ -66,8 +66,27 @@ func TestGateOnRecordedCeph16(t *testing.T) {
 		{"osd.0 out, recovery under way", "recovering", osd0, nil, nil, "osd.0 not safe to destroy"},
 		{"osd.0 out, recovery done: it goes", "out-recovered", osd0, nil, nil, ""},
 		{"osd.0 out, recovery done: osd.1's drive does not", "out-recovered", osd1, nil, nil, "osd.1 not safe to destroy: PGs are still mapped to it"},
-		{"osd.0 destroyed (the runbook's step): it goes", "destroyed", osd0, nil, nil, ""},
+		// Decision 0058: a destroyed id holds every drive of its node until it is purged (Rook
+		// v1.21 would give it to the drive released next). The destroyed state's answer is the
+		// probe's on Ceph 16 with osd.0 destroyed (cephAnswersOf).
+		{"osd.0 destroyed, its id kept: held until it is purged", "destroyed", osd0, nil, nil,
+			"Ceph has osd.0 destroyed under prismtest-node's CRUSH host, and Rook v1.21 or later gives a destroyed id to the next blank drive of the node with no DB on the new fast device: once it is safe to destroy, purge it (ceph osd purge 0 --yes-i-really-mean-it; docs/runbooks/replace-fast-device.md step 2)"},
+		{"osd.0 destroyed, recorded on Ceph 20.2.4 as Ceph prints it: held", "out-recovered", osd0, func(a *CephAnswers) {
+			a.Destroyed = readRecordedFrom(t, "testdata/ceph20", "destroyed-stale", "osd-tree-from-destroyed")
+		}, nil, "Ceph has osd.2 destroyed under prismtest-node's CRUSH host"},
+		{"none destroyed, recorded on Ceph 20.2.4 after the purge: it goes", "out-recovered", osd0, func(a *CephAnswers) {
+			a.Destroyed = readRecordedFrom(t, "testdata/ceph20", "purged", "osd-tree-from-destroyed")
+		}, nil, ""},
+		{"no destroyed answer holds", "purged", osd0, func(a *CephAnswers) { a.Destroyed = nil }, nil, "ceph osd tree-from destroyed: unexpected end of JSON input"},
 		{"osd.0 purged: it goes", "purged", osd0, nil, nil, ""},
+		// The node's CRUSH host exists with no OSD (every one purged): the probe answers [] for
+		// safe-to-destroy (recorded on Ceph 16) and nothing is left to be needed.
+		{"every OSD of the node purged, its CRUSH host empty: it goes", "purged", osd0, func(a *CephAnswers) {
+			a.SafeToDestroy = readRecordedFrom(t, "testdata/probe", "ceph16", "safe-to-destroy-purged")
+		}, nil, ""},
+		{"an empty CRUSH host while Ceph lists the drive with its OSD holds", "healthy", osd0, func(a *CephAnswers) {
+			a.SafeToDestroy = readRecordedFrom(t, "testdata/probe", "ceph16", "safe-to-destroy-purged")
+		}, nil, "Ceph lists " + osd0 + " with osd.0, and no OSD under the node's CRUSH host"},
 		{"an unknown check (OSD_NEARFULL) holds", "nearfull", osd0, nil, nil, "Ceph reports OSD_NEARFULL (3 nearfull osd(s)) is a check Prism does not know"},
 		{"the policy ignores it: it goes", "nearfull", osd0, nil, []string{"OSD_NEARFULL", "POOL_NEARFULL"}, ""},
 		{"the admin muted it: it goes", "muted", osd0, nil, nil, ""},

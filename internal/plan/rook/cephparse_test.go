@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,28 @@ func TestParseRecordedCeph16(t *testing.T) {
 	}
 }
 
+// TestParseDestroyed reads `ceph osd tree-from <host> destroyed` as recorded on Ceph 20.2.4
+// (testdata/ceph20: before osd.2 was destroyed, after, and after its purge) and what the probe
+// kept of it on Ceph 16 (testdata/probe/ceph16: none, osd.0 destroyed, purged).
+func TestParseDestroyed(t *testing.T) {
+	for _, tc := range []struct {
+		dir, state, name string
+		want             []int
+	}{
+		{"testdata/ceph20", "before-destroy", "osd-tree-from-destroyed", []int{}},
+		{"testdata/ceph20", "destroyed-stale", "osd-tree-from-destroyed", []int{2}},
+		{"testdata/ceph20", "purged", "osd-tree-from-destroyed", []int{}},
+		{"testdata/probe", "ceph16", "destroyed", []int{}},
+		{"testdata/probe", "ceph16", "destroyed-destroyed", []int{0}},
+		{"testdata/probe", "ceph16", "destroyed-purged", []int{}},
+	} {
+		got, err := ParseDestroyed(readRecordedFrom(t, tc.dir, tc.state, tc.name))
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s/%s/%s: %v %v, want %v", tc.dir, tc.state, tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func orEmpty(s []int) []int {
 	if s == nil {
 		return []int{}
@@ -128,6 +151,12 @@ func TestParsersNameTheField(t *testing.T) {
 		{"safe-to-destroy empty (Ceph could not decide)", second(ParseSafeToDestroy([]byte("\n"))), "ceph osd safe-to-destroy: unexpected end of JSON input"},
 		{"safe-to-destroy without its list", second(ParseSafeToDestroy([]byte(`{"active":[1]}`))), "no safe_to_destroy list"},
 		{"an OSD in two lists", second(ParseSafeToDestroy([]byte(`{"safe_to_destroy":[1],"active":[1]}`))), "osd.1 is negative or in two lists"},
+		{"tree-from without nodes", second(ParseDestroyed([]byte(`{"stray":[]}`))), "ceph osd tree-from destroyed: no nodes list"},
+		{"tree-from node without id", second(ParseDestroyed([]byte(`{"nodes":[{"status":"destroyed"}]}`))), "nodes[0].id is missing"},
+		{"tree-from OSD not destroyed", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"status":"up"}]}`))), `nodes[0].status of osd.3 is "up", not destroyed`},
+		{"tree-from OSD without status", second(ParseDestroyed([]byte(`{"nodes":[{"id":3}]}`))), `nodes[0].status of osd.3 is "", not destroyed`},
+		{"tree-from OSD twice", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"status":"destroyed"},{"id":3,"status":"destroyed"}]}`))), "osd.3 is listed twice"},
+		{"tree-from cut", second(ParseDestroyed([]byte(`{"nodes":[{"id":3,"sta`))), "ceph osd tree-from destroyed: unexpected end of JSON input"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
@@ -157,24 +186,70 @@ func FuzzCephAnswers(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	addTestdata(f, destroyedSeeds...)
 	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
 	base := cephAnswersOf("ceph16", "purged", at)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, errH := ParseHealth(b)
 		p, errP := ParsePGStat(b)
 		p.Inactive()
+		p.NotClean()
 		devs, errD := ParseDeviceLs(b)
 		OSDsOnDevice(devs, "/dev/x", "x")
 		s, errS := ParseSafeToDestroy(b)
 		s.Why(0)
 		s.Asked()
-		// The purged state releases; with one answer replaced by b, it may only if b parses.
-		for i, err := range []error{errH, errP, errD, errS} {
+		_, errX := ParseDestroyed(b)
+		if noOSDUnderHost(b) {
+			errS = nil // the probe's safe-to-destroy answer for an empty CRUSH host
+		}
+		// The purged state releases; with one answer replaced by b, it may only if b parses
+		// (FuzzParseDestroyed: and names no destroyed OSD).
+		for i, err := range []error{errH, errP, errD, errS, errX} {
 			a := base
-			*[]*[]byte{&a.Health, &a.PGStat, &a.Devices, &a.SafeToDestroy}[i] = b
+			*[]*[]byte{&a.Health, &a.PGStat, &a.Devices, &a.SafeToDestroy, &a.Destroyed}[i] = b
 			if why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at); why == "" && err != nil {
 				t.Fatalf("answer %d released although its parser refused %q: %v", i, b, err)
 			}
 		}
 	})
+}
+
+// FuzzParseDestroyed: any bytes either fail or give sorted, distinct OSD ids from 0, each named
+// in the input; and an answer naming any of them never lets the gate release.
+func FuzzParseDestroyed(f *testing.F) {
+	addTestdata(f, destroyedSeeds...)
+	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	base := cephAnswersOf("ceph16", "purged", at)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := ParseDestroyed(b)
+		if err != nil {
+			return
+		}
+		for i, id := range ids {
+			if id < 0 || (i > 0 && ids[i-1] >= id) || !strings.Contains(string(b), strconv.Itoa(id)) {
+				t.Fatalf("%q: ids %v", b, ids)
+			}
+		}
+		a := base
+		a.Destroyed = b
+		if why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at); (why == "") != (len(ids) == 0) {
+			t.Fatalf("%q: ids %v, gate %q", b, ids, why)
+		}
+	})
+}
+
+// destroyedSeeds are the destroyed answers recorded: Ceph 20.2.4's and the probe's on Ceph 16.
+var destroyedSeeds = []string{"ceph20/before-destroy/osd-tree-from-destroyed.json", "ceph20/destroyed-stale/osd-tree-from-destroyed.json",
+	"probe/ceph16/destroyed-destroyed.json"}
+
+// addTestdata adds the files of testdata as seeds.
+func addTestdata(f *testing.F, names ...string) {
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 }

@@ -89,3 +89,19 @@ func (p PGStates) Stale() (int, []string) {
 	sort.Strings(states)
 	return n, states
 }
+
+// NotClean is how many PGs are in a state without both "active" and "clean" (degraded,
+// undersized, remapped, backfilling, recovering, peering, ...; scrubbing is clean), and those
+// states, sorted: what `ceph osd safe-to-destroy` counts when it names a down OSD.
+func (p PGStates) NotClean() (int, []string) {
+	n, states := 0, []string(nil)
+	for st, k := range p.ByState {
+		tokens := strings.Split(st, "+")
+		if k > 0 && (!slices.Contains(tokens, "active") || !slices.Contains(tokens, "clean")) {
+			n += k
+			states = append(states, st)
+		}
+	}
+	sort.Strings(states)
+	return n, states
+}

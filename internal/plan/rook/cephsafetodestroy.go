@@ -68,3 +68,11 @@ func (s SafeToDestroy) Why(id int) string {
 	}
 	return fmt.Sprintf("osd.%d: Ceph's safe-to-destroy answer does not name it", id)
 }
+
+// noOSDUnderHost: the safe-to-destroy answer is the probe's empty list, written when
+// `ceph osd ls-tree <the node's CRUSH host>` exited 0 and named no OSD (a missing bucket
+// exits ENOENT): the bucket exists, empty, and no OSD was asked about.
+func noOSDUnderHost(raw []byte) bool {
+	var ids []int
+	return json.Unmarshal(raw, &ids) == nil && ids != nil && len(ids) == 0
+}

@@ -38,7 +38,7 @@ func checkBlocks(c HealthCheck, ignore []string) string {
 	case c.Muted:
 		return ""
 	case blockingChecks[c.Code]:
-		return c.Code + " (" + c.Summary + ") makes data unavailable or at risk"
+		return c.named() + " makes data unavailable or at risk"
 	case harmlessChecks[c.Code] || crushSubtreeDown(c.Code):
 		return ""
 	}
@@ -47,11 +47,19 @@ func checkBlocks(c HealthCheck, ignore []string) string {
 			return ""
 		}
 	}
-	return c.Code + " (" + c.Summary + ") is a check Prism does not know; add it to the policy's spec.osd.ignoreHealthChecks if it says nothing about data"
+	return c.named() + " is a check Prism does not know; add it to the policy's spec.osd.ignoreHealthChecks if it says nothing about data"
 }
 
 // crushSubtreeDown: OSD_HOST_DOWN, OSD_RACK_DOWN, ... (every OSD under a CRUSH bucket down),
 // the failure being repaired when the fast device held every OSD of its host.
 func crushSubtreeDown(code string) bool {
 	return strings.HasPrefix(code, "OSD_") && strings.HasSuffix(code, "_DOWN") && code != "OSD_DOWN"
+}
+
+// named is the check's code and, when the probe kept it (decision 0058), its summary.
+func (c HealthCheck) named() string {
+	if c.Summary == "" {
+		return c.Code
+	}
+	return c.Code + " (" + c.Summary + ")"
 }

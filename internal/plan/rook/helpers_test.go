@@ -82,13 +82,21 @@ func TestHeldMessage(t *testing.T) {
 }
 
 // cephAnswersOf are the answers the probe would have read in a recorded state (testdata/<dir>/<state>).
+// The Ceph 16 states were recorded before the destroyed question (decision 0058): their answer
+// to it is the probe's own, recorded on Ceph 16 by test/ceph TestCephProbeClient, with the
+// host's OSD destroyed in the destroyed state and none destroyed in the others.
 func cephAnswersOf(dir, state string, at time.Time) CephAnswers {
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("testdata", dir, state, name+".json"))
+	read := func(elem ...string) []byte {
+		b, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, elem...)...))
 		if err != nil {
 			panic(err)
 		}
 		return b
 	}
-	return CephAnswers{At: at, Health: read("health"), PGStat: read("pg-stat"), Devices: read("device-ls-by-host"), SafeToDestroy: read("safe-to-destroy")}
+	destroyed := read("probe", "ceph16", "destroyed.json")
+	if state == "destroyed" {
+		destroyed = read("probe", "ceph16", "destroyed-destroyed.json")
+	}
+	return CephAnswers{At: at, Health: read(dir, state, "health.json"), PGStat: read(dir, state, "pg-stat.json"),
+		Devices: read(dir, state, "device-ls-by-host.json"), SafeToDestroy: read(dir, state, "safe-to-destroy.json"), Destroyed: destroyed}
 }

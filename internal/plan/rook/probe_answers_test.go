@@ -57,7 +57,7 @@ func terminated(code int32, msg string, at time.Duration) corev1.ContainerState 
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg, FinishedAt: metav1.NewTime(probeT0.Add(at))}}
 }
 
-// probeEnded are the four containers ended with the recorded answers, the last at probeT0+at.
+// probeEnded are the five containers ended with the recorded answers, the last at probeT0+at.
 func probeEnded(rec map[string]string, at time.Duration) map[string]corev1.ContainerState {
 	states := map[string]corev1.ContainerState{}
 	for i, name := range ProbeContainers {
@@ -68,9 +68,9 @@ func probeEnded(rec map[string]string, at time.Duration) map[string]corev1.Conta
 
 func TestProbeAnswers(t *testing.T) {
 	rec := recordedProbe(t)
-	// A devices answer longer than the kubelet keeps: the first 3072 bytes of a long list.
+	// A devices answer longer than the kubelet keeps: the first 2457 bytes of a long list.
 	long := "[" + strings.Repeat(rec[ProbeHealth]+",", 20) + rec[ProbeHealth] + "]"
-	cut := long[:ProbeMessageLimit(4)]
+	cut := long[:ProbeMessageLimit(len(ProbeContainers))]
 	with := func(states map[string]corev1.ContainerState, name string, st corev1.ContainerState) map[string]corev1.ContainerState {
 		out := map[string]corev1.ContainerState{}
 		for k, v := range states {
@@ -97,20 +97,32 @@ func TestProbeAnswers(t *testing.T) {
 			now: 20 * time.Second, wantDone: true, wantAnswered: ProbeContainers, wantAt: 10 * time.Second},
 		{name: "a question without JSON says why",
 			pod: probePod("n1", 0, corev1.PodFailed, with(probeEnded(rec, 10*time.Second), ProbeHealth, terminated(1, "ceph health: exit 1: [errno 110] RADOS timed out (error connecting to the cluster)\n", 9*time.Second))),
-			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbePGStat, ProbeDevices, ProbeSafeToDestroy},
+			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbePGStat, ProbeDevices, ProbeSafeToDestroy, ProbeDestroyed},
 			wantErr: []string{"health: exit 1: ceph health: exit 1: [errno 110] RADOS timed out (error connecting to the cluster)"}, wantAt: 10 * time.Second},
 		{name: "an answer the kubelet cut",
 			pod: probePod("n1", 0, corev1.PodSucceeded, with(probeEnded(rec, 10*time.Second), ProbeDevices, terminated(0, cut, 8*time.Second))),
-			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeSafeToDestroy},
-			wantErr: []string{"devices: the answer is longer than the 3072 bytes the kubelet keeps of it (exit 0)"}, wantAt: 10 * time.Second},
+			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeSafeToDestroy, ProbeDestroyed},
+			wantErr: []string{"devices: the answer is longer than the 2457 bytes the kubelet keeps of it (exit 0)"}, wantAt: 10 * time.Second},
 		{name: "killed at the deadline",
 			pod: func() *corev1.Pod {
 				p := probePod("n1", 0, corev1.PodFailed, with(probeEnded(rec, 10*time.Second), ProbeSafeToDestroy, terminated(137, "", 2*time.Minute)))
 				p.Status.Reason, p.Status.Message = "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
 				return p
 			}(),
-			now: 3 * time.Minute, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeDevices},
+			now: 3 * time.Minute, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeDevices, ProbeDestroyed},
 			wantErr: []string{"pod DeadlineExceeded: Pod was active on the node longer than the specified deadline", "safe-to-destroy: exit 137 without an answer"}, wantAt: 2 * time.Minute},
+		// A probe pod made before the destroyed question (decision 0058) has four containers:
+		// the missing answer is a reason, so the node holds until the next probe.
+		{name: "a probe without the destroyed question",
+			pod: func() *corev1.Pod {
+				states := probeEnded(rec, 10*time.Second)
+				delete(states, ProbeDestroyed)
+				p := probePod("n1", 0, corev1.PodSucceeded, states)
+				p.Spec.Containers = p.Spec.Containers[:4]
+				return p
+			}(),
+			now: 20 * time.Second, wantDone: true, wantAnswered: []string{ProbeHealth, ProbePGStat, ProbeDevices, ProbeSafeToDestroy},
+			wantErr: []string{"destroyed: did not finish"}, wantAt: 9 * time.Second},
 		{name: "an image that cannot be pulled ends the probe at once",
 			pod: probePod("n1", 0, corev1.PodPending, map[string]corev1.ContainerState{
 				ProbeHealth: {Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "quay.io/ceph/ceph:v99: not found"}}}),
@@ -134,7 +146,8 @@ func TestProbeAnswers(t *testing.T) {
 			if !done {
 				return
 			}
-			got := map[string][]byte{ProbeHealth: a.Health, ProbePGStat: a.PGStat, ProbeDevices: a.Devices, ProbeSafeToDestroy: a.SafeToDestroy}
+			got := map[string][]byte{ProbeHealth: a.Health, ProbePGStat: a.PGStat, ProbeDevices: a.Devices, ProbeSafeToDestroy: a.SafeToDestroy,
+				ProbeDestroyed: a.Destroyed}
 			for _, name := range ProbeContainers {
 				want := ""
 				if slices.Contains(tc.wantAnswered, name) {
@@ -265,7 +278,7 @@ func FuzzProbeAnswers(f *testing.F) {
 			t.Fatal("a finished probe is not done")
 		}
 		valid := json.Valid([]byte(msg))
-		for _, out := range [][]byte{a.Health, a.PGStat, a.Devices, a.SafeToDestroy} {
+		for _, out := range [][]byte{a.Health, a.PGStat, a.Devices, a.SafeToDestroy, a.Destroyed} {
 			if valid != (string(out) == msg && out != nil) {
 				t.Fatalf("message %q (valid JSON %v) read as %q", msg, valid, out)
 			}

@@ -63,7 +63,8 @@ type cephDeviceLocation struct {
 
 // denseAnswers is what Ceph prints for each question on the dense node once the fast device's
 // OSDs are down and their PGs recovered elsewhere: health and PGs as recorded on Ceph 16
-// (out-recovered), the OSDs in safe safe to destroy, the others still active.
+// (out-recovered), the OSDs in safe safe to destroy, the others still active, none destroyed
+// (as recorded on Ceph 20.2.4 before a destroy).
 func denseAnswers(t *testing.T, safe ...int) (stdout map[string]string, ids string) {
 	t.Helper()
 	devs, err := json.Marshal(denseDeviceLs(denseDrives))
@@ -86,11 +87,12 @@ func denseAnswers(t *testing.T, safe ...int) (stdout map[string]string, ids stri
 		return string(b)
 	}
 	return map[string]string{ProbeHealth: read("health.json"), ProbePGStat: read("pg-stat.json"), ProbeDevices: string(devs),
-		ProbeSafeToDestroy: string(std)}, ids
+		ProbeSafeToDestroy: string(std), ProbeDestroyed: recorded("ceph20/before-destroy/osd-tree-from-destroyed.json")}, ids
 }
 
-// denseGate is the gate's question for the dense node: every drive's DB moves.
-func denseGate(answers map[string]CephAnswers, now time.Time) GateResult {
+// denseGate is the gate's question for the dense node: every drive's DB moves; the policy
+// ignores the health checks in ignore.
+func denseGate(answers map[string]CephAnswers, ignore []string, now time.Time) GateResult {
 	planned := RookNode{Name: denseNode}
 	var devices []any
 	kernel := map[string]string{}
@@ -101,14 +103,15 @@ func denseGate(answers map[string]CephAnswers, now time.Time) GateResult {
 		devices = append(devices, map[string]any{"name": byID, "config": map[string]any{"metadataDevice": fmt.Sprintf("/dev/prism-db-old/prism-db-%02d", i)}})
 	}
 	return GateReplacements(GateInput{Entries: []RookNode{planned}, Existing: []any{map[string]any{"name": denseNode, "devices": devices}},
-		Answers: answers, Kernel: map[string]map[string]string{denseNode: kernel}, Now: now})
+		Answers: answers, Kernel: map[string]map[string]string{denseNode: kernel}, Ignore: ignore, Now: now})
 }
 
 // runProbe runs each container of pod as the kubelet would (its command, its environment,
 // with the mons as Rook's ConfigMap gives them) against a stand-in ceph printing stdout[name],
 // and leaves in its status what the kubelet keeps of each termination message: the file's
-// last 4096 bytes, then the pod's share (ProbeMessageLimit), from the start.
-func runProbe(t *testing.T, pod *corev1.Pod, stdout map[string]string, ids string, at time.Time) {
+// last 4096 bytes, then the pod's share (ProbeMessageLimit), from the start. fake are more of
+// the stand-in's variables (fakeCeph).
+func runProbe(t *testing.T, pod *corev1.Pod, stdout map[string]string, ids string, at time.Time, fake ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "ceph"), []byte(fakeCeph), 0o755); err != nil {
@@ -119,6 +122,7 @@ func runProbe(t *testing.T, pod *corev1.Pod, stdout map[string]string, ids strin
 		msgFile := filepath.Join(dir, c.Name+".termination-log")
 		env := []string{"PATH=" + dir + ":/usr/bin:/bin", "FAKE_ARGS=" + filepath.Join(dir, "args"), "FAKE_IDS=" + ids,
 			"FAKE_OUT=" + stdout[c.Name], "FAKE_RC=0"}
+		env = append(env, fake...)
 		for _, e := range c.Env {
 			switch {
 			case e.Name == "PRISM_MON_ENDPOINTS":
@@ -152,11 +156,12 @@ func runProbe(t *testing.T, pod *corev1.Pod, stdout map[string]string, ids strin
 
 // probeAndGate is one round of the controller on the dense node: the gate's pass without
 // answers names the held drives, PlanProbes the probe to start (after prev, the previous
-// probe, if any), its containers answer (runProbe), observe reads the finished pod
-// (PlanProbes' Answers) and the gate judges again with them.
-func probeAndGate(t *testing.T, stdout map[string]string, ids string, prev *corev1.Pod, at time.Time) (*corev1.Pod, GateResult) {
+// probe, if any), its containers answer (runProbe, fake more of the stand-in's variables),
+// observe reads the finished pod (PlanProbes' Answers) and the gate judges again with them,
+// with the policy ignoring the checks in ignore.
+func probeAndGate(t *testing.T, stdout map[string]string, ids string, prev *corev1.Pod, at time.Time, ignore []string, fake ...string) (*corev1.Pod, GateResult) {
 	t.Helper()
-	held := denseGate(nil, at)
+	held := denseGate(nil, ignore, at)
 	if len(held.Held) != denseDrives || held.Released != nil {
 		t.Fatalf("without answers: held %d, released %v; want all %d held", len(held.Held), held.Released, denseDrives)
 	}
@@ -170,13 +175,13 @@ func probeAndGate(t *testing.T, stdout map[string]string, ids string, prev *core
 	}
 	pod := ProbePod(ProbeTarget{Policy: "policy-7", Owner: probeOwner, Namespace: "rook-ceph", Image: "ceph", Node: denseNode, Devices: ch.Create[0].Devices})
 	pod.CreationTimestamp.Time = at
-	runProbe(t, pod, stdout, ids, at.Add(20*time.Second))
+	runProbe(t, pod, stdout, ids, at.Add(20*time.Second), fake...)
 	now := at.Add(30 * time.Second)
 	a, ok := PlanProbes([]*corev1.Pod{pod}, nil, now).Answers[denseNode]
 	if !ok {
 		t.Fatal("the finished probe has no answers")
 	}
-	return pod, denseGate(map[string]CephAnswers{denseNode: a}, now)
+	return pod, denseGate(map[string]CephAnswers{denseNode: a}, ignore, now)
 }
 
 // TestDenseNodeReleasesThroughTheProbe follows the controller's path on a 24-drive node whose
@@ -193,8 +198,8 @@ func TestDenseNodeReleasesThroughTheProbe(t *testing.T) {
 	element, _ := json.Marshal(denseDeviceLs(1)[0])
 	t.Logf("ceph device ls-by-host of %d drives and the fast device: %d bytes, one drive's element %d bytes (%s); the kubelet keeps %d",
 		denseDrives, len(stdout[ProbeDevices]), len(element), element, ProbeMessageLimit(len(ProbeContainers)))
-	pod, g := probeAndGate(t, stdout, ids, nil, probeT0)
-	t.Logf("the probe kept %d bytes of ceph device ls-by-host", len(pod.Status.ContainerStatuses[2].State.Terminated.Message))
+	pod, g := probeAndGate(t, stdout, ids, nil, probeT0, nil)
+	t.Logf("the probe kept %d bytes of ceph device ls-by-host", len(answerOf(pod, ProbeDevices)))
 	byID, _ := denseDrive(0)
 	if g.Released == nil || g.Released.Device != byID {
 		t.Fatalf("released %v, want %s; first held: %s", g.Released, byID, strings.Join(g.Held[:1], ""))
@@ -206,7 +211,7 @@ func TestDenseNodeReleasesThroughTheProbe(t *testing.T) {
 // OSD is safe to destroy (osd.10) goes.
 func TestDenseNodeAsksAboutEachDriveInTurn(t *testing.T) {
 	stdout, ids := denseAnswers(t, 10)
-	pod, g := probeAndGate(t, stdout, ids, nil, probeT0)
+	pod, g := probeAndGate(t, stdout, ids, nil, probeT0, nil)
 	if g.Released != nil {
 		t.Fatalf("the first probe asks about drives 0-%d, and %s is released", ProbeDrivesMax-1, g.Released.Device)
 	}
@@ -215,9 +220,131 @@ func TestDenseNodeAsksAboutEachDriveInTurn(t *testing.T) {
 			t.Errorf("held[%d] = %q, want it to say %q", i, g.Held[i], want)
 		}
 	}
-	_, g = probeAndGate(t, stdout, ids, pod, probeT0.Add(30*time.Second+ProbeMaxAge))
+	_, g = probeAndGate(t, stdout, ids, pod, probeT0.Add(30*time.Second+ProbeMaxAge), nil)
 	byID, _ := denseDrive(10)
 	if g.Released == nil || g.Released.Device != byID {
 		t.Fatalf("the second probe: released %v, want %s; held: %s", g.Released, byID, strings.Join(g.Held, "\n"))
+	}
+}
+
+// answerOf is what the kubelet kept of container name's termination message.
+func answerOf(pod *corev1.Pod, name string) string {
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.Name == name && st.State.Terminated != nil {
+			return st.State.Terminated.Message
+		}
+	}
+	return ""
+}
+
+// allDense are the dense node's OSD ids, every one safe to destroy in denseAnswers.
+func allDense() []int {
+	ids := make([]int, denseDrives)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+// TestDenseNodeHoldsOnADestroyedID: with every OSD safe to destroy, one id left destroyed under
+// the node's CRUSH host (Ceph 20.2.4's answer as recorded, osd.2) holds every drive: Rook v1.21
+// would give that id to the drive released (decision 0058).
+func TestDenseNodeHoldsOnADestroyedID(t *testing.T) {
+	stdout, ids := denseAnswers(t, allDense()...)
+	stdout[ProbeDestroyed] = recorded("ceph20/destroyed-stale/osd-tree-from-destroyed.json")
+	pod, g := probeAndGate(t, stdout, ids, nil, probeT0, nil)
+	t.Logf("the probe kept %s of ceph osd tree-from destroyed", answerOf(pod, ProbeDestroyed))
+	if g.Released != nil || len(g.Held) != denseDrives || !strings.Contains(g.Held[0], "waiting: Ceph has osd.2 destroyed under "+denseNode+"'s CRUSH host") {
+		t.Fatalf("released %v; held %d, first: %s", g.Released, len(g.Held), strings.Join(g.Held[:1], ""))
+	}
+}
+
+// TestDenseNodeWithItsCRUSHHostEmptyReleases: every OSD of the node purged (the fast-device
+// runbook's step 2), its CRUSH host bucket left empty: `ceph osd ls-tree` prints nothing and
+// exits 0 (recorded on Ceph 16), Ceph lists none of its drives, and the first drive goes.
+func TestDenseNodeWithItsCRUSHHostEmptyReleases(t *testing.T) {
+	stdout, _ := denseAnswers(t)
+	stdout[ProbeDevices] = "[]"
+	stdout[ProbeSafeToDestroy] = "" // not asked: no OSD
+	stdout[ProbeDestroyed] = recorded("ceph20/purged/osd-tree-from-destroyed.json")
+	pod, g := probeAndGate(t, stdout, "", nil, probeT0, nil)
+	byID, _ := denseDrive(0)
+	if answerOf(pod, ProbeSafeToDestroy) != "[]" || g.Released == nil || g.Released.Device != byID {
+		t.Fatalf("safe-to-destroy %q; released %v, want %s; first held: %s", answerOf(pod, ProbeSafeToDestroy), g.Released, byID, strings.Join(g.Held[:1], ""))
+	}
+}
+
+// TestDenseNodeWithoutItsCRUSHHostHolds: a CRUSH host Ceph does not have (Ceph 20.2.4's
+// `ceph osd ls-tree no-such-host`: ENOENT, exit 2) is not an empty one: the node holds.
+func TestDenseNodeWithoutItsCRUSHHostHolds(t *testing.T) {
+	stdout, _ := denseAnswers(t)
+	stdout[ProbeDevices] = "[]"
+	_, g := probeAndGate(t, stdout, "", nil, probeT0, nil, "FAKE_IDS_RC=2", `FAKE_IDS_ERR=Error ENOENT: "`+denseNode+`" does not exist`)
+	want := `waiting: Ceph could not answer for ` + denseNode + `: safe-to-destroy: exit 1: ceph osd ls-tree ` + denseNode + `: Error ENOENT: "` + denseNode + `" does not exist`
+	if g.Released != nil || len(g.Held) != denseDrives || !strings.HasSuffix(g.Held[0], want) {
+		t.Fatalf("released %v; held %d, first: %s; want it to end in %s", g.Released, len(g.Held), strings.Join(g.Held[:1], ""), want)
+	}
+}
+
+// manyChecks is `ceph health` on a bad day, in the shape recorded on Ceph 16: every check
+// recorded in testdata/ceph16 as Ceph printed it (PG_AVAILABILITY muted, with its mute in
+// `mutes` as the muted state records them), and every other code the gate knows as harmless,
+// each with the recorded MON_DISK_LOW element (only the code is not recorded).
+func manyChecks(t *testing.T) string {
+	t.Helper()
+	checks := map[string]json.RawMessage{}
+	var mutes []json.RawMessage
+	for _, state := range recordedStates(t) {
+		var h struct {
+			Checks map[string]json.RawMessage `json:"checks"`
+			Mutes  []json.RawMessage          `json:"mutes"`
+		}
+		if err := json.Unmarshal(readRecorded(t, state, "health"), &h); err != nil {
+			t.Fatal(err)
+		}
+		for code, c := range h.Checks {
+			checks[code] = c
+		}
+		if state == "muted" {
+			mutes = h.Mutes
+		}
+	}
+	checks["PG_AVAILABILITY"] = json.RawMessage(strings.Replace(string(checks["PG_AVAILABILITY"]), `"muted":false`, `"muted":true`, 1))
+	mutes = append(mutes, json.RawMessage(`{"code":"PG_AVAILABILITY","sticky":false,"summary":"Reduced data availability: 16 pgs inactive","count":16}`))
+	for code := range harmlessChecks {
+		if _, ok := checks[code]; !ok {
+			checks[code] = checks["MON_DISK_LOW"]
+		}
+	}
+	out, err := json.Marshal(map[string]any{"status": "HEALTH_WARN", "checks": checks, "mutes": mutes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestDenseNodeJudgesAHealthOfManyChecks: a health answer of more checks than the kubelet
+// keeps in Ceph's shape still reaches the gate (the probe keeps the status and each check's
+// severity and muted, decision 0058), which judges it as before: the muted PG_AVAILABILITY
+// does not hold, OSD_NEARFULL (unknown to Prism) holds until the policy ignores it.
+func TestDenseNodeJudgesAHealthOfManyChecks(t *testing.T) {
+	stdout, ids := denseAnswers(t, allDense()...)
+	stdout[ProbeHealth] = manyChecks(t)
+	limit := ProbeMessageLimit(len(ProbeContainers))
+	if len(stdout[ProbeHealth]) <= limit {
+		t.Fatalf("ceph health of the test is %d bytes, not longer than the %d the kubelet keeps", len(stdout[ProbeHealth]), limit)
+	}
+	pod, g := probeAndGate(t, stdout, ids, nil, probeT0, nil)
+	kept := answerOf(pod, ProbeHealth)
+	health, err := ParseHealth([]byte(kept))
+	t.Logf("ceph health: %d checks in %d bytes, the probe kept %d bytes (%v)", len(health.Checks), len(stdout[ProbeHealth]), len(kept), err)
+	want := "waiting: Ceph reports OSD_NEARFULL is a check Prism does not know"
+	if g.Released != nil || !strings.Contains(g.Held[0], want) {
+		t.Fatalf("released %v; first held: %s; want %q", g.Released, strings.Join(g.Held[:1], ""), want)
+	}
+	_, g = probeAndGate(t, stdout, ids, nil, probeT0, []string{"OSD_NEARFULL", "POOL_NEARFULL"})
+	byID, _ := denseDrive(0)
+	if g.Released == nil || g.Released.Device != byID {
+		t.Fatalf("the policy ignoring OSD_NEARFULL and POOL_NEARFULL: released %v, want %s; first held: %s", g.Released, byID, strings.Join(g.Held[:1], ""))
 	}
 }

@@ -39,10 +39,11 @@ const (
 	ProbePGStat        = "pg-stat"
 	ProbeDevices       = "devices"
 	ProbeSafeToDestroy = "safe-to-destroy"
+	ProbeDestroyed     = "destroyed"
 )
 
 // ProbeContainers are the container names of a probe pod.
-var ProbeContainers = []string{ProbeHealth, ProbePGStat, ProbeDevices, ProbeSafeToDestroy}
+var ProbeContainers = []string{ProbeHealth, ProbePGStat, ProbeDevices, ProbeSafeToDestroy, ProbeDestroyed}
 
 const (
 	// probeUID is the ceph user of Ceph's container images: it reads the key (fsGroup).
@@ -61,8 +62,9 @@ const (
 // metadata names it: Rook sets NODE_NAME), PRISM_CRUSH_HOST (the node's CRUSH host bucket),
 // PRISM_DEVICES (a JSON list of the kernel names and /dev paths whose elements of `ceph device
 // ls-by-host` the devices question keeps, decision 0057), PRISM_KEYFILE and
-// PRISM_TERMINATION_LOG. The devices question keeps them with python3, which every image with
-// the Ceph CLI has (the `ceph` command is a Python script).
+// PRISM_TERMINATION_LOG. The health, devices and destroyed questions keep only what the gate
+// reads of Ceph's answer with python3, which every image with the Ceph CLI has (the `ceph`
+// command is a Python script); decisions 0057, 0058.
 //
 //go:embed probe.sh
 var ProbeScript string

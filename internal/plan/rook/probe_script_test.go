@@ -13,15 +13,27 @@ import (
 
 // fakeCeph stands in for the ceph CLI: it records its arguments one per line, then prints what
 // $FAKE_OUT holds on stdout and $FAKE_ERR on stderr and exits $FAKE_RC; `osd ls-tree` prints
-// $FAKE_IDS instead.
+// $FAKE_IDS instead, or $FAKE_IDS_ERR on stderr and exits $FAKE_IDS_RC when that is set.
 const fakeCeph = `#!/bin/sh
 for a in "$@"; do printf '%s\n' "$a"; done >>"$FAKE_ARGS"
 echo -- >>"$FAKE_ARGS"
-case " $* " in *" ls-tree "*) printf '%s' "$FAKE_IDS"; exit 0 ;; esac
+case " $* " in *" ls-tree "*)
+	[ -z "$FAKE_IDS_RC" ] || { printf '%s\n' "$FAKE_IDS_ERR" >&2; exit "$FAKE_IDS_RC"; }
+	printf '%s' "$FAKE_IDS"; exit 0 ;;
+esac
 printf '%s' "$FAKE_OUT"
 printf '%s' "$FAKE_ERR" >&2
 exit "$FAKE_RC"
 `
+
+// recorded is a file of testdata, as recorded.
+func recorded(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // recordedDeviceLs is `ceph device ls-by-host` as recorded on Ceph 16 (healthy): five
 // elements, the fast device's first.
@@ -38,6 +50,8 @@ var recordedDeviceLs = func() string {
 func TestProbeScript(t *testing.T) {
 	cases := []struct {
 		name, question, endpoints, ids, out, errOut, rc string
+		// idsRC and idsErr make `osd ls-tree` fail.
+		idsRC, idsErr string
 		// devices is PRISM_DEVICES ("": []).
 		devices string
 		wantRC  int
@@ -47,7 +61,34 @@ func TestProbeScript(t *testing.T) {
 		wantMsg string
 	}{
 		{name: "health, Rook's msgr1 and msgr2-only endpoints", question: ProbeHealth, endpoints: "a=10.0.0.1:6789,b=[fd00::2]:3300",
-			out: `{"status":"HEALTH_OK"}`, rc: "0", wantCalls: []string{"health|--format|json"}, wantMsg: `{"status":"HEALTH_OK"}`},
+			out: `{"status":"HEALTH_OK","checks":{},"mutes":[]}`, rc: "0", wantCalls: []string{"health|--format|json"}, wantMsg: `{"status":"HEALTH_OK","checks":{}}`},
+		// Recorded on Ceph 16 (testdata/ceph16/muted): counts and mutes go, muted and summaries stay.
+		{name: "health keeps the status and each check's severity, muted and summary", question: ProbeHealth, endpoints: "a=10.0.0.1:6789",
+			out: recorded("ceph16/muted/health.json"), rc: "0", wantCalls: []string{"health|--format|json"},
+			wantMsg: `{"status":"HEALTH_WARN","checks":{"AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED":{"severity":"HEALTH_WARN","muted":false,"summary":{"message":"mon is allowing insecure global_id reclaim"}},` +
+				`"MON_DISK_LOW":{"severity":"HEALTH_WARN","muted":false,"summary":{"message":"mon a is low on available space"}},` +
+				`"OSD_NEARFULL":{"severity":"HEALTH_WARN","muted":true,"summary":{"message":"3 nearfull osd(s)"}},` +
+				`"POOL_NEARFULL":{"severity":"HEALTH_WARN","muted":true,"summary":{"message":"2 pool(s) nearfull"}}}}`},
+		{name: "health detail's details go too", question: ProbeHealth, endpoints: "a=10.0.0.1:6789",
+			out: recorded("ceph20/destroyed-stale/health-detail.json"), rc: "0", wantCalls: []string{"health|--format|json"},
+			wantMsg: `{"status":"HEALTH_WARN","checks":{"PG_AVAILABILITY":{"severity":"HEALTH_WARN","muted":false,"summary":{"message":"Reduced data availability: 8 pgs stale"}}}}`},
+		{name: "health without checks fails", question: ProbeHealth, endpoints: "a=10.0.0.1:6789", out: `{"status":"HEALTH_OK"}`, rc: "0", wantRC: 1,
+			wantCalls: []string{"health|--format|json"}, wantMsg: "ceph health: keeping the status and checks: KeyError: 'checks'"},
+		{name: "a check without severity fails", question: ProbeHealth, endpoints: "a=10.0.0.1:6789", out: `{"status":"HEALTH_WARN","checks":{"X":{"muted":true}}}`, rc: "0", wantRC: 1,
+			wantCalls: []string{"health|--format|json"}, wantMsg: "ceph health: keeping the status and checks: KeyError: 'severity'"},
+		{name: "destroyed keeps each OSD's id and status (Ceph 20.2.4, osd.2 destroyed)", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			out: recorded("ceph20/destroyed-stale/osd-tree-from-destroyed.json"), rc: "0", wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
+			wantMsg: `{"nodes":[{"id":2,"status":"destroyed"}]}`},
+		{name: "destroyed: none (Ceph 20.2.4)", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			out: recorded("ceph20/before-destroy/osd-tree-from-destroyed.json"), rc: "0", wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
+			wantMsg: `{"nodes":[]}`},
+		{name: "destroyed: an OSD without status fails", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			out: `{"nodes":[{"id":2}]}`, rc: "0", wantRC: 1, wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
+			wantMsg: "ceph osd tree-from crush-host destroyed: keeping the OSDs: KeyError: 'status'"},
+		// Recorded on Ceph 16 (testdata/probe/ceph16/destroyed-no-bucket.txt).
+		{name: "destroyed: a missing bucket leaves stderr", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", wantRC: 1, wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
+			wantMsg: "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist"},
 		{name: "pg stat", question: ProbePGStat, endpoints: "a=10.0.0.1:6789", out: `{}`, rc: "0",
 			wantCalls: []string{"pg|stat|--format|json"}, wantMsg: `{}`},
 		{name: "a node name is one argument, never shell text", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", out: `[]`, rc: "0",
@@ -82,8 +123,12 @@ func TestProbeScript(t *testing.T) {
 		{name: "safe-to-destroy asks about the host's OSDs", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789", ids: "3\n11\n",
 			out: `{"safe_to_destroy":[]}`, rc: "16",
 			wantRC: 16, wantCalls: []string{"osd|ls-tree|crush-host", "osd|safe-to-destroy|3|11|--format|json"}, wantMsg: `{"safe_to_destroy":[]}`},
-		{name: "a host without OSDs answers nothing", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789", ids: "",
-			wantRC: 1, wantCalls: []string{"osd|ls-tree|crush-host"}, wantMsg: "no OSD under CRUSH host crush-host"},
+		{name: "a CRUSH host without OSDs answers an empty list and asks nothing more", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789", ids: "",
+			wantCalls: []string{"osd|ls-tree|crush-host"}, wantMsg: "[]"},
+		// Recorded on Ceph 20.2.4 (testdata/ceph20/before-destroy/osd-ls-tree-no-such-host.exit).
+		{name: "a missing CRUSH host fails with Ceph's reason", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789",
+			idsRC: "2", idsErr: `Error ENOENT: "crush-host" does not exist`,
+			wantRC: 1, wantCalls: []string{"osd|ls-tree|crush-host"}, wantMsg: `ceph osd ls-tree crush-host: Error ENOENT: "crush-host" does not exist`},
 		{name: "ls-tree printing something else", question: ProbeSafeToDestroy, endpoints: "a=10.0.0.1:6789", ids: "3\n*\n",
 			wantRC: 1, wantCalls: []string{"osd|ls-tree|crush-host"}, wantMsg: "ceph osd ls-tree crush-host: not an OSD id: *"},
 		{name: "an error leaves stderr", question: ProbeHealth, endpoints: "a=10.0.0.1:6789", errOut: "[errno 13] RADOS permission denied", rc: "13",
@@ -105,7 +150,8 @@ func TestProbeScript(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "PRISM_MON_ENDPOINTS=" + tc.endpoints, "PRISM_NODE=n1; touch /tmp/x $(id)",
 				"PRISM_CRUSH_HOST=crush-host", "PRISM_KEYFILE=/etc/prism-probe/key", "PRISM_TERMINATION_LOG=" + msg, "PRISM_DEVICES=" + cmp.Or(tc.devices, "[]"),
-				"FAKE_ARGS=" + args, "FAKE_IDS=" + tc.ids, "FAKE_OUT=" + tc.out, "FAKE_ERR=" + tc.errOut, "FAKE_RC=" + tc.rc}
+				"FAKE_ARGS=" + args, "FAKE_IDS=" + tc.ids, "FAKE_IDS_RC=" + tc.idsRC, "FAKE_IDS_ERR=" + tc.idsErr,
+				"FAKE_OUT=" + tc.out, "FAKE_ERR=" + tc.errOut, "FAKE_RC=" + tc.rc}
 			err := cmd.Run()
 			rc := 0
 			if ee, ok := err.(*exec.ExitError); ok {

@@ -75,7 +75,7 @@ type GateInput struct {
 // device was replaced, so the planned metadataDevice differs from the one in the
 // CephCluster's entry): one at a time, each only when Ceph's own answers for its node say the
 // OSD on its data device can go without making data unavailable (cephAllows) and the previous
-// one has settled. Devices new to the CephCluster (added disks) and unchanged ones pass
+// one has settled (its backfill done: every PG active+clean, backfilled). Devices new to the CephCluster (added disks) and unchanged ones pass
 // untouched. Pure.
 func GateReplacements(in GateInput) GateResult {
 	current := existingDevices(in.Existing)
@@ -101,6 +101,9 @@ func GateReplacements(in GateInput) GateResult {
 			}
 			if why == "" {
 				why = cephAllows(a, found, n.Name, d.Name, in.Kernel[n.Name][d.Name], in.Ignore, in.Now)
+			}
+			if why == "" {
+				why = backfilled(a, in.Last)
 			}
 			if why == "" {
 				kept.Devices = append(kept.Devices, d)

@@ -132,6 +132,39 @@ func TestGateWaitsForAnswersAfterTheRelease(t *testing.T) {
 	}
 }
 
+// After a release the next OSD waits until every PG is active+clean (the released OSD's
+// backfill, decision 0058): with the old OSDs purged, safe-to-destroy names no down OSD of the
+// node, and only the PG states say that data still moves. Recorded on Ceph 16: osd.0 purged
+// (every PG active+clean), and the PGs of the recovering state (active but degraded, remapped).
+func TestGateWaitsForTheBackfill(t *testing.T) {
+	now := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	planned, existing := replacing(recordedQLC + "0")
+	kernel := map[string]map[string]string{recordedNode: recordedKernelNames(t)}
+	last := &Release{Node: recordedNode, Device: recordedQLC + "1", At: now.Add(-MaxSettle - time.Minute)}
+	moving := recordedAnswers(t, "ceph16", "purged", now.Add(-time.Minute))
+	moving.PGStat = readRecorded(t, "recovering", "pg-stat")
+	for _, tc := range []struct {
+		name string
+		a    CephAnswers
+		last *Release
+		want string // "" released
+	}{
+		{"PGs moving after a release: held", moving, last,
+			"ceph pg stat: 13 PGs not active+clean (active+recovery_wait+undersized+degraded+remapped, active+undersized+remapped): after prismtest-node " + recordedQLC + "1 was released, the next OSD waits until every PG is"},
+		{"every PG active+clean after a release: it goes", recordedAnswers(t, "ceph16", "purged", now.Add(-time.Minute)), last, ""},
+		{"PGs moving, nothing released before: it goes", moving, nil, ""},
+	} {
+		got := GateReplacements(GateInput{Entries: planned, Existing: existing, Kernel: kernel,
+			Answers: map[string]CephAnswers{recordedNode: tc.a}, Last: tc.last, Now: now})
+		switch {
+		case tc.want == "" && got.Released == nil:
+			t.Errorf("%s: held %q, want released", tc.name, got.Held)
+		case tc.want != "" && (got.Released != nil || len(got.Held) != 1 || !strings.HasSuffix(got.Held[0], tc.want)):
+			t.Errorf("%s: released %+v, held %q; want held with %q", tc.name, got.Released, got.Held, tc.want)
+		}
+	}
+}
+
 // A held device whose DB size came from its node's config keeps that size when the node's new
 // config has none (its other devices moved to logical volumes, which get no size); when the new
 // config has one, the device inherits it as before.
