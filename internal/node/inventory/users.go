@@ -10,14 +10,16 @@ import (
 	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
-// diskUsers finds the processes that hold each disk or one of its partitions open, as the
-// disk's holders: "pid 1234 (fusefat)", or "partition 1: pid 1234 (fusefat)". They fail
-// NoHolders as a stacked device does. Called before the inventory opens any disk or starts a
+// diskUsers finds the processes that hold each disk or one of its partitions open, and the
+// loop devices bound to them, as the disk's holders: "pid 1234 (fusefat)", "partition 1: pid
+// 1234 (fusefat)", "loop3 (a loop device on it)". They fail NoHolders as a stacked device
+// does. Called before the inventory opens any disk or starts a
 // probe: the agent's own process is not counted, and its children are not running. Openers
 // get procfs.BriefOpen to close the disk (another program's inventory or probe).
 //
 // problems are the disks whose users are unknown: one whose partitions could not be read, or
-// every disk when the scan failed (none is then proven unused).
+// every disk when the scan of the processes or of the loop devices failed (none is then
+// proven unused).
 //
 // Only disks whose node under the host root is the block device sysfs numbers are looked for:
 // a fixture tree's disks (regular files, numbers made up) are no device of this machine.
@@ -47,14 +49,29 @@ func diskUsers(ctx context.Context, p *procfs.Proc, host sysfs.Host, disks []sys
 		}
 		return nil, problems
 	}
-	users = map[string][]string{}
-	for _, o := range openers {
-		disk := owner[o.Device]
-		h := o.String()
-		if o.Device != disk {
-			h = o.Device[len(disk)+1:] + ": " + h
+	// A loop device bound to a disk leaves no other trace (sysfs.LoopBackings).
+	loops, err := host.LoopBackings()
+	if err != nil {
+		for _, d := range disks {
+			problems[d.Name] = err
 		}
-		users[disk] = append(users[disk], h)
+		return nil, problems
+	}
+	users = map[string][]string{}
+	add := func(dev, user string) {
+		disk := owner[dev]
+		if dev != disk {
+			user = dev[len(disk)+1:] + ": " + user
+		}
+		users[disk] = append(users[disk], user)
+	}
+	for _, o := range openers {
+		add(o.Device, o.String())
+	}
+	for _, l := range loops {
+		if dev, ok := devs[l.Backing]; ok && l.Backing != 0 {
+			add(dev, l.Loop+" (a loop device on it)")
+		}
 	}
 	return users, problems
 }

@@ -191,3 +191,55 @@ func TestTakeCountsAProcessHoldingALoopOpen(t *testing.T) {
 	}
 	t.Fatalf("%s is not in the inventory", dev)
 }
+
+// TestTakeCountsALoopDeviceOnADisk: a loop device bound to a disk (losetup --offset 1MiB
+// /dev/sdX, with a file system on it) shows in no holder list and no process's descriptors,
+// and the disk still opens O_EXCL; the inventory must still count it as the disk's user, or
+// the disk is selected and Rook's prepare writes over the file system. Root only (losetup).
+func TestTakeCountsALoopDeviceOnADisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("attaching a loop device needs root")
+	}
+	losetup, err := exec.LookPath("losetup")
+	if err != nil {
+		t.Skip("losetup (mount) is not installed")
+	}
+	attach := func(file string, offset string) string {
+		out, err := exec.Command(losetup, "--find", "--show", "--offset", offset, file).Output()
+		if err != nil {
+			t.Skipf("losetup: %v", err)
+		}
+		dev := strings.TrimSpace(string(out))
+		t.Cleanup(func() { _ = exec.Command(losetup, "-d", dev).Run() })
+		return dev
+	}
+	file := filepath.Join(t.TempDir(), "disk.img")
+	if err := os.WriteFile(file, make([]byte, 8<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	disk := attach(file, "0")
+	user := attach(disk, "1048576")
+
+	proc, err := procfs.Proc{Dir: "/proc"}.IgnoringAncestors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Take(t.Context(), Options{Host: sysfs.Host{Root: "/"}, IncludeLoop: true, SignatureReaders: 1, Openers: &proc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Base(user) + " (a loop device on it)"
+	for _, d := range rep.Devices {
+		if d.Path != disk {
+			continue
+		}
+		if !slices.Contains(d.Holders, want) {
+			t.Errorf("%s: holders %q, want %q among them", disk, d.Holders, want)
+		}
+		if d.Eligibility.Eligible {
+			t.Errorf("%s is eligible although %s uses it", disk, user)
+		}
+		return
+	}
+	t.Fatalf("%s is not in the inventory", disk)
+}

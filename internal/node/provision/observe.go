@@ -333,7 +333,7 @@ func unescapeMountinfo(s string) string {
 // users records the processes other than the agent that hold the device or one of its
 // partitions open (procfs, by device number): a FUSE file system's daemon, a program reading
 // or writing it, which show in no holder list and, opening it without O_EXCL, do not stop
-// Prism's exclusive hold. The whole device's go to obs.Users; a partition's to its
+// Prism's exclusive hold; and the loop devices bound to them, which neither do. The whole device's go to obs.Users; a partition's to its
 // PartitionHolders, which Decide weighs as it weighs a stacked device (an OSD's DB on the
 // partition itself is its ceph-osd). Openers get procfs.BriefOpen to close it (a udev
 // worker's probe after Prism's own close, another inventory). A scan that cannot see every
@@ -351,21 +351,48 @@ func (r Runner) users(ctx context.Context, obs *Observation, name string, devs m
 	if err != nil {
 		return fmt.Errorf("finding the processes that hold %s open (it cannot be proven unused without them): %w", name, err)
 	}
-	for _, o := range openers {
-		if o.Device == name {
-			obs.Users = append(obs.Users, o.String())
-			continue
+	// A loop device bound to the device or a partition (losetup /dev/nvme0n1p1) leaves no
+	// holder, no descriptor and no refused exclusive open: only the loop device says so.
+	loops, err := r.loops()
+	if err != nil {
+		return fmt.Errorf("finding the loop devices bound to %s (it cannot be proven unused without them): %w", name, err)
+	}
+	add := func(dev, user string) error {
+		if dev == name {
+			obs.Users = append(obs.Users, user)
+			return nil
 		}
-		n, ok := parsePartitionName(name, o.Device)
+		n, ok := parsePartitionName(name, dev)
 		if !ok {
-			return fmt.Errorf("%s holds %s open, which is not a partition of %s", o, o.Device, name)
+			return fmt.Errorf("%s uses %s, which is not a partition of %s", user, dev, name)
 		}
 		if obs.PartitionHolders == nil {
 			obs.PartitionHolders = map[int][]string{}
 		}
-		obs.PartitionHolders[n] = append(obs.PartitionHolders[n], o.String())
+		obs.PartitionHolders[n] = append(obs.PartitionHolders[n], user)
+		return nil
+	}
+	for _, o := range openers {
+		if err := add(o.Device, o.String()); err != nil {
+			return err
+		}
+	}
+	for _, l := range loops {
+		if dev, ok := nums[l.Backing]; ok && l.Backing != 0 {
+			if err := add(dev, l.Loop+" (a loop device on it)"); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// loops lists the host's bound loop devices and what backs each (sysfs.LoopBackings).
+func (r Runner) loops() ([]sysfs.LoopBacking, error) {
+	if r.loopBackings != nil {
+		return r.loopBackings()
+	}
+	return r.sysfs().LoopBackings()
 }
 
 // proc is the procfs users are found in: the agent's own /proc, the host's when the agent

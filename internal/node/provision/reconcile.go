@@ -19,6 +19,7 @@ import (
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/procfs"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
 // Runner carries out node plans on this host.
@@ -51,6 +52,9 @@ type Runner struct {
 	allowFiles bool
 	// readSparse is SparseRead when nil; tests count the reads through it.
 	readSparse func(ctx context.Context, path string, start, size int64) (Sparse, error)
+	// loopBackings is the host's sysfs.LoopBackings when nil; tests play loop devices on
+	// their fixture partitions through it.
+	loopBackings func() ([]sysfs.LoopBacking, error)
 }
 
 // Result is one Reconcile.

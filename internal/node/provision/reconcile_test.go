@@ -14,11 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/gpt"
 	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/procfs"
 	"github.com/prism-storage/prism/internal/host/signature"
+	"github.com/prism-storage/prism/internal/host/sysfs"
 )
 
 // fakeHost is a device file and a kernel behind the executor. The device is a sparse 12 GiB
@@ -629,3 +632,31 @@ func TestReconcileBlkidThatCouldNotProbeWritesNothing(t *testing.T) {
 }
 
 func last(argv []string) string { return argv[len(argv)-1] }
+
+// A loop device bound to a partition of a granted device (losetup /dev/nvme0n1p1, with a file
+// system mounted from the loop device) is a user of that partition that no holder list, no
+// process's descriptors and no exclusive open shows: no grant lets Prism wipe the device
+// under it. Nor is a loop device that cannot be asked taken for none.
+func TestReconcileDoesNotWipeUnderALoopDevice(t *testing.T) {
+	h := newFakeHost(t)
+	h.foreignGPT()
+	r := h.runner()
+	r.loopBackings = func() ([]sysfs.LoopBacking, error) {
+		return []sysfs.LoopBacking{{Loop: "loop6", Backing: 0}, {Loop: "loop7", Backing: unix.Mkdev(259, 1)}}, nil
+	}
+	res := r.Reconcile(context.Background(), nodePlan(t, fast), h.inventory(), prismv1.ModeApply)
+	if got := states(res.Partitions); got != "Refused,Refused,Refused,Refused" || res.Changed || len(h.mutations()) != 0 {
+		t.Fatalf("granted, partition 1 under loop7: %s, ran %q", got, h.mutations())
+	}
+	if msg := res.Partitions[0].Message; !strings.Contains(msg, "partition 1 by loop7 (a loop device on it)") {
+		t.Errorf("refusal %q does not name loop7", msg)
+	}
+
+	r.loopBackings = func() ([]sysfs.LoopBacking, error) {
+		return nil, errors.New("asking loop7 what backs it: permission denied")
+	}
+	res = r.Reconcile(context.Background(), nodePlan(t, fast), h.inventory(), prismv1.ModeApply)
+	if got := states(res.Partitions); got != "Failed,Failed,Failed,Failed" || res.Changed || len(h.mutations()) != 0 {
+		t.Fatalf("loop devices unknown: %s, ran %q", got, h.mutations())
+	}
+}
