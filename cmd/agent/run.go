@@ -48,7 +48,7 @@ func runAgent(args []string) error {
 	metricsCertDir := fs.String("metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint; empty makes a self-signed certificate")
 	healthPeriod := fs.Duration("health-period", time.Minute, "read the devices' wear counters (SMART/log pages) this often")
 	cephSocketDir := fs.String("ceph-socket-dir", osdstats.DefaultSocketDir, "read the OSDs' admin sockets in this host directory (under --host-root; Rook: <dataDirHostPath>/exporter) for the per-OSD table; empty turns it off")
-	stateDir := fs.String("state-dir", "", "keep the wear history here (a hostPath) so forecasts survive restarts; empty keeps it in memory")
+	stateDir := fs.String("state-dir", "", "keep the wear history here (a hostPath) so forecasts survive restarts, and the records Prism writes before each pvcreate and cache start so that one cut short is resumed; empty keeps the history in memory and writes no records")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +111,8 @@ func runAgent(args []string) error {
 		p.Actuator = &agent.Actuator{Provision: runner.Reconcile}
 		p.PlanPoll = *planPoll
 		if *manageCache {
-			caches := opencas.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot}
+			// The state dir keeps the record Prism writes before each cache start, too.
+			caches := opencas.Runner{Exec: hostExec(*hostTools), HostRoot: host.hostRoot, IntentDir: *stateDir}
 			p.Actuator.Cache = caches.ReconcileNode
 		}
 	}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,4 +181,87 @@ func valueOf(c *casadm.Counter) uint64 {
 		return 0
 	}
 	return c.Value
+}
+
+// TestNodeStartsNoCacheOverUnexplainedBytes: casadm -S --force overwrites the cache partition,
+// so it runs only over zeros, as pvcreate on a DB slot does: a partition whose head holds bytes
+// no format explains (raw data someone wrote through the partition, which neither libblkid nor
+// Prism's detector names) is refused, and nothing is started. Bytes Prism's own start left,
+// cut short by a crash, are known by the record Prism writes before it starts (IntentDir):
+// the next pass starts the cache again, and the record goes once the cache runs.
+func TestNodeStartsNoCacheOverUnexplainedBytes(t *testing.T) {
+	forEachRelease(t, testNodeStartsNoCacheOverUnexplainedBytes)
+}
+
+func testNodeStartsNoCacheOverUnexplainedBytes(t *testing.T) {
+	h := newHost(t)
+	h.zeroPartition()
+	h.putPartition(64<<10, []byte("someone's data, no format any probe knows"))
+	devices := []prismv1.Device{{Name: "sda", StablePath: q1}, {Name: "sdb", StablePath: q2}}
+	rec := &recorder{inner: hostexec.Local{}}
+	r := opencas.Runner{Exec: rec, HostRoot: h.root, IntentDir: t.TempDir()}
+	ctx := context.Background()
+	p := nodePlan(t, prismv1.CacheWriteThrough)
+
+	res := r.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply)
+	if len(rec.mutating()) != 0 || res.Changed {
+		t.Fatalf("a partition holding data: ran %q", rec.mutating())
+	}
+	if st := res.Caches[0]; st.State != prismv1.CacheRefused || !strings.Contains(st.Message, "non-zero bytes at byte 65536") {
+		t.Fatalf("a partition holding data: %+v", st)
+	}
+
+	// Prism's own start cut short: the record is on the host, the start never finished and
+	// left bytes of its own on the partition.
+	h.zeroPartition()
+	crash := &crashingStart{inner: rec, h: h}
+	if res := (opencas.Runner{Exec: crash, HostRoot: h.root, IntentDir: r.IntentDir}).ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply); !crash.crashed || res.Caches[0].State != prismv1.CachePending {
+		t.Fatalf("the crashing start: crashed %t, %+v", crash.crashed, res.Caches)
+	}
+	records, _ := filepath.Glob(filepath.Join(r.IntentDir, "cache-intent", "*"))
+	if len(records) != 1 {
+		t.Fatalf("records after the cut-short start: %q", records)
+	}
+	// Without the record, the same bytes are nobody's.
+	other := opencas.Runner{Exec: rec, HostRoot: h.root, IntentDir: t.TempDir()}
+	if res := other.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply); res.Caches[0].State != prismv1.CacheRefused {
+		t.Fatalf("the cut-short start without its record: %+v", res.Caches[0])
+	}
+	res = r.ReconcileNode(ctx, p, devices, partitions, prismv1.ModeApply)
+	if st := res.Caches[0]; st.State != prismv1.CacheRunning || !strings.Contains(h.casadm("-L", "-o", "csv", "-b"), "cache,1,"+part+",Running,wt") {
+		t.Fatalf("resuming the cut-short start: %+v", st)
+	}
+	if records, _ := filepath.Glob(filepath.Join(r.IntentDir, "cache-intent", "*")); len(records) != 0 {
+		t.Errorf("records once the cache runs: %q", records)
+	}
+}
+
+// putPartition writes b at off in the cache partition, as someone else would.
+func (h *host) putPartition(off int64, b []byte) {
+	h.t.Helper()
+	f, err := os.OpenFile(filepath.Join(h.root, part), os.O_WRONLY, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, off); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// crashingStart plays a crash inside casadm -S: some of what the start writes reaches the
+// partition (test data at its start, as OCF's volume test writes), and the start never ends.
+type crashingStart struct {
+	inner   hostexec.Executor
+	h       *host
+	crashed bool
+}
+
+func (c *crashingStart) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+	if len(argv) > 1 && argv[1] == "-S" {
+		c.crashed = true
+		c.h.putPartition(0, []byte{0xff, 0xff, 0xff, 0xff})
+		return nil, errors.New("killed (test)")
+	}
+	return c.inner.Run(ctx, argv, stdin)
 }

@@ -108,14 +108,17 @@ func decideAbsent(d Desired, o Observed, mode string) Plan {
 		}
 		return p
 	}
+	if d.Unexplained != "" && !d.StartCutShort {
+		return refuse(fmt.Sprintf("no cache is started on %s: it holds %s that no format explains, and casadm -S --force would overwrite them; Prism starts a cache only over zeros (clear the partition's first and last MiB if the data is not wanted)", d.Partition, d.Unexplained))
+	}
 	for _, c := range o.List.Caches {
 		if c.ID == d.CacheID {
 			return refuse(fmt.Sprintf("no cache is started on %s: cache id %d is taken by the cache on %s", d.Partition, d.CacheID, c.Disk))
 		}
 	}
-	p.Steps = append(p.Steps, Step{Kind: StepStart,
+	p.Steps = append(p.Steps, Step{Kind: StepStart, Path: d.Partition,
 		Argv: casadm.StartArgv(d.Partition, d.CacheID, mode, d.LineSizeKiB),
-		Why:  "the inventory found no signature on the partition, so --force can only discard bytes no tool recognises"})
+		Why:  "the partition holds no signature and reads zero in its first and last MiB (or holds what Prism's own start cut short left)"})
 	// A fresh cache: defaults everywhere, no cores, only the default IO classes.
 	fresh := &ObservedCache{Cache: casadm.Cache{ID: d.CacheID, Disk: d.Partition, Mode: mode, Status: casadm.Status{State: casadm.StateRunning}}}
 	rest := configure(d, o, fresh, true)

@@ -161,6 +161,18 @@ func TestDecideNoBlindStart(t *testing.T) {
 	if got := argvs(p); !reflect.DeepEqual(got, []string{"casadm -S -d " + part + " -l"}) || !p.Steps[0].Barrier {
 		t.Errorf("metadata: %v", got)
 	}
+	// Bytes no signature explains: --force would overwrite them. Unless Prism's own start,
+	// cut short, left them.
+	d = desired()
+	d.Unexplained = "non-zero bytes at byte 65536"
+	p = Decide(d, Observed{})
+	if len(p.Steps) != 0 || len(p.Refusals) != 1 || !strings.Contains(p.Refusals[0], "non-zero bytes at byte 65536 that no format explains") {
+		t.Errorf("unexplained bytes: %v %v", argvs(p), p.Refusals)
+	}
+	d.StartCutShort = true
+	if p = Decide(d, Observed{}); len(p.Steps) == 0 || p.Steps[0].Kind != StepStart || p.Steps[0].Path != part {
+		t.Errorf("Prism's start cut short: %v %v", argvs(p), p.Refusals)
+	}
 	// Cache id taken by another partition's cache.
 	d = desired()
 	p = Decide(d, Observed{List: casadm.List{Caches: []casadm.Cache{{ID: 1, Disk: "/dev/disk/by-id/other-part3"}}}})

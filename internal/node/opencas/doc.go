@@ -11,8 +11,9 @@
 // brings it back at boot.
 //
 // Safety rules, all enforced by Decide:
-//   - A new cache is started with --force only on a partition the inventory scanned and found
-//     without any signature. A partition carrying Open CAS metadata is loaded (-S -l), never
+//   - A new cache is started with --force only on a partition scanned and found without any
+//     signature and with zeros in its first and last MiB (or with what Prism's own start, cut
+//     short, left there: Runner.IntentDir). A partition carrying Open CAS metadata is loaded (-S -l), never
 //     re-initialised; one carrying anything else is refused. Without a scan nothing starts.
 //   - Leaving write-back or write-only flushes first (-Q ... -f yes).
 //   - A core is removed only after its dirty data is flushed (-F -j, then -R without -f); a

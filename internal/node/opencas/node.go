@@ -62,7 +62,11 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 		}
 		sigs, err := ScanPartition(r.HostRoot, part)
 		d := DesiredFor(p.Cache, f, part, devices)
+		if err == nil && len(sigs) == 0 {
+			d.Unexplained, err = ScanHeadAndTail(r.HostRoot, part)
+		}
 		d.PartitionScanned, d.Signatures = err == nil, sigs
+		d.StartCutShort = r.startRecorded(part)
 		res := r.Reconcile(ctx, d)
 		out.Changed = out.Changed || res.Changed
 		if res.Unobserved {

@@ -32,6 +32,11 @@ type Runner struct {
 	StepLimit int
 	// MaxRounds bounds observe-decide-run rounds (default 8).
 	MaxRounds int
+	// IntentDir is where Prism records, before casadm -S --force, that it starts a cache on
+	// a partition (the agent's --state-dir, on the host): the bytes a start cut short leaves
+	// are then known as Prism's own, and the next pass starts it again. Empty: no record,
+	// and such a partition is refused as not proven empty.
+	IntentDir string
 }
 
 // Result is one Reconcile.
@@ -79,6 +84,14 @@ func (r Runner) Reconcile(ctx context.Context, d Desired) Result {
 			res.Err, res.Unobserved = err, round == 0
 			return res
 		}
+		if o.Cache != nil {
+			// The cache runs: what is on the partition is its metadata now, not a start
+			// cut short.
+			if err := r.forgetStart(d.Partition); err != nil {
+				res.Err = err
+				return res
+			}
+		}
 		plan := Decide(d, o)
 		res.fill(plan)
 		if len(plan.Steps) == 0 {
@@ -124,6 +137,11 @@ func (res *Result) fill(p Plan) {
 func (r Runner) run(ctx context.Context, s Step) error {
 	if s.Kind == StepWriteFile {
 		return writeFile(r.hostPath(s.Path), s.Content)
+	}
+	if s.Kind == StepStart && r.IntentDir != "" {
+		if err := r.recordStart(s.Path); err != nil {
+			return err
+		}
 	}
 	out, err := r.Exec.Run(ctx, s.Argv, s.Stdin)
 	if err != nil {

@@ -3,6 +3,8 @@ package opencas
 import (
 	"cmp"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -25,4 +27,30 @@ func ScanPartition(hostRoot, partition string) ([]prismv1.DeviceSignature, error
 		out = append(out, prismv1.DeviceSignature{Kind: s.Kind.API(), Name: s.Name, OffsetBytes: s.Offset})
 	}
 	return out, nil
+}
+
+// ScanHeadAndTail reads the cache partition's first and last MiB (signature.ZeroSpan) for
+// Desired.Unexplained: "" when both are zeros, else where the first non-zero byte is. A read
+// that fails is an error: the partition is then not proven empty.
+func ScanHeadAndTail(hostRoot, partition string) (string, error) {
+	if err := checkPath(partition); err != nil {
+		return "", err
+	}
+	f, err := os.Open(filepath.Join(cmp.Or(hostRoot, "/"), partition))
+	if err != nil {
+		return "", fmt.Errorf("reading the cache partition %s: %w", partition, err)
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return "", fmt.Errorf("size of the cache partition %s: %w", partition, err)
+	}
+	at, err := signature.FirstNonZero(f, size, signature.ZeroSpan)
+	if err != nil {
+		return "", fmt.Errorf("reading the cache partition %s: %w", partition, err)
+	}
+	if at < 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("non-zero bytes at byte %d", at), nil
 }

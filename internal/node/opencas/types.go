@@ -25,6 +25,14 @@ type Desired struct {
 	PartitionScanned bool
 	// Signatures are the on-disk signatures found on the partition.
 	Signatures []prismv1.DeviceSignature
+	// Unexplained says what the partition holds that no signature explains: non-zero bytes in
+	// its first or last MiB (ScanHeadAndTail, read when the scan found no signature); "" when
+	// they are zeros. casadm -S --force would overwrite them: no cache is started over them,
+	// unless StartCutShort.
+	Unexplained string
+	// StartCutShort is set when Prism recorded starting a cache on the partition and has not
+	// seen it run since (Runner.IntentDir): the bytes there are its own start cut short.
+	StartCutShort bool
 	// Mode is the cache mode; CacheNone (or "") means no cache: a running one is stopped.
 	Mode prismv1.CacheMode
 	// LineSizeKiB is the cache line size (4, 8, 16, 32, 64; 0 means 4), fixed at start.
@@ -170,7 +178,8 @@ type Step struct {
 	Argv []string
 	// Stdin feeds the command (the IO class CSV for `-C -C -f -`).
 	Stdin []byte
-	// Path (absolute on the host) and Content are a WriteFile step's file.
+	// Path (absolute on the host) and Content are a WriteFile step's file; Path is a Start
+	// step's partition, for the record Prism writes before it (Runner.IntentDir).
 	Path    string
 	Content string
 	// Barrier steps change the state in ways Decide cannot foresee (a load restores
