@@ -109,6 +109,41 @@ func TestForeignInUse(t *testing.T) {
 	})
 }
 
+// TestForeignUnderALoopDevice: a loop device bound to the device or to one of its partitions
+// (losetup --offset N /dev/sdX; a file system on the loop device lies at the offset, where no
+// probe looks) shows in no holder list, no process's descriptors and no refused exclusive open
+// (decision 0059). The plans grant a wipe, which never overrides a user.
+func TestForeignUnderALoopDevice(t *testing.T) {
+	e := setup(t)
+	losetup := e.tool(t, "losetup", "")
+	bind := func(t *testing.T, dev string) string {
+		t.Helper()
+		user := strings.TrimSpace(e.must(t, losetup, "--find", "--show", "--offset", strconv.FormatInt(4*mib, 10), dev))
+		t.Cleanup(func() { _ = cleanupRun(losetup, "-d", user) })
+		return strings.TrimPrefix(user, "/dev/")
+	}
+	t.Run("whole/granted", func(t *testing.T) {
+		l := e.attach(t, "loop-whole", devSize)
+		writeAt(t, l, 4*mib, randomBytes(t, int(mib))) // the loop device's data
+		user := bind(t, l.dev)
+		p := planFor(t, planOpts{slots: 2, cache: true, grant: []*loop{l}}, l)
+		e.keepsEvenGranted(t, l, p, nil, user+" (a loop device on it)")
+	})
+	t.Run("partition/granted", func(t *testing.T) {
+		sgdisk, partx := e.tool(t, "sgdisk", ""), e.tool(t, "partx", "")
+		l := e.attach(t, "loop-partition", devSize)
+		e.must(t, sgdisk, "--new=1:1M:+64M", "--change-name=1:someones", l.dev)
+		e.must(t, partx, "--add", l.dev)
+		if parts := kernelPartitions(t, l.name); !slices.Contains(parts, l.name+"p1") {
+			t.Fatalf("the kernel has partitions %v of %s after partx --add, want %sp1", parts, l.name, l.name)
+		}
+		writeAt(t, l, 5*mib, randomBytes(t, int(mib))) // the loop device's data, in partition 1
+		user := bind(t, l.dev+"p1")
+		p := planFor(t, planOpts{slots: 2, cache: true, grant: []*loop{l}}, l)
+		e.keepsEvenGranted(t, l, p, nil, "partition 1 by "+user+" (a loop device on it)")
+	})
+}
+
 // procName is how a refusal names a child: "pid 1234 (sleep)".
 func procName(cmd *exec.Cmd) string {
 	return "pid " + strconv.Itoa(cmd.Process.Pid) + " (sleep)"
