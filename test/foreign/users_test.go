@@ -95,13 +95,7 @@ func TestForeignInUse(t *testing.T) {
 
 	// A program with a partition open: a foreign GPT partition under a wipe grant.
 	t.Run("open/partition/granted", func(t *testing.T) {
-		sgdisk, partx := e.tool(t, "sgdisk", ""), e.tool(t, "partx", "")
-		l := e.attach(t, "open-partition", devSize)
-		e.must(t, sgdisk, "--new=1:1M:+64M", "--change-name=1:someones", l.dev)
-		e.must(t, partx, "--add", l.dev)
-		if parts := kernelPartitions(t, l.name); !slices.Contains(parts, l.name+"p1") {
-			t.Fatalf("the kernel has partitions %v of %s after partx --add, want %sp1", parts, l.name, l.name)
-		}
+		l := e.withForeignPartition(t, "open-partition")
 		writeAt(t, l, mib, randomBytes(t, int(mib))) // data in the partition
 		cmd := holdOpen(t, l.dev+"p1")
 		p := planFor(t, planOpts{slots: 2, cache: true, grant: []*loop{l}}, l)
@@ -130,18 +124,26 @@ func TestForeignUnderALoopDevice(t *testing.T) {
 		e.keepsEvenGranted(t, l, p, nil, user+" (a loop device on it)")
 	})
 	t.Run("partition/granted", func(t *testing.T) {
-		sgdisk, partx := e.tool(t, "sgdisk", ""), e.tool(t, "partx", "")
-		l := e.attach(t, "loop-partition", devSize)
-		e.must(t, sgdisk, "--new=1:1M:+64M", "--change-name=1:someones", l.dev)
-		e.must(t, partx, "--add", l.dev)
-		if parts := kernelPartitions(t, l.name); !slices.Contains(parts, l.name+"p1") {
-			t.Fatalf("the kernel has partitions %v of %s after partx --add, want %sp1", parts, l.name, l.name)
-		}
+		l := e.withForeignPartition(t, "loop-partition")
 		writeAt(t, l, 5*mib, randomBytes(t, int(mib))) // the loop device's data, in partition 1
 		user := bind(t, l.dev+"p1")
 		p := planFor(t, planOpts{slots: 2, cache: true, grant: []*loop{l}}, l)
 		e.keepsEvenGranted(t, l, p, nil, "partition 1 by "+user+" (a loop device on it)")
 	})
+}
+
+// withForeignPartition attaches a device with a foreign GPT partition 1 (1 MiB, 64 MiB) that
+// the kernel lists.
+func (e *env) withForeignPartition(t *testing.T, role string) *loop {
+	t.Helper()
+	sgdisk, partx := e.tool(t, "sgdisk", ""), e.tool(t, "partx", "")
+	l := e.attach(t, role, devSize)
+	e.must(t, sgdisk, "--new=1:1M:+64M", "--change-name=1:someones", l.dev)
+	e.must(t, partx, "--add", l.dev)
+	if parts := kernelPartitions(t, l.name); !slices.Contains(parts, l.name+"p1") {
+		t.Fatalf("the kernel has partitions %v of %s after partx --add, want %sp1", parts, l.name, l.name)
+	}
+	return l
 }
 
 // procName is how a refusal names a child: "pid 1234 (sleep)".
