@@ -706,8 +706,10 @@ upgrade_drill() {
 # Rook's real operator started first (as rook_stage does), and the suite told so: it then
 # waits for Ceph's OSDs too.
 prism_stage() {
-  # The stranger pod that tries Prism's endpoints runs the sleep image's probe (hack/e2e/sleep).
-  local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt" PRISM_E2E_PROBE_IMAGE=prism.local/e2e/sleep:v1)
+  # The stranger pod that tries Prism's endpoints runs the sleep image's probe (hack/e2e/sleep);
+  # the suite's Prometheus runs hack/e2e/prometheus-image.sh's image.
+  local suite_env=(PRISM_E2E_HOTADD="prism-nvmet-loop /etc/prism-e2e-nvmet-hotadd.txt" PRISM_E2E_PROBE_IMAGE=prism.local/e2e/sleep:v1
+    PRISM_E2E_PROMETHEUS_IMAGE=prism.local/e2e/prometheus:v2.42.0)
   # The emulated control plane answers a lease renewal in seconds, tens of seconds on a loaded
   # host: with kube-controller-manager's 10 s renew deadline both operator replicas lost the
   # lease in turn and restarted 8 times in the chain's first 16 min (2026-12-07).

@@ -216,6 +216,9 @@ if [[ -n $prism ]]; then
   # that the operator's version-skew check runs against the previous release's agent.
   prism_tar=$(env ${PRISM_E2E_UPGRADE_FROM:+VERSION=$new_release} "$repo/hack/images/build.sh")
   ln "$prism_tar" "$share/images/prism.tar" 2>/dev/null || cp "$prism_tar" "$share/images/prism.tar"
+  # The Prometheus the suite deploys to scrape the agents (Debian's, pinned in prometheus.lock).
+  prometheus_tar=$("$here/prometheus-image.sh" "$work/ociarchive")
+  ln "$prometheus_tar" "$share/images/prometheus.tar" 2>/dev/null || cp "$prometheus_tar" "$share/images/prometheus.tar"
   if [[ -n ${PRISM_E2E_UPGRADE_FROM:-} ]]; then
     # The previous release's image (renamed: both charts name the same one) and chart.
     prev=$("$here/previous-release.sh" "$PRISM_E2E_UPGRADE_FROM" "$old_release")
