@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -89,45 +88,15 @@ func (d *demo) checkDashboards(ctx context.Context) error {
 	}
 	say("\n# Every query of every generated dashboard against the demo's Prometheus (real agents on simulated nodes)")
 	say("# variables: node dashboard %v, device dashboard %v, else %v", opts.PerBoard[dashboards.UIDNode], opts.PerBoard[dashboards.UIDDevice], opts.Alternatives[dashboards.UIDDevice])
-	var failed []string
-	used := map[string]bool{}
-	checked := 0
-	for _, r := range results {
-		name := r.Name()
-		reason, exempt := noDataFromSimulatedNodes[name]
-		used[name] = used[name] || exempt
-		problem := r.Problem()
-		switch {
-		case exempt && problem == "":
-			failed = append(failed, fmt.Sprintf("%s has data although listed as impossible (%s): remove it from noDataFromSimulatedNodes", name, reason))
-		case exempt:
-			say("  not checked  %s: %s", name, reason)
-		case problem != "":
-			failed = append(failed, fmt.Sprintf("%s: %s\n    %s", name, problem, r.Run))
-			say("  NO DATA      %s: %s", name, problem)
-		case r.Alternative > 0:
-			checked++
-			say("  data         %s (%d series, with %v)", name, r.Series, opts.Alternatives[r.Dashboard][r.Alternative-1])
-		default:
-			checked++
-			say("  data         %s (%d series)", name, r.Series)
-		}
+	v := panelcheck.Judge(results, opts, noDataFromSimulatedNodes)
+	for _, l := range v.Lines {
+		say("%s", l)
 	}
-	var stale []string
-	for name := range noDataFromSimulatedNodes {
-		if !used[name] {
-			stale = append(stale, name)
-		}
-	}
-	sort.Strings(stale)
-	for _, s := range stale {
-		failed = append(failed, "noDataFromSimulatedNodes names no dashboard query: "+s)
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%d dashboard queries failed the check:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	if len(v.Failed) > 0 {
+		return fmt.Errorf("%d dashboard queries failed the check (noDataFromSimulatedNodes lists those that cannot have data):\n  %s", len(v.Failed), strings.Join(v.Failed, "\n  "))
 	}
 	say("%d of %d dashboard queries returned data from the real agents; %d cannot have data in the demo (listed above with the reason).",
-		checked, len(results), len(noDataFromSimulatedNodes))
+		v.Checked, len(results), len(noDataFromSimulatedNodes))
 	return nil
 }
 

@@ -250,100 +250,11 @@ func documentedMetrics(t *testing.T) map[string]bool {
 	return names
 }
 
-var keywords = map[string]bool{
-	"by": true, "without": true, "on": true, "ignoring": true, "group_left": true, "group_right": true,
-	// aggregation operators: "max by (node) (…)" has no "(" right after the name
-	"sum": true, "min": true, "max": true, "avg": true, "group": true, "stddev": true, "stdvar": true,
-	"count": true, "count_values": true, "bottomk": true, "topk": true, "quantile": true,
-	"and": true, "or": true, "unless": true, "bool": true, "offset": true, "Inf": true, "NaN": true,
-}
-
-// metricNames returns the metric names a PromQL expression selects: identifiers
-// that are not functions or keywords, outside {…} matchers, […] ranges, "…"
-// strings and by/on/group_… label lists.
-func metricNames(expr string) []string {
-	var out []string
-	depthBrace, depthBracket := 0, 0
-	labelList := false // inside by (…), on (…), group_left (…) …
-	pendingList := false
-	for i := 0; i < len(expr); {
-		c := expr[i]
-		switch {
-		case c == '"' || c == '\'' || c == '`':
-			j := i + 1
-			for j < len(expr) && expr[j] != c {
-				if expr[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			i = j + 1
-			continue
-		case c == '{':
-			depthBrace++
-		case c == '}':
-			depthBrace--
-		case c == '[':
-			depthBracket++
-		case c == ']':
-			depthBracket--
-		case c == '(':
-			if pendingList {
-				labelList = true
-				pendingList = false
-			}
-		case c == ')':
-			labelList = false
-		case c == '$':
-			j := i + 1
-			for j < len(expr) && (isIdent(expr[j]) || expr[j] == '{' || expr[j] == '}') {
-				j++
-			}
-			i = j
-			continue
-		case isIdentStart(c):
-			j := i
-			for j < len(expr) && isIdent(expr[j]) {
-				j++
-			}
-			word := expr[i:j]
-			k := j
-			for k < len(expr) && expr[k] == ' ' {
-				k++
-			}
-			isFunc := k < len(expr) && expr[k] == '('
-			switch {
-			case word == "by" || word == "without" || word == "on" || word == "ignoring" || word == "group_left" || word == "group_right":
-				pendingList = true
-			case depthBrace > 0 || depthBracket > 0 || labelList || keywords[word] || isFunc:
-			default:
-				out = append(out, word)
-			}
-			i = j
-			continue
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(expr) && (isIdent(expr[j]) || expr[j] == '.') {
-				j++
-			}
-			i = j
-			continue
-		}
-		i++
-	}
-	return out
-}
-
-func isIdentStart(c byte) bool {
-	return c == '_' || c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-func isIdent(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
-
 func TestMetricNames(t *testing.T) {
-	got := metricNames(`sum by (tier) (rate(prism_a_total{node=~"$node"}[$__rate_interval]) * on (node, device) group_left (tier) prism_b{x="y"}) / 86400 + 1e10 or vector(0) and ceph_c`)
+	got := MetricNames(`sum by (tier) (rate(prism_a_total{node=~"$node"}[$__rate_interval]) * on (node, device) group_left (tier) prism_b{x="y"}) / 86400 + 1e10 or vector(0) and ceph_c`)
 	want := []string{"prism_a_total", "prism_b", "ceph_c"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("metricNames = %v, want %v", got, want)
+		t.Fatalf("MetricNames = %v, want %v", got, want)
 	}
 }
 
@@ -372,7 +283,7 @@ func TestQueriesUseDocumentedMetrics(t *testing.T) {
 			if p, ok := LabelValuesAsPromQL(expr); ok {
 				expr = p
 			}
-			names := metricNames(expr)
+			names := MetricNames(expr)
 			if len(names) == 0 {
 				t.Errorf("%s / %q / %s: selects no metric: %s", q.Dashboard, q.Panel, q.RefID, q.Expr)
 			}

@@ -1,0 +1,91 @@
+package panelcheck
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/prism-storage/prism/internal/dashboards"
+)
+
+// Verdict is what a check made of Run's results, given the queries that cannot have data
+// where it ran (query name -> reason).
+type Verdict struct {
+	// Checked counts the queries that had to have data and had.
+	Checked int
+	// Lines say, one per query, "data", "NO DATA" or "not checked" with the reason, for the log.
+	Lines []string
+	// Failed says why the check fails: a query without data, a listed one with data after all
+	// (the reason is wrong), a listed name that is no query (the list is stale).
+	Failed []string
+}
+
+// Judge holds results against noData, as the demo (hack/demo --check-panels) and the e2e
+// suite's Prometheus spec check the dashboards; o names the alternative selections tried.
+func Judge(results []Result, o Options, noData map[string]string) Verdict {
+	var v Verdict
+	used := map[string]bool{}
+	for _, r := range results {
+		name := r.Name()
+		reason, exempt := noData[name]
+		used[name] = used[name] || exempt
+		problem := r.Problem()
+		switch {
+		case exempt && problem == "":
+			v.Failed = append(v.Failed, fmt.Sprintf("%s has data although listed as impossible (%s)", name, reason))
+		case exempt:
+			v.Lines = append(v.Lines, fmt.Sprintf("  not checked  %s: %s", name, reason))
+		case problem != "":
+			v.Failed = append(v.Failed, fmt.Sprintf("%s: %s\n    %s", name, problem, r.Run))
+			v.Lines = append(v.Lines, fmt.Sprintf("  NO DATA      %s: %s", name, problem))
+		case r.Alternative > 0:
+			v.Checked++
+			v.Lines = append(v.Lines, fmt.Sprintf("  data         %s (%d series, with %v)", name, r.Series, o.Alternatives[r.Dashboard][r.Alternative-1]))
+		default:
+			v.Checked++
+			v.Lines = append(v.Lines, fmt.Sprintf("  data         %s (%d series)", name, r.Series))
+		}
+	}
+	var stale []string
+	for name := range noData {
+		if !used[name] {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	for _, s := range stale {
+		v.Failed = append(v.Failed, "the list of queries without data names no dashboard query: "+s)
+	}
+	return v
+}
+
+// Unexposed lists the queries of All that read a metric exposed says is absent where the check
+// runs, each with why (one reason per absent metric, from why): such a query cannot have data
+// there, and one that reads only exposed metrics must.
+func Unexposed(exposed map[string]bool, why func(metric string) string) (map[string]string, error) {
+	queries, err := All()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, q := range queries {
+		expr := q.Expr
+		if p, ok := dashboards.LabelValuesAsPromQL(expr); ok {
+			expr = p
+		}
+		var reasons []string
+		for _, m := range dashboards.MetricNames(expr) {
+			if exposed[m] {
+				continue
+			}
+			if r := why(m); !slices.Contains(reasons, r) {
+				reasons = append(reasons, r)
+			}
+		}
+		if len(reasons) > 0 {
+			out[Result{Query: q}.Name()] = strings.Join(reasons, "; ")
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,105 @@
+package panelcheck
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prism-storage/prism/internal/dashboards"
+)
+
+// TestJudge: a query without data fails, one listed as impossible is not checked, a listed one
+// with data fails (the reason is wrong), a listed name that is no query fails (the list is
+// stale), and data found with an alternative selection counts, naming it.
+func TestJudge(t *testing.T) {
+	q := func(panel string) dashboards.Query { return dashboards.Query{Dashboard: "b", Panel: panel, RefID: "A"} }
+	results := []Result{
+		{Query: q("data"), Series: 2, Finite: 3},
+		{Query: q("alternative"), Series: 1, Finite: 1, Alternative: 1},
+		{Query: q("empty"), Run: "up == 2"},
+		{Query: q("nan"), Series: 1},
+		{Query: q("error"), Err: errors.New("HTTP 400: bad")},
+		{Query: q("listed and empty")},
+		{Query: q("listed with data"), Series: 1, Finite: 1},
+	}
+	o := Options{Alternatives: map[string][]map[string]string{"b": {{"device": "nvme1n1"}}}}
+	v := Judge(results, o, map[string]string{"b/listed and empty/A": "no Ceph", "b/listed with data/A": "no Ceph", "b/gone/A": "old"})
+	if v.Checked != 2 {
+		t.Errorf("Checked = %d, want 2", v.Checked)
+	}
+	failed := strings.Join(v.Failed, "\n")
+	for _, want := range []string{"b/empty/A: no data\n    up == 2", "b/nan/A: 1 series but no finite value", "b/error/A: HTTP 400: bad",
+		"b/listed with data/A has data although listed as impossible (no Ceph)", "names no dashboard query: b/gone/A"} {
+		if !strings.Contains(failed, want) {
+			t.Errorf("Failed lacks %q:\n%s", want, failed)
+		}
+	}
+	if len(v.Failed) != 5 {
+		t.Errorf("%d failures, want 5:\n%s", len(v.Failed), failed)
+	}
+	lines := strings.Join(v.Lines, "\n")
+	for _, want := range []string{"not checked  b/listed and empty/A: no Ceph", "data         b/alternative/A (1 series, with map[device:nvme1n1])", "NO DATA      b/empty/A"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("Lines lack %q:\n%s", want, lines)
+		}
+	}
+}
+
+// TestUnexposed: with every metric the dashboards read exposed but one Prism metric and the
+// Ceph ones, exactly the queries reading those are listed, each with the reasons of its
+// absent metrics; label_values variables are read as their PromQL.
+func TestUnexposed(t *testing.T) {
+	queries, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposed := map[string]bool{}
+	for _, q := range queries {
+		expr := q.Expr
+		if p, ok := dashboards.LabelValuesAsPromQL(expr); ok {
+			expr = p
+		}
+		for _, m := range dashboards.MetricNames(expr) {
+			exposed[m] = true
+		}
+	}
+	if !exposed["prism_device_info"] || exposed["node"] {
+		t.Fatalf("the metrics read: %v", exposed)
+	}
+	why := func(m string) string {
+		if strings.HasPrefix(m, "ceph_") {
+			return "Ceph's exporter is not scraped"
+		}
+		return m + " absent"
+	}
+	all, err := Unexposed(exposed, why)
+	if err != nil || len(all) != 0 {
+		t.Fatalf("everything exposed: %v, %v", all, err)
+	}
+	delete(exposed, "prism_cache_dirty_ratio")
+	for m := range exposed {
+		if strings.HasPrefix(m, "ceph_") {
+			delete(exposed, m)
+		}
+	}
+	got, err := Unexposed(exposed, why)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		dashboards.UIDNode + "/Cache occupancy and dirty/B":                            "prism_cache_dirty_ratio absent",
+		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/A":        "Ceph's exporter is not scraped",
+		dashboards.UIDNode + "/BlueFS DB used and spilled to the slow device/B":        "Ceph's exporter is not scraped",
+		dashboards.UIDOverview + "/BlueFS spillover to the slow device — $topn OSDs/A": "Ceph's exporter is not scraped",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/A":                  "Ceph's exporter is not scraped",
+		dashboards.UIDDevice + "/BlueFS of the OSDs on this device/B":                  "Ceph's exporter is not scraped",
+	}
+	for name, reason := range want {
+		if got[name] != reason {
+			t.Errorf("%s: reason %q, want %q", name, got[name], reason)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d queries listed, want %d: %v", len(got), len(want), got)
+	}
+}
