@@ -15,6 +15,7 @@ import (
 	"github.com/prism-storage/prism/internal/bytesize"
 	"github.com/prism-storage/prism/internal/node/osdstats"
 	"github.com/prism-storage/prism/internal/plan/rook"
+	"github.com/prism-storage/prism/test/e2e/prometheus"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -141,7 +142,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 
 	It("installs the chart and the agent is Ready on the node", Label("reboot-before"), func() {
 		args := []string{"upgrade", "--install", "prism", cfg.chart, "--namespace", cfg.namespace, "--create-namespace",
-			"--set", "operator.prometheusURL=" + noPrometheus} // the endurance page, for the endpoints spec
+			// The endurance page, at the suite's Prometheus (spec 6f deploys it at that address).
+			"--set", "operator.prometheusURL=" + prometheus.URL}
 		for _, s := range cfg.helmSet {
 			args = append(args, "--set", s)
 		}
@@ -415,6 +417,8 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			g.Expect(metricLines(body, "prism_node_inventory_timestamp_seconds")).NotTo(BeEmpty())
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
 	})
+
+	It("a Prometheus scrapes every agent; every dashboard query has data from them; the endurance page names every node and its drives", expectPrometheusSeesEveryAgent)
 
 	It("refuses every Prism endpoint to a pod of another namespace: 401 without a token, 403 with its own; the chart's scraper and page reader pass", expectEndpointsRefuseStrangers)
 

@@ -50,6 +50,10 @@ type config struct {
 	// probeImage holds hack/e2e/sleep (its probe mode), present on the node: the stranger pod
 	// that tries Prism's endpoints from another namespace; empty: no such spec.
 	probeImage string
+	// prometheusImage holds Debian's prometheus (hack/e2e/prometheus-image.sh), present on the
+	// node: the Prometheus the dashboards and the endurance page are checked against; empty: no
+	// such spec, and the endpoints spec expects no Prometheus behind the page.
+	prometheusImage string
 	// drills: the failure drills run after the hot-add spec (drill_test.go); they need Rook's
 	// operator and the commands below. Off by default: the chain's time is unchanged.
 	drills bool
@@ -138,6 +142,7 @@ func TestE2E(t *testing.T) {
 	cfg.samples = env("PRISM_E2E_SAMPLES", "../../config/samples")
 	cfg.hotAdd = strings.Fields(os.Getenv("PRISM_E2E_HOTADD"))
 	cfg.probeImage = os.Getenv("PRISM_E2E_PROBE_IMAGE")
+	cfg.prometheusImage = os.Getenv("PRISM_E2E_PROMETHEUS_IMAGE")
 	cfg.artifacts = os.Getenv("PRISM_E2E_ARTIFACTS")
 	cfg.drills = os.Getenv("PRISM_E2E_DRILLS") == "1"
 	cfg.drillAdd = strings.Fields(os.Getenv("PRISM_E2E_DRILL_ADD"))

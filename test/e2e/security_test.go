@@ -17,11 +17,6 @@ import (
 	"github.com/prism-storage/prism/test/e2e/endpoints"
 )
 
-// noPrometheus is the operator's --prometheus-url in the suite's install: the endurance page and
-// its query proxy are served (docs/security.md, "Endpoints"), and no Prometheus listens there,
-// so a reader's named query gets the proxy's 502.
-const noPrometheus = "http://127.0.0.1:9090"
-
 // strangerNamespace creates a namespace of its own for a spec, enforcing Pod Security
 // restricted, and deletes it when the spec ends (without waiting: nothing reuses its name).
 func strangerNamespace(prefix string) string {
@@ -88,7 +83,9 @@ func expectEndpointsRefuseStrangers() {
 	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-endurance"}, svc)).To(Succeed(),
 		"the endurance page's Service (the suite installs with operator.prometheusURL)")
 	page := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8082")
-	cases := endpoints.Cases(operatorMetrics, agentMetrics, page)
+	// The suite's Prometheus (spec 6f) answers the page's named query; without its image none
+	// listens at the chart's operator.prometheusURL and the proxy answers 502.
+	cases := endpoints.Cases(operatorMetrics, agentMetrics, page, prometheusDeployed())
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: ns},
 		Spec: corev1.PodSpec{

@@ -32,8 +32,9 @@ type Case struct {
 
 // Cases: docs/security.md's table. Metrics (every operator replica, the agent): the scraper
 // only. The page and its proxy: the reader only; the proxy still refuses its caller's PromQL
-// (400) and, with no Prometheus behind it, answers a named query 502.
-func Cases(operatorMetrics []string, agentMetrics, page string) []Case {
+// (400), and answers a named query with Prometheus' answer when prometheus (the suite's runs
+// behind it) or 502 when none listens.
+func Cases(operatorMetrics []string, agentMetrics, page string, prometheus bool) []Case {
 	metrics := map[string]int{TokenNone: 401, TokenOwn: 403, TokenScraper: 200, TokenReader: 403}
 	var out []Case
 	for _, u := range operatorMetrics {
@@ -43,9 +44,13 @@ func Cases(operatorMetrics []string, agentMetrics, page string) []Case {
 	pageOnly := func(reader int) map[string]int {
 		return map[string]int{TokenNone: 401, TokenOwn: 403, TokenScraper: 403, TokenReader: reader}
 	}
+	named := Case{"page's named query", page + "/api/query?name=fleet_devices", pageOnly(502), "Prometheus did not answer"}
+	if prometheus {
+		named.Want, named.Body = pageOnly(200), `"status":"success"`
+	}
 	return append(out,
 		Case{"endurance page", page + "/", pageOnly(200), "<!doctype html>"},
-		Case{"page's named query", page + "/api/query?name=fleet_devices", pageOnly(502), "Prometheus did not answer"},
+		named,
 		Case{"PromQL through the page", page + "/api/query?query=up", pageOnly(400), "arbitrary PromQL is not answered"})
 }
 

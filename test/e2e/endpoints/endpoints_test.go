@@ -38,7 +38,7 @@ func asDocumented(cases []Case) []Result {
 // TestMismatches: the answers docs/security.md gives pass; each way a stranger could get
 // further, or an endpoint not answer, is named.
 func TestMismatches(t *testing.T) {
-	cases := Cases([]string{"https://10.0.0.1:8443/metrics", "https://10.0.0.2:8443/metrics"}, "https://10.0.0.3:9464/metrics", "http://10.96.0.9:8082")
+	cases := Cases([]string{"https://10.0.0.1:8443/metrics", "https://10.0.0.2:8443/metrics"}, "https://10.0.0.3:9464/metrics", "http://10.96.0.9:8082", false)
 	if len(cases) != 6 {
 		t.Fatalf("%d cases, want 6 (two operator replicas, the agent, the page, two queries)", len(cases))
 	}
@@ -98,6 +98,36 @@ func TestMismatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNamedQueryWithPrometheus: with Prometheus behind the page, the reader's named query must get
+// Prometheus' answer; the 502 of a page without one is a mismatch, and the other tokens still
+// get 401 and 403.
+func TestNamedQueryWithPrometheus(t *testing.T) {
+	cases := Cases(nil, "https://10.0.0.3:9464/metrics", "http://10.96.0.9:8082", true)
+	named := cases[2]
+	if named.What != "page's named query" || named.Want[TokenReader] != 200 || named.Want[TokenScraper] != 403 || named.Want[TokenNone] != 401 {
+		t.Fatalf("named query case %+v", named)
+	}
+	rs := asDocumented(cases)
+	got, err := Parse(logOf(t, rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := Mismatches(cases, got); len(m) != 0 {
+		t.Fatalf("as documented: %q", m)
+	}
+	for i := range rs {
+		if rs[i].URL == named.URL && rs[i].Token == TokenReader {
+			rs[i].Status, rs[i].Body = 502, `{"status":"error","errorType":"unavailable","error":"Prometheus did not answer: dial tcp"}`
+		}
+	}
+	if got, err = Parse(logOf(t, rs)); err != nil {
+		t.Fatal(err)
+	}
+	if m := Mismatches(cases, got); len(m) != 1 || !strings.Contains(m[0], "got 502") || !strings.Contains(m[0], "want 200") {
+		t.Fatalf("a page without Prometheus: mismatches %q, want the 502 named", m)
 	}
 }
 
