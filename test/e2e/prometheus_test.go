@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prism-storage/prism/internal/dashboards"
 	"github.com/prism-storage/prism/test/e2e/prometheus"
 	"github.com/prism-storage/prism/test/support/panelcheck"
 )
@@ -170,21 +169,8 @@ func expectPrometheusSeesEveryAgent() {
 		devices, err := panelcheck.Labels(ctx(), prom, fmt.Sprintf(`prism_device_info{node=%q}`, node), "device")
 		Expect(err).NotTo(HaveOccurred())
 		sort.Strings(devices)
-		o := panelcheck.Options{
-			Common: map[string]string{"__rate_interval": "1m", "__interval": prometheus.ScrapeInterval, "topn": "10"},
-			PerBoard: map[string]map[string]string{
-				dashboards.UIDOverview: {"node": ".*"},
-				dashboards.UIDNode:     {"node": node, "device": ".*"},
-				dashboards.UIDDevice:   {"node": node, "device": devices[0]},
-			},
-			Range: 2 * time.Minute, Step: 15 * time.Second,
-		}
-		// The device dashboard shows one drive: a query has data when one of the node's has.
-		var others []map[string]string
-		for _, d := range devices[1:] {
-			others = append(others, map[string]string{"node": node, "device": d})
-		}
-		o.Alternatives = map[string][]map[string]string{dashboards.UIDDevice: others}
+		o, err := panelcheck.ForNode(node, devices, "1m", prometheus.ScrapeInterval, 2*time.Minute, 15*time.Second)
+		Expect(err).NotTo(HaveOccurred())
 		results, err := panelcheck.Run(ctx(), prom, o)
 		Expect(err).NotTo(HaveOccurred())
 		v := panelcheck.Judge(results, o, noData)

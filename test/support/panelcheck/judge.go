@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prism-storage/prism/internal/dashboards"
 )
@@ -88,4 +89,30 @@ func Unexposed(exposed map[string]bool, why func(metric string) string) (map[str
 		}
 	}
 	return out, nil
+}
+
+// ForNode are the options that run every query for one node of a cluster, as the e2e suite
+// checks each node: the overview over every node, the node dashboard on node with all of
+// devices, the device dashboard on devices[0] and, for a query without data there, on each
+// other device in turn. rate is $__rate_interval, interval $__interval (the scrape interval).
+func ForNode(node string, devices []string, rate, interval string, rng, step time.Duration) (Options, error) {
+	if node == "" || len(devices) == 0 {
+		return Options{}, fmt.Errorf("node %q with devices %v: want a node and a device at least", node, devices)
+	}
+	o := Options{
+		Common: map[string]string{"__rate_interval": rate, "__interval": interval, "topn": "10"},
+		PerBoard: map[string]map[string]string{
+			dashboards.UIDOverview: {"node": ".*"},
+			dashboards.UIDNode:     {"node": node, "device": ".*"},
+			dashboards.UIDDevice:   {"node": node, "device": devices[0]},
+		},
+		Range: rng, Step: step,
+	}
+	for _, d := range devices[1:] {
+		if o.Alternatives == nil {
+			o.Alternatives = map[string][]map[string]string{}
+		}
+		o.Alternatives[dashboards.UIDDevice] = append(o.Alternatives[dashboards.UIDDevice], map[string]string{"node": node, "device": d})
+	}
+	return o, nil
 }

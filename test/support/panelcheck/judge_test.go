@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prism-storage/prism/internal/dashboards"
 )
@@ -101,5 +102,25 @@ func TestUnexposed(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d queries listed, want %d: %v", len(got), len(want), got)
+	}
+}
+
+// TestForNode: the node and device dashboards on the node, the overview on every node, the
+// device dashboard's other drives as alternatives; no node or no device is an error.
+func TestForNode(t *testing.T) {
+	o, err := ForNode("n1", []string{"nvme0n1", "nvme1n1", "nvme2n1"}, "1m", "15s", time.Minute, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.PerBoard[dashboards.UIDOverview]["node"] != ".*" || o.PerBoard[dashboards.UIDNode]["node"] != "n1" ||
+		o.PerBoard[dashboards.UIDDevice]["device"] != "nvme0n1" || o.Common["__rate_interval"] != "1m" || o.Step != 15*time.Second {
+		t.Errorf("options %+v", o)
+	}
+	alt := o.Alternatives[dashboards.UIDDevice]
+	if len(alt) != 2 || alt[0]["device"] != "nvme1n1" || alt[1]["device"] != "nvme2n1" || alt[1]["node"] != "n1" {
+		t.Errorf("alternatives %v", alt)
+	}
+	if _, err := ForNode("n1", nil, "1m", "15s", time.Minute, time.Second); err == nil {
+		t.Error("no device: no error")
 	}
 }
