@@ -153,19 +153,24 @@ func expectPrometheusSeesEveryAgent() {
 	}).WithTimeout(5 * time.Minute).WithPolling(15 * time.Second).Should(Succeed())
 
 	// (b) Every dashboard query, for each node.
-	names, err := panelcheck.Labels(ctx(), prom, `count by (__name__) ({__name__=~"prism_.+", job="`+prometheus.Job+`"})`, "__name__")
-	Expect(err).NotTo(HaveOccurred())
-	exposed := map[string]bool{}
-	for _, n := range names {
-		exposed[n] = true
+	served := func(selector string) map[string]bool {
+		names, err := panelcheck.Labels(ctx(), prom, `count by (__name__) ({__name__=~"prism_.+", job="`+prometheus.Job+`"`+selector+`})`, "__name__")
+		Expect(err).NotTo(HaveOccurred())
+		out := map[string]bool{}
+		for _, n := range names {
+			out[n] = true
+		}
+		return out
 	}
-	for _, m := range mustExpose() {
-		Expect(exposed).To(HaveKey(m), "no agent serves %s (served: %v)", m, names)
-	}
-	noData, err := panelcheck.Unexposed(exposed, whyNoData)
-	Expect(err).NotTo(HaveOccurred())
+	cluster := served("")
 	var failed []string
 	for _, node := range slices.Sorted(maps.Keys(agents)) {
+		mine := served(fmt.Sprintf(`, node=%q`, node))
+		for _, m := range mustExpose() {
+			Expect(mine).To(HaveKey(m), "the agent on %s does not serve %s (it serves %v)", node, m, slices.Sorted(maps.Keys(mine)))
+		}
+		noData, err := panelcheck.UnexposedOnNode(cluster, mine, whyNoData)
+		Expect(err).NotTo(HaveOccurred())
 		devices, err := panelcheck.Labels(ctx(), prom, fmt.Sprintf(`prism_device_info{node=%q}`, node), "device")
 		Expect(err).NotTo(HaveOccurred())
 		sort.Strings(devices)

@@ -91,6 +91,32 @@ func Unexposed(exposed map[string]bool, why func(metric string) string) (map[str
 	return out, nil
 }
 
+// UnexposedOnNode is Unexposed for a check of one node (ForNode): the overview dashboard, which
+// shows every node, against the metrics any agent serves (cluster), the node and device
+// dashboards against those the node's agent serves (node).
+func UnexposedOnNode(cluster, node map[string]bool, why func(metric string) string) (map[string]string, error) {
+	all, err := Unexposed(cluster, why)
+	if err != nil {
+		return nil, err
+	}
+	mine, err := Unexposed(node, why)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, reason := range mine {
+		if !strings.HasPrefix(name, dashboards.UIDOverview+"/") {
+			out[name] = reason
+		}
+	}
+	for name, reason := range all {
+		if strings.HasPrefix(name, dashboards.UIDOverview+"/") {
+			out[name] = reason
+		}
+	}
+	return out, nil
+}
+
 // ForNode are the options that run every query for one node of a cluster, as the e2e suite
 // checks each node: the overview over every node, the node dashboard on node with all of
 // devices, the device dashboard on devices[0] and, for a query without data there, on each

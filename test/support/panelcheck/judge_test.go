@@ -124,3 +124,32 @@ func TestForNode(t *testing.T) {
 		t.Error("no device: no error")
 	}
 }
+
+// TestUnexposedOnNode: a metric another node serves exempts the node's own dashboards' queries
+// that read it, never the overview's (which shows that other node too).
+func TestUnexposedOnNode(t *testing.T) {
+	why := func(m string) string { return m + " absent" }
+	cluster := map[string]bool{"prism_device_info": true, "prism_device_temperature_celsius": true}
+	node := map[string]bool{"prism_device_info": true}
+	got, err := UnexposedOnNode(cluster, node, why)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[dashboards.UIDNode+"/Temperature/A"]; r != "prism_device_temperature_celsius absent" {
+		t.Errorf("node dashboard's temperature: %q, want it exempt on this node", r)
+	}
+	if r := got[dashboards.UIDDevice+"/Temperature/A"]; r != "prism_device_temperature_celsius absent" {
+		t.Errorf("device dashboard's temperature: %q, want it exempt on this node", r)
+	}
+	if _, ok := got[dashboards.UIDOverview+"/Nodes/A"]; ok {
+		t.Error("the overview's node count is exempt although every node serves prism_device_info")
+	}
+	for name, reason := range got {
+		if strings.HasPrefix(name, dashboards.UIDOverview+"/") && strings.Contains(reason, "temperature") {
+			t.Errorf("overview %s exempt for %s, which another node serves", name, reason)
+		}
+	}
+	if r := got[dashboards.UIDOverview+"/Worst wear/A"]; r != "prism_device_percentage_used_ratio absent" {
+		t.Errorf("overview's worst wear: %q, want it exempt (no node serves the metric)", r)
+	}
+}
