@@ -22,10 +22,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/prism-storage/prism/test/e2e/prometheus"
@@ -197,9 +195,7 @@ func expectEndurancePageNames(agents map[string]*corev1.Pod) {
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx(), client.ObjectKey{Namespace: cfg.namespace, Name: "prism-endurance"}, svc)).To(Succeed())
 	page := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8082")
-	tok, err := clientset.CoreV1().ServiceAccounts(cfg.namespace).CreateToken(ctx(), "prism-endurance-reader",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	tok := readerToken()
 	get := func(path string, q url.Values) (int, []byte) {
 		u := page + path
 		if q != nil {
@@ -207,7 +203,7 @@ func expectEndurancePageNames(agents map[string]*corev1.Pod) {
 		}
 		req, err := http.NewRequestWithContext(ctx(), http.MethodGet, u, nil)
 		Expect(err).NotTo(HaveOccurred())
-		req.Header.Set("Authorization", "Bearer "+tok.Status.Token)
+		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 		Expect(err).NotTo(HaveOccurred(), "GET %s", u)
 		defer resp.Body.Close()

@@ -44,6 +44,14 @@ func namedPort(pod *corev1.Pod, name string, def int32) int32 {
 	return def
 }
 
+// readerToken is a token of prism-endurance-reader, the page's reader (an hour).
+func readerToken() string {
+	tok, err := clientset.CoreV1().ServiceAccounts(cfg.namespace).CreateToken(ctx(), "prism-endurance-reader",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "a token of prism-endurance-reader (the chart makes it with operator.prometheusURL)")
+	return tok.Status.Token
+}
+
 // expectEndpointsRefuseStrangers: a pod in another namespace, running as its own ServiceAccount
 // with no Prism role, tries every endpoint of docs/security.md with no token (401), its own
 // token (403), and the two tokens the chart grants (the scraper's reads the metrics, the
@@ -57,13 +65,11 @@ func expectEndpointsRefuseStrangers() {
 	scraper, err := clientset.CoreV1().Secrets(cfg.namespace).Get(ctx(), "prism-metrics-scraper-token", metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(scraper.Data["token"]).NotTo(BeEmpty(), "Secret prism-metrics-scraper-token has no token")
-	reader, err := clientset.CoreV1().ServiceAccounts(cfg.namespace).CreateToken(ctx(), "prism-endurance-reader",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "a token of prism-endurance-reader (the chart makes it with operator.prometheusURL)")
+	reader := readerToken()
 	Expect(k8s.Create(ctx(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "prism-tokens", Namespace: ns},
 		Data: map[string][]byte{
-			path.Base(endpoints.TokenScraper): scraper.Data["token"], path.Base(endpoints.TokenReader): []byte(reader.Status.Token),
+			path.Base(endpoints.TokenScraper): scraper.Data["token"], path.Base(endpoints.TokenReader): []byte(reader),
 		},
 	})).To(Succeed())
 
