@@ -127,7 +127,8 @@ func prometheusDeployed() bool {
 
 // expectPrometheusSeesEveryAgent: (a) Prometheus scrapes every agent of a Ready node, three
 // scrapes at least; (b) every dashboard query has data for each such node, unless it reads a
-// metric no agent serves here (mustExpose being served); (c) the endurance page, through its
+// metric that node's agent (for the overview: every agent) does not serve, each agent serving
+// mustExpose; (c) the endurance page, through its
 // Service with the reader's token, names every node, its drives of both models and the fast
 // drive's rated DWPD.
 func expectPrometheusSeesEveryAgent() {
