@@ -117,6 +117,26 @@ bw_setup() {
   for id in "$bw_prism_id" "$bw_alone_id"; do ceph_op osd metadata "$id" -f json-pretty >"$bw_dir/osd-$id-metadata.json" 2>&1; done
 }
 
+# bw_detached CMD...: CMD in Rook's operator pod, detached from the exec that starts it, then
+# polled with short execs; its output on stdout, its exit status returned (at most 30 min). A
+# rados bench held in one kubectl exec lost its stream after 64 s under TCG ("next reader: ...
+# i/o timeout", 2026-12-07): the websocket's ping went unanswered while the host was loaded.
+bw_detached() {
+  local t0=$SECONDS rc
+  printf '%s\n' '#!/bin/sh' 'rm -f /tmp/bw.rc; "$@" >/tmp/bw.log 2>&1; echo $? >/tmp/bw.rc' |
+    k -n rook-ceph exec -i deploy/rook-ceph-operator -- sh -c 'cat >/tmp/bw-run.sh' || return 1
+  k -n rook-ceph exec deploy/rook-ceph-operator -- \
+    sh -c 'rm -f /tmp/bw.rc /tmp/bw.log; nohup sh /tmp/bw-run.sh "$@" </dev/null >/dev/null 2>&1 &' sh "$@" || return 1
+  until k -n rook-ceph exec deploy/rook-ceph-operator -- test -e /tmp/bw.rc 2>/dev/null; do
+    ((SECONDS - t0 < 1800)) || { echo "bw_detached: $1 still running after 1800 s"; return 1; }
+    sleep 10
+  done
+  k -n rook-ceph exec deploy/rook-ceph-operator -- cat /tmp/bw.log
+  rc=$(k -n rook-ceph exec deploy/rook-ceph-operator -- cat /tmp/bw.rc) || return 1
+  [[ $rc =~ ^[0-9]+$ ]] || { echo "bw_detached: exit status '$rc'"; return 1; }
+  return "$rc"
+}
+
 # bw_run LAYOUT POOL OSD: the workload on POOL (one OSD), its counters as one JSON line.
 bw_run() {
   local layout=$1 pool=$2 id=$3 qlc fast="" objects q0 q1 f0=0 f1=0 t0 secs log
@@ -130,7 +150,7 @@ bw_run() {
   [[ -z $fast ]] || f0=$(bw_written "$fast")
   t0=$(date +%s.%N)
   log=$bw_dir/$layout.log
-  k -n rook-ceph exec deploy/rook-ceph-operator -- rados -c /var/lib/rook/rook-ceph/rook-ceph.config \
+  bw_detached rados -c /var/lib/rook/rook-ceph/rook-ceph.config \
     -k /var/lib/rook/rook-ceph/client.admin.keyring -p "$pool" bench 3600 write -b 4096 -t 16 \
     --max-objects "$objects" --write-object --write-omap --no-cleanup --run-name omap >"$log" 2>&1 ||
     fail "bench-writes: rados bench on $pool ($(tail -2 "$log"))"

@@ -113,3 +113,49 @@ func TestBenchWritesCountersReadByTheReport(t *testing.T) {
 		t.Errorf("the headline of the guest's counters: %v", err)
 	}
 }
+
+// TestBenchWritesRunsTheWorkloadDetached: bw_detached starts the command in the pod and
+// returns from that exec at once, then polls; it gives back the command's output and exit
+// status. A rados bench held in one kubectl exec lost its stream after 64 s under TCG.
+func TestBenchWritesRunsTheWorkloadDetached(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	pod := t.TempDir()
+	// k stands in for kubectl exec into the pod: the command after "--" runs here, with the
+	// pod's /tmp/ as a directory of its own; each exec's time is logged.
+	stub := `k() {
+  while [[ $1 != -- ]]; do shift; done
+  shift
+  local args=() a start=$(date +%s%N)
+  for a in "$@"; do args+=("${a//\/tmp\//$POD/}"); done
+  if [[ ! -t 0 ]]; then sed "s#/tmp/#$POD/#g" | "${args[@]}"; else "${args[@]}" </dev/null; fi
+  local rc=$?
+  echo "$(( ($(date +%s%N) - start) / 1000000 )) ${args[*]:0:3}" >>"$POD/execs"
+  return $rc
+}
+`
+	script := stub + function(t, read(t, "bench-writes.sh"), "bw_detached") + `
+out=$(bw_detached sh -c 'sleep 3; echo written; exit 3' </dev/null)
+echo "rc $? out $out"
+`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "POD="+pod)
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	if strings.TrimSpace(string(got)) != "rc 3 out written" {
+		t.Errorf("bw_detached gave %q, want the command's output and its exit status 3", got)
+	}
+	execs, err := os.ReadFile(filepath.Join(pod, "execs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(execs)), "\n") {
+		var ms int
+		if _, err := fmt.Sscanf(l, "%d", &ms); err != nil || ms > 2000 {
+			t.Errorf("an exec lasted %d ms (%q): the command must not hold one exec for its run\n%s", ms, l, execs)
+		}
+	}
+}
