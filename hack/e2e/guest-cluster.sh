@@ -1034,10 +1034,15 @@ wait_for "$E2E_TIMEOUT" "apiserver ready" k get --raw /readyz
 rm -f "$out/cmd/.lingering"
 live_cmds &
 watcher_pid=$!
+# --node-monitor-grace-period: under TCG the write count's load kept the kubelet from the
+# apiserver ("TLS handshake timeout") past the default 50 s; the node went NotReady, and 5 min
+# later the taint-eviction controller deleted Rook's operator mid-count (2026-12-07). A node
+# that misses its heartbeats for 10 minutes here is a stalled emulator, not a lost node.
 bg kube-controller-manager kube-controller-manager --kubeconfig /etc/kubernetes/kcm.conf \
   --authentication-kubeconfig /etc/kubernetes/kcm.conf --authorization-kubeconfig /etc/kubernetes/kcm.conf \
   --service-account-private-key-file $pki/sa.key --root-ca-file $pki/ca.crt \
-  --use-service-account-credentials --leader-elect=false --bind-address 127.0.0.1
+  --use-service-account-credentials --leader-elect=false --bind-address 127.0.0.1 \
+  --node-monitor-grace-period 10m0s
 bg kube-scheduler kube-scheduler --kubeconfig /etc/kubernetes/scheduler.conf \
   --authentication-kubeconfig /etc/kubernetes/scheduler.conf --authorization-kubeconfig /etc/kubernetes/scheduler.conf \
   --leader-elect=false --bind-address 127.0.0.1
