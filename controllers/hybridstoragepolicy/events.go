@@ -1,6 +1,9 @@
 package hybridstoragepolicy
 
 import (
+	"maps"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +25,10 @@ const (
 	// EventCachePlanRefused: the cache's ClassificationPolicy does not compile (or is missing),
 	// so no node gets a plan; recorded when the message changes.
 	EventCachePlanRefused = "CachePlanRefused"
+	// EventNewOSDsHeld: new drives of a node are not written while Ceph has an OSD destroyed
+	// under the node's CRUSH host (decision 0061); recorded per node when the RookConfigured
+	// condition changes, naming the ids and the purge.
+	EventNewOSDsHeld = "NewOSDsHeld"
 	// EventCephProbeFailed: a probe pod could not get Ceph's answers for a node, whose
 	// replacements stay held (probe.go); recorded once per failed probe, when it is replaced.
 	EventCephProbeFailed = "CephProbeFailed"
@@ -56,6 +63,12 @@ func (r *Reconciler) event(regarding, related runtime.Object, eventtype, reason,
 func (r *Reconciler) recordTransitions(before, after *prismv1.HybridStoragePolicy, s *scope) {
 	if c := changed(before, after, prismv1.ConditionRookConfigured); c != nil && withheld[c.Reason] {
 		r.event(after, nil, eventWarning, EventOSDEntriesWithheld, actionApplyRook, "%s: %s", c.Reason, c.Message)
+	}
+	if c := changed(before, after, prismv1.ConditionRookConfigured); c != nil && c.Reason == ReasonNewOSDsHeld {
+		held := s.decision.Rook.Gate.Destroyed
+		for _, node := range slices.Sorted(maps.Keys(held)) {
+			r.event(after, nil, eventWarning, EventNewOSDsHeld, actionApplyRook, "new drives of node %s not written: %s", node, held[node])
+		}
 	}
 	if s.cacheRefused != "" && changed(before, after, prismv1.ConditionPlanned) != nil {
 		r.event(after, nil, eventWarning, EventCachePlanRefused, actionPlan, "no node gets a plan: %s", s.cacheRefused)

@@ -28,6 +28,7 @@ const (
 	ReasonWaitingForPartitions   = rook.ReasonWaitingForPartitions
 	ReasonRookNothingToConfigure = rook.ReasonNothingToConfigure
 	ReasonReplacingOSDs          = rook.ReasonReplacingOSDs
+	ReasonNewOSDsHeld            = rook.ReasonNewOSDsHeld
 	ReasonWaitingForCacheCores   = rook.ReasonWaitingForCacheCores
 	ReasonCephLosesPartitionDB   = rook.ReasonCephLosesPartitionDB
 	ReasonCephClusterTooLarge    = rook.ReasonCephClusterTooLarge

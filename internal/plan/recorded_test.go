@@ -163,7 +163,7 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 	}
 	body, err := json.Marshal(map[string]any{
 		"first": firstRecorded, "second": secondRecorded, "rookNodes": rook.RookNodes(second.Plans(), class),
-		"gate": recordedGate{gate.Entries, gate.Released, gate.Held}, "merged": merged,
+		"gate": recordedGate{gate.Entries, gate.Released, gate.Held, gate.HeldNew}, "merged": merged,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -172,11 +172,13 @@ func recordedCase(t *testing.T, seed uint64) []byte {
 }
 
 // recordedGate is a GateResult as the file was recorded: its decisions. Awaiting, added later
-// (decision 0057), repeats Held for the probe.
+// (decision 0057), repeats Held for the probe. HeldNew (decision 0061) changed 8 cases: new
+// disks of nodes with entries where the case has no answers from Ceph.
 type recordedGate struct {
 	Entries  []rook.RookNode
 	Released *rook.Release
 	Held     []string
+	HeldNew  []string `json:",omitempty"`
 }
 
 // recordedPlan is a ClusterPlan in the JSON the planner gave when the file was recorded, with

@@ -43,12 +43,14 @@ func ParseDestroyed(raw []byte) ([]int, error) {
 }
 
 // destroyedHold is "" when no OSD is destroyed under the node's CRUSH host, else why the node's
-// drives wait. Rook v1.21 and later pair every destroyed id of a node with the next blank drive
-// of its entries at each OSD prepare, with the DB `ceph-volume lvm list <id>` finds and not the
-// entry's metadataDevice (decision 0056 (d)): releasing a drive then re-creates a destroyed id
-// on it, with no DB on the fast device after a fast-device replacement. The runbooks purge, so
-// Prism's own flow leaves no destroyed id; one left is the admin's to purge (decision 0058).
-func destroyedHold(ids []int, node string) string {
+// drives wait (what: holdRecreated or holdNewDrive). Rook v1.21 and later pair every destroyed
+// id of a node with the next blank drive of its entries at each OSD prepare, with the DB
+// `ceph-volume lvm list <id>` finds and not the entry's metadataDevice (decision 0056 (d)):
+// releasing a re-created OSD's drive, or writing a new drive's entry, then prepares a destroyed
+// id on it, with no DB on the fast device after a fast-device replacement. The runbooks purge,
+// so Prism's own flow leaves no destroyed id; one left is the admin's to purge (decisions 0058,
+// 0061).
+func destroyedHold(ids []int, node string, what destroyedHoldOf) string {
 	if len(ids) == 0 {
 		return ""
 	}
@@ -61,6 +63,17 @@ func destroyedHold(ids []int, node string) string {
 		names += fmt.Sprintf("osd.%d", id)
 		purge += fmt.Sprintf("ceph osd purge %d --yes-i-really-mean-it", id)
 	}
-	return fmt.Sprintf("Ceph has %s destroyed under %s's CRUSH host, and Rook v1.21 or later gives a destroyed id to the next blank drive of the node "+
-		"with no DB on the new fast device: once it is safe to destroy, purge it (%s; docs/runbooks/replace-fast-device.md step 2)", names, node, purge)
+	return fmt.Sprintf("Ceph has %s destroyed under %s's CRUSH host, and Rook v1.21 or later %s: once it is safe to destroy, purge it (%s; %s)",
+		names, node, what.consequence, purge, what.runbook)
 }
+
+// destroyedHoldOf is what a destroyed id would do to the drives held, and where the runbook
+// says to purge it.
+type destroyedHoldOf struct{ consequence, runbook string }
+
+var (
+	holdRecreated = destroyedHoldOf{"gives a destroyed id to the next blank drive of the node with no DB on the new fast device",
+		"docs/runbooks/replace-fast-device.md step 2"}
+	holdNewDrive = destroyedHoldOf{"prepares a new drive of the node as a destroyed id, with the DB ceph-volume lvm list finds for that id and not the drive's slot",
+		"docs/runbooks/replace-data-disk.md step 2"}
+)

@@ -30,7 +30,7 @@ func cephAllows(a CephAnswers, found bool, node, device, kernel string, ignore [
 	if err != nil {
 		return err.Error()
 	}
-	if why := destroyedHold(destroyed, node); why != "" {
+	if why := destroyedHold(destroyed, node, holdRecreated); why != "" {
 		return why
 	}
 	health, err := ParseHealth(a.Health)

@@ -27,6 +27,9 @@ const (
 	// ReasonReplacingOSDs: OSDs whose DB moved to a new fast device are handed to Rook one at
 	// a time, each once Ceph says its old OSD may go (decision 0046).
 	ReasonReplacingOSDs = "ReplacingOSDs"
+	// ReasonNewOSDsHeld: new drives of nodes that have OSD entries are not written until Ceph's
+	// answers say no OSD is destroyed under the node's CRUSH host (decision 0061).
+	ReasonNewOSDsHeld = "NewOSDsHeld"
 	// ReasonWaitingForCacheCores: some capacity devices behind a cache have no Ready core yet.
 	ReasonWaitingForCacheCores = "WaitingForCacheCores"
 	// ReasonCephLosesPartitionDB: the cluster's Ceph would prepare OSDs that cannot start from
@@ -329,6 +332,12 @@ func outcome(in Input, d Decision, configNote string) (Outcome, string) {
 		msg += fmt.Sprintf("; released the re-created OSD on %s %s to Rook", d.Gate.Released.Node, d.Gate.Released.Device)
 	}
 	switch {
+	case len(d.Gate.HeldNew) > 0:
+		msg = fmt.Sprintf("%s; %d new drives not written yet, first: %s", msg, len(d.Gate.HeldNew), d.Gate.HeldNew[0])
+		if len(d.Gate.Held) > 0 {
+			msg += fmt.Sprintf("; %d OSDs to re-create one at a time, first: %s", len(d.Gate.Held), d.Gate.Held[0])
+		}
+		return Outcome{Reason: ReasonNewOSDsHeld, RequeueAfter: HealthRequeue, Message: msg}, event
 	case len(d.Gate.Held) > 0:
 		return Outcome{Reason: ReasonReplacingOSDs, RequeueAfter: HealthRequeue,
 			Message: fmt.Sprintf("%s; %d OSDs to re-create one at a time, first: %s", msg, len(d.Gate.Held), d.Gate.Held[0])}, event

@@ -397,7 +397,7 @@ func TestGateAwaiting(t *testing.T) {
 	if len(g.Awaiting) != len(want) || !slices.Equal(g.Awaiting["n1"], want["n1"]) || !slices.Equal(g.Awaiting["n2"], want["n2"]) {
 		t.Errorf("Awaiting = %v of held %q, want %v", g.Awaiting, g.Held, want)
 	}
-	if g := GateReplacements(GateInput{Entries: entries[1:2], Existing: []any{map[string]any{"name": "n1", "devices": []any{}}}, Now: probeT0}); g.Awaiting != nil {
+	if g := GateReplacements(GateInput{Entries: entries[1:2], Existing: []any{map[string]any{"name": "n2", "devices": []any{}}}, Now: probeT0}); g.Awaiting != nil {
 		t.Errorf("nothing held: %v", g.Awaiting)
 	}
 }

@@ -48,6 +48,11 @@ type GateResult struct {
 	Released *Release
 	// Held lists the devices waiting, with why ("node device: reason").
 	Held []string
+	// HeldNew lists the new drives not written yet, with why ("node device: reason").
+	HeldNew []string
+	// Destroyed maps each node whose new drives wait on OSDs destroyed under its CRUSH host to
+	// the hold's message, which names the ids and the purge (decision 0061).
+	Destroyed map[string]string
 	// Awaiting are the same devices by node, in the order the gate judges them: the drives
 	// Ceph's answers must cover (the probe's PRISM_DEVICES, decision 0057).
 	Awaiting map[string][]ProbeDrive
@@ -75,8 +80,9 @@ type GateInput struct {
 // device was replaced, so the planned metadataDevice differs from the one in the
 // CephCluster's entry): one at a time, each only when Ceph's own answers for its node say the
 // OSD on its data device can go without making data unavailable (cephAllows) and the previous
-// one has settled (its backfill done: every PG active+clean, backfilled). Devices new to the CephCluster (added disks) and unchanged ones pass
-// untouched. Pure.
+// one has settled (its backfill done: every PG active+clean, backfilled). Unchanged devices pass
+// untouched, and so do new ones, except on a node with entries, whose new drives wait until
+// Ceph's answers say no OSD is destroyed under its CRUSH host (newDriveAllows). Pure.
 func GateReplacements(in GateInput) GateResult {
 	current := existingDevices(in.Existing)
 	out := GateResult{}
@@ -84,8 +90,25 @@ func GateReplacements(in GateInput) GateResult {
 	since, sinceWhat := answersSince(in.LastChanged, in.Last)
 	for _, n := range in.Entries {
 		kept := RookNode{Name: n.Name, Config: n.Config}
+		_, hasOSDs := current[n.Name]
 		for _, d := range n.Devices {
 			old, ok := current[n.Name][d.Name]
+			if !ok && hasOSDs {
+				// A new drive of a node with entries waits while its CRUSH host may hold a
+				// destroyed id (decision 0061); a new node has no OSD and no CRUSH host yet.
+				a, found := in.Answers[n.Name]
+				if why, destroyed := newDriveAllows(a, found, n.Name, in.Now); why != "" {
+					if destroyed {
+						if out.Destroyed == nil {
+							out.Destroyed = map[string]string{}
+						}
+						out.Destroyed[n.Name] = why
+					}
+					out.await(n.Name, ProbeDrive{Path: d.Name, Kernel: in.Kernel[n.Name][d.Name]})
+					out.HeldNew = append(out.HeldNew, fmt.Sprintf("%s %s: a new drive; waiting: %s", n.Name, d.Name, why))
+					continue
+				}
+			}
 			oldMeta := old.metadataDevice
 			if !ok || oldMeta == "" || oldMeta == d.Config.MetadataDevice {
 				kept.Devices = append(kept.Devices, d)
@@ -118,15 +141,47 @@ func GateReplacements(in GateInput) GateResult {
 				cfg.DatabaseSizeMB = old.databaseSizeMB
 			}
 			kept.Devices = append(kept.Devices, RookDevice{Name: d.Name, Config: cfg})
-			if out.Awaiting == nil {
-				out.Awaiting = map[string][]ProbeDrive{}
-			}
-			out.Awaiting[n.Name] = append(out.Awaiting[n.Name], ProbeDrive{Path: d.Name, Kernel: in.Kernel[n.Name][d.Name]})
+			out.await(n.Name, ProbeDrive{Path: d.Name, Kernel: in.Kernel[n.Name][d.Name]})
 			out.Held = append(out.Held, fmt.Sprintf("%s %s: DB moves from %s to %s; waiting: %s", n.Name, d.Name, oldMeta, d.Config.MetadataDevice, why))
+		}
+		if len(kept.Devices) == 0 {
+			// Every planned drive of the node is new and held: its entry stays as the
+			// CephCluster has it (an entry without devices would not mean "none" to Rook).
+			kept = existingNode(in.Existing, n.Name)
 		}
 		out.Entries = append(out.Entries, kept)
 	}
 	return out
+}
+
+// await adds a held drive to the ones Ceph's answers must cover, in the gate's order.
+func (r *GateResult) await(node string, d ProbeDrive) {
+	if r.Awaiting == nil {
+		r.Awaiting = map[string][]ProbeDrive{}
+	}
+	r.Awaiting[node] = append(r.Awaiting[node], d)
+}
+
+// existingNode is the CephCluster's entry of a node, as it is.
+func existingNode(existing []any, name string) RookNode {
+	for _, e := range existing {
+		m, _ := e.(map[string]any)
+		if n, _ := m["name"].(string); n != name {
+			continue
+		}
+		node := RookNode{Name: name}
+		if cfg := strings2(m["config"]); len(cfg) > 0 {
+			node.Config = cfg
+		}
+		list, _ := m["devices"].([]any)
+		for _, d := range list {
+			dm, _ := d.(map[string]any)
+			dn, _ := dm["name"].(string)
+			node.Devices = append(node.Devices, RookDevice{Name: dn, Config: DeviceConfigOf(strings2(dm["config"]))})
+		}
+		return node
+	}
+	return RookNode{Name: name}
 }
 
 // settled is "" when the previous release (nil: none) has settled, or why not.

@@ -71,8 +71,12 @@ func TestGateReplacements(t *testing.T) {
 			for _, d := range got.Entries[0].Devices {
 				meta[d.Name] = d.Config.MetadataDevice
 			}
-			if meta[q("2")] != newFast+"3" || meta[q("3")] != newFast+"4" {
-				t.Errorf("unchanged or new devices altered: %v", meta)
+			if meta[q("2")] != newFast+"3" {
+				t.Errorf("unchanged device altered: %v", meta)
+			}
+			// The new disk waits for answers that say no OSD of the node is destroyed (decision 0061).
+			if _, in := meta[q("3")]; in != (tc.answers != nil) || (in && meta[q("3")] != newFast+"4") || len(got.HeldNew) != boolInt(!in) {
+				t.Errorf("new disk %s: entry %q (written %v), held %q; want it written only with answers", q("3"), meta[q("3")], in, got.HeldNew)
 			}
 			for _, h := range tc.held {
 				if !strings.HasPrefix(meta[h], oldFast) {
@@ -91,6 +95,13 @@ func TestGateReplacements(t *testing.T) {
 			t.Errorf("held %s entry %v", d.Name, d.Config)
 		}
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Answers read before the previous release, or before the health change that settled it, say
