@@ -213,7 +213,10 @@ func runProbe(t *testing.T, c *cluster, name, node, host, keyfile string, device
 
 // probeHostStates asks the destroyed and safe-to-destroy questions while the host's one OSD
 // (id) is destroyed, then purged (the bucket stays, empty), and about a host with no bucket
-// (decision 0058); PRISM_UPDATE_PROBE=1 records each answer as <question>-<state>.
+// (decision 0058), whose destroyed answer is the whole cluster's (decision 0061: it fails
+// while an OSD is destroyed anywhere, and says none once none is); PRISM_UPDATE_PROBE=1
+// records each answer as <question>-<state>, and `ceph osd tree destroyed` as the admin
+// printed it as destroyed-cluster-<state>.json.
 func probeHostStates(t *testing.T, c *cluster, node, host, keyfile, id string) {
 	ask := func(state, name, askHost string, wantRC int) []byte {
 		out, rc, stderr := runProbe(t, c, name, node, askHost, keyfile, nil)
@@ -232,20 +235,36 @@ func probeHostStates(t *testing.T, c *cluster, node, host, keyfile, id string) {
 		}
 		return out
 	}
+	tree := func(state string) {
+		out := strings.TrimSpace(c.mustCeph("osd", "tree", "destroyed", "-f", "json"))
+		t.Logf("ceph osd tree destroyed (%s): %s", state, out)
+		if os.Getenv("PRISM_UPDATE_PROBE") != "" {
+			if err := os.WriteFile(filepath.Join(probeRecordDir, "destroyed-cluster-"+state+".json"), []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	missing := "no-such-host"
 	c.mustCeph("osd", "destroy", id, "--yes-i-really-mean-it")
 	if ids, err := rook.ParseDestroyed(ask("destroyed", rook.ProbeDestroyed, host, 0)); err != nil || fmt.Sprint(ids) != "["+id+"]" {
 		t.Errorf("destroyed: %v %v, want [%s]", ids, err, id)
 	}
+	tree("destroyed")
+	if out := ask("no-bucket-destroyed", rook.ProbeDestroyed, missing, 1); !strings.HasSuffix(string(out), "the cluster has OSDs destroyed: ["+id+"]") {
+		t.Errorf("destroyed on a missing bucket while osd.%s is destroyed: %q", id, out)
+	}
 	c.mustCeph("osd", "purge", id, "--yes-i-really-mean-it")
+	tree("none")
 	if ids, err := rook.ParseDestroyed(ask("purged", rook.ProbeDestroyed, host, 0)); err != nil || len(ids) != 0 {
 		t.Errorf("purged: %v %v, want none", ids, err)
 	}
 	if out := ask("purged", rook.ProbeSafeToDestroy, host, 0); string(out) != "[]" {
 		t.Errorf("safe-to-destroy on the empty bucket %s: %q, want []", host, out)
 	}
-	missing := "no-such-host"
 	if out := ask("no-bucket", rook.ProbeSafeToDestroy, missing, 1); !strings.HasPrefix(string(out), "ceph osd ls-tree "+missing+": ") {
 		t.Errorf("safe-to-destroy on a missing bucket: %q", out)
 	}
-	ask("no-bucket", rook.ProbeDestroyed, missing, 1)
+	if out := ask("no-bucket", rook.ProbeDestroyed, missing, 0); string(out) != `{"nodes":[]}` {
+		t.Errorf("destroyed on a missing bucket with none destroyed in the cluster: %q", out)
+	}
 }

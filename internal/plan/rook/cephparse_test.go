@@ -205,6 +205,12 @@ func FuzzCephAnswers(f *testing.F) {
 		}
 		// The purged state releases; with one answer replaced by b, it may only if b parses
 		// (FuzzParseDestroyed: and names no destroyed OSD).
+		// A new drive is written only on a destroyed answer its parser reads (decision 0061).
+		a := base
+		a.Destroyed = b
+		if why, _ := newDriveAllows(a, true, recordedNode, at); why == "" && errX != nil {
+			t.Fatalf("a new drive written although ParseDestroyed refused %q: %v", b, errX)
+		}
 		for i, err := range []error{errH, errP, errD, errS, errX} {
 			a := base
 			*[]*[]byte{&a.Health, &a.PGStat, &a.Devices, &a.SafeToDestroy, &a.Destroyed}[i] = b
@@ -236,12 +242,16 @@ func FuzzParseDestroyed(f *testing.F) {
 		if why := cephAllows(a, true, recordedNode, recordedQLC+"0", "loop1", nil, at); (why == "") != (len(ids) == 0) {
 			t.Fatalf("%q: ids %v, gate %q", b, ids, why)
 		}
+		// A new drive likewise (decision 0061), and a hold naming ids is the admin's to end.
+		if why, destroyed := newDriveAllows(a, true, recordedNode, at); (why == "") != (len(ids) == 0) || destroyed != (len(ids) > 0) {
+			t.Fatalf("%q: ids %v, new drive %q (destroyed %v)", b, ids, why, destroyed)
+		}
 	})
 }
 
 // destroyedSeeds are the destroyed answers recorded: Ceph 20.2.4's and the probe's on Ceph 16.
 var destroyedSeeds = []string{"ceph20/before-destroy/osd-tree-from-destroyed.json", "ceph20/destroyed-stale/osd-tree-from-destroyed.json",
-	"probe/ceph16/destroyed-destroyed.json"}
+	"probe/ceph16/destroyed-destroyed.json", "probe/ceph16/destroyed-cluster-destroyed.json"}
 
 // addTestdata adds the files of testdata as seeds.
 func addTestdata(f *testing.F, names ...string) {

@@ -55,9 +55,11 @@ func TestGateHoldsNewDrivesOnADestroyedID(t *testing.T) {
 		{"no answers yet: held", nil, "no answers from Ceph for prismtest-node yet"},
 		{"answers older than 5 min: held", map[string]CephAnswers{recordedNode: recordedAnswers(t, "ceph16", "purged", now.Add(-6*time.Minute))},
 			"Ceph's answers for prismtest-node are from 2026-12-07T13:54:00Z, older than 5m0s"},
-		{"the destroyed question failed (Ceph 16, a missing bucket): held", with(func(a *CephAnswers) {
-			a.Destroyed, a.Err = nil, "destroyed: exit 1: "+string(read("probe/ceph16/destroyed-no-bucket.txt"))
-		}), "Ceph could not say whether an OSD is destroyed under prismtest-node's CRUSH host: destroyed: exit 1: ceph osd tree-from no-such-host destroyed: exit 2: Error ENOENT: bucket 'no-such-host' does not exist"},
+		{"the destroyed question failed (Ceph 16, a missing bucket while osd.0 is destroyed): held", with(func(a *CephAnswers) {
+			a.Destroyed, a.Err = nil, "destroyed: exit 1: "+string(read("probe/ceph16/destroyed-no-bucket-destroyed.txt"))
+		}), "Ceph could not say whether an OSD is destroyed under prismtest-node's CRUSH host: destroyed: exit 1: ceph osd tree-from no-such-host destroyed: exit 2: " +
+			"Error ENOENT: bucket 'no-such-host' does not exist; ceph osd tree destroyed: ValueError: the cluster has OSDs destroyed: [0]"},
+		{"a missing bucket, none destroyed in the cluster (Ceph 16): written", with(func(a *CephAnswers) { a.Destroyed = read("probe/ceph16/destroyed-no-bucket.json") }), ""},
 		{"a probe made before the destroyed question: held", with(func(a *CephAnswers) { a.Destroyed, a.Err = nil, "destroyed: did not finish" }),
 			"Ceph could not say whether an OSD is destroyed under prismtest-node's CRUSH host: destroyed: did not finish"},
 		{"an answer cut by the kubelet: held", with(func(a *CephAnswers) { a.Destroyed = a.Destroyed[:5] }), "ceph osd tree-from destroyed: unexpected end of JSON input"},

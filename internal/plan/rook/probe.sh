@@ -99,6 +99,17 @@ def keep(tree):
     return json.dumps({"nodes": kept}, separators=(",", ":"))
 '
 
+# keep_none_destroyed answers, for a CRUSH host Ceph does not have, from `ceph osd tree
+# destroyed` (the whole cluster): no OSD of the host can be destroyed when no OSD of the cluster
+# is, in its CRUSH tree or stray; otherwise it fails, naming them (decision 0061).
+keep_none_destroyed='
+def keep(tree):
+    ids = [n["id"] for n in tree["nodes"] + tree.get("stray", []) if n["id"] >= 0]
+    if ids:
+        raise ValueError("the cluster has OSDs destroyed: %s" % ids)
+    return json.dumps({"nodes": []}, separators=(",", ":"))
+'
+
 # keep runs filter $1 on the answer in $out; on failure the answer is $2's reason.
 keep() {
 	err=$(python3 -c "import json, os, sys
@@ -121,8 +132,17 @@ devices)
 	exit "$rc"
 	;;
 destroyed)
-	ask osd tree-from "$PRISM_CRUSH_HOST" destroyed
+	err=$(cephq osd tree-from "$PRISM_CRUSH_HOST" destroyed --format json 2>&1 >"$out")
 	rc=$?
+	if [ "$rc" -ne 0 ] && [ -z "$(tr -d '[:space:]' <"$out")" ]; then
+		# No such bucket (Ceph 16: "Error ENOENT: bucket '<host>' does not exist", exit 2): a
+		# node none of whose OSDs has started yet. None is destroyed under it if none is in the
+		# cluster; else, or if that cannot be asked, tree-from's failure stands (decision 0061).
+		why="ceph osd tree-from $PRISM_CRUSH_HOST destroyed: exit $rc: $err"
+		cephq osd tree destroyed --format json >"$out" 2>/dev/null || fail "$why"
+		keep "$keep_none_destroyed" "$why; ceph osd tree destroyed"
+		exit 0
+	fi
 	keep "$keep_destroyed" "ceph osd tree-from $PRISM_CRUSH_HOST destroyed: keeping the OSDs"
 	exit "$rc"
 	;;

@@ -13,13 +13,16 @@ import (
 
 // fakeCeph stands in for the ceph CLI: it records its arguments one per line, then prints what
 // $FAKE_OUT holds on stdout and $FAKE_ERR on stderr and exits $FAKE_RC; `osd ls-tree` prints
-// $FAKE_IDS instead, or $FAKE_IDS_ERR on stderr and exits $FAKE_IDS_RC when that is set.
+// $FAKE_IDS instead, or $FAKE_IDS_ERR on stderr and exits $FAKE_IDS_RC when that is set;
+// `osd tree destroyed` prints $FAKE_TREE and exits $FAKE_TREE_RC (0 when empty).
 const fakeCeph = `#!/bin/sh
 for a in "$@"; do printf '%s\n' "$a"; done >>"$FAKE_ARGS"
 echo -- >>"$FAKE_ARGS"
 case " $* " in *" ls-tree "*)
 	[ -z "$FAKE_IDS_RC" ] || { printf '%s\n' "$FAKE_IDS_ERR" >&2; exit "$FAKE_IDS_RC"; }
 	printf '%s' "$FAKE_IDS"; exit 0 ;;
+*" osd tree destroyed "*)
+	printf '%s' "$FAKE_TREE"; exit "${FAKE_TREE_RC:-0}" ;;
 esac
 printf '%s' "$FAKE_OUT"
 printf '%s' "$FAKE_ERR" >&2
@@ -50,8 +53,8 @@ var recordedDeviceLs = func() string {
 func TestProbeScript(t *testing.T) {
 	cases := []struct {
 		name, question, endpoints, ids, out, errOut, rc string
-		// idsRC and idsErr make `osd ls-tree` fail.
-		idsRC, idsErr string
+		// idsRC and idsErr make `osd ls-tree` fail; tree and treeRC are `osd tree destroyed`.
+		idsRC, idsErr, tree, treeRC string
 		// devices is PRISM_DEVICES ("": []).
 		devices string
 		wantRC  int
@@ -85,10 +88,28 @@ func TestProbeScript(t *testing.T) {
 		{name: "destroyed: an OSD without status fails", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
 			out: `{"nodes":[{"id":2}]}`, rc: "0", wantRC: 1, wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
 			wantMsg: "ceph osd tree-from crush-host destroyed: keeping the OSDs: KeyError: 'status'"},
-		// Recorded on Ceph 16 (testdata/probe/ceph16/destroyed-no-bucket.txt).
-		{name: "destroyed: a missing bucket leaves stderr", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
-			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", wantRC: 1, wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json"},
-			wantMsg: "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist"},
+		// Ceph's ENOENT as recorded on Ceph 16 (testdata/probe/ceph16/destroyed-no-bucket-destroyed.txt), and its
+		// `ceph osd tree destroyed` (destroyed-cluster-*.json, test/ceph TestCephProbeClient).
+		// A missing bucket: the cluster's destroyed OSDs decide (decision 0061).
+		{name: "destroyed: a missing bucket, and none destroyed in the cluster", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", tree: recorded("probe/ceph16/destroyed-cluster-none.json"),
+			wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json", "osd|tree|destroyed|--format|json"}, wantMsg: `{"nodes":[]}`},
+		{name: "destroyed: a missing bucket, and osd.0 destroyed elsewhere", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", tree: recorded("probe/ceph16/destroyed-cluster-destroyed.json"), wantRC: 1,
+			wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json", "osd|tree|destroyed|--format|json"},
+			wantMsg:   "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist; ceph osd tree destroyed: ValueError: the cluster has OSDs destroyed: [0]"},
+		{name: "destroyed: a missing bucket, and a destroyed stray OSD", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", tree: `{"nodes":[],"stray":[{"id":7,"name":"osd.7","status":"destroyed"}]}`, wantRC: 1,
+			wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json", "osd|tree|destroyed|--format|json"},
+			wantMsg:   "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist; ceph osd tree destroyed: ValueError: the cluster has OSDs destroyed: [7]"},
+		{name: "destroyed: a missing bucket, and the cluster's tree not answered", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", treeRC: "13", wantRC: 1,
+			wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json", "osd|tree|destroyed|--format|json"},
+			wantMsg:   "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist"},
+		{name: "destroyed: a missing bucket, and a cut tree", question: ProbeDestroyed, endpoints: "a=10.0.0.1:6789",
+			errOut: "Error ENOENT: bucket 'crush-host' does not exist", rc: "2", tree: `{"nodes":[`, wantRC: 1,
+			wantCalls: []string{"osd|tree-from|crush-host|destroyed|--format|json", "osd|tree|destroyed|--format|json"},
+			wantMsg:   "ceph osd tree-from crush-host destroyed: exit 2: Error ENOENT: bucket 'crush-host' does not exist; ceph osd tree destroyed: JSONDecodeError: ..."},
 		{name: "pg stat", question: ProbePGStat, endpoints: "a=10.0.0.1:6789", out: `{}`, rc: "0",
 			wantCalls: []string{"pg|stat|--format|json"}, wantMsg: `{}`},
 		{name: "a node name is one argument, never shell text", question: ProbeDevices, endpoints: "a=10.0.0.1:6789", out: `[]`, rc: "0",
@@ -151,6 +172,7 @@ func TestProbeScript(t *testing.T) {
 			cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "PRISM_MON_ENDPOINTS=" + tc.endpoints, "PRISM_NODE=n1; touch /tmp/x $(id)",
 				"PRISM_CRUSH_HOST=crush-host", "PRISM_KEYFILE=/etc/prism-probe/key", "PRISM_TERMINATION_LOG=" + msg, "PRISM_DEVICES=" + cmp.Or(tc.devices, "[]"),
 				"FAKE_ARGS=" + args, "FAKE_IDS=" + tc.ids, "FAKE_IDS_RC=" + tc.idsRC, "FAKE_IDS_ERR=" + tc.idsErr,
+				"FAKE_TREE=" + tc.tree, "FAKE_TREE_RC=" + tc.treeRC,
 				"FAKE_OUT=" + tc.out, "FAKE_ERR=" + tc.errOut, "FAKE_RC=" + tc.rc}
 			err := cmd.Run()
 			rc := 0
