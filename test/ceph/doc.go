@@ -26,11 +26,13 @@
 // whose DBs share one fast device, a size-2 pool with checksummed objects, one QLC drive failed
 // (its OSD killed, its loop's backing file truncated to nothing), then the runbook's commands
 // run as internal/runbook parses them, the agent's partitioner reads the zapped slot Empty, the
-// planner gives the new drive that slot, and a new OSD comes up on it; every object reads back
-// identical, the other OSDs' devices and the fast device's table are unchanged, and step 6
-// purges the destroyed id. The blocks marked "not run by test/ceph" (Rook's kubectl steps) are
-// the e2e chain's drill's (test/e2e, PRISM_E2E_DRILLS=1); green with step 6 on 2026-12-06 (session 19) in
-// 147 s.
+// planner gives the new drive that slot, the gate writes its entry on the live cluster's answers
+// read through the probe's own script (decision 0061: step 2 purged, so no OSD is destroyed), and
+// a new OSD comes up on it; every object reads back identical, and the other OSDs' devices and
+// the fast device's table are unchanged. The blocks marked "not run by test/ceph" (Rook's
+// kubectl steps) are the e2e chain's drill's (test/e2e, PRISM_E2E_DRILLS=1); green with step 6
+// on 2026-12-06 (session 19) in 147 s; with step 2 purging on 2026-12-07 (session 23) in 116 s,
+// beside an e2e guest under nice and ionice (the new OSD took the purged id).
 //
 // TestRunbookReplaceFastDevice (only with PRISM_CEPH_DRILL=1, or make drill-replace-fast-device)
 // is the failure drill of docs/runbooks/replace-fast-device.md: Prism's node with three OSDs

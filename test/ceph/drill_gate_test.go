@@ -133,3 +133,28 @@ func (c *cluster) waitMapped(o *osd) {
 		return false, ""
 	})
 }
+
+// gateNewDrive is step 4 of the data-disk runbook on the host: the new drive (path) of the
+// node's plan p is held while no answers from Ceph say that no OSD is destroyed under the
+// node's CRUSH host (host), and written on the answers the probe's own script reads from the
+// live cluster (decision 0061). It returns the entries the operator would write.
+func (d *drill) gateNewDrive(p prismv1.NodePlan, path, host string) []rook.RookNode {
+	t := d.t
+	planned := rook.RookNodes(map[string]prismv1.NodePlan{nodeName: p}, deviceClass)
+	existing := asExisting(t, rook.RookNodes(map[string]prismv1.NodePlan{nodeName: d.layout.Plan}, deviceClass))
+	now := time.Now()
+	ask := rook.GateReplacements(rook.GateInput{Entries: planned, Existing: existing, Now: now})
+	if len(ask.HeldNew) != 1 || !strings.HasPrefix(ask.HeldNew[0], nodeName+" "+path+": ") {
+		t.Fatalf("step 4: without Ceph's answers the gate holds %q, want the new drive %s", ask.HeldNew, path)
+	}
+	a, done := rook.ProbeAnswers(askProbe(t, d.c, nodeName, host, newProbeKey(d.c), rook.ProbeDrives(ask.Awaiting[nodeName], nil), now, nil), now)
+	if !done || a.Err != "" {
+		t.Fatalf("step 4: the probe did not answer: done %v, %s", done, a.Err)
+	}
+	res := rook.GateReplacements(rook.GateInput{Entries: planned, Existing: existing, Answers: map[string]rook.CephAnswers{nodeName: a}, Now: now})
+	if len(res.HeldNew) > 0 || len(res.Held) > 0 {
+		t.Fatalf("step 4: after step 2's purge the gate holds %q %q (destroyed answer %s)", res.HeldNew, res.Held, a.Destroyed)
+	}
+	t.Logf("step 4: the gate writes %s on Ceph's answer %s", path, a.Destroyed)
+	return res.Entries
+}

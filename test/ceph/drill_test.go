@@ -49,7 +49,7 @@ const (
 func TestRunbookReplaceDataDisk(t *testing.T) {
 	began := time.Now()
 	e, r := startDrill(t, drillRunbook, "about 2 minutes")
-	d := newDrill(t, e, e.bootstrap())
+	d := newDrill(t, e, bootstrapForProbe(e))
 	d.makePool("osd")
 	t.Logf("cluster with %d OSDs, %d objects recorded (%.0f s)", len(d.osds), len(d.sums), time.Since(began).Seconds())
 
@@ -65,6 +65,15 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	run := func(step int) map[string]string { return r.step(d, step, values)[0] }
 	run(1)
 	run(2)
+	if d.c.osdExists(victim.id) {
+		t.Errorf("step 2: %s is still in the OSD map", victim.name())
+	}
+	// The purge freed the id, which the new OSD may take (ceph-volume takes the lowest free
+	// one). The killed daemon's data directory goes with it, as the pod does with the
+	// Deployment the runbook deletes.
+	if err := os.RemoveAll(d.c.path(fmt.Sprintf("varlib/osd/%s-%d", clusterName, victim.id))); err != nil {
+		t.Fatal(err)
+	}
 
 	// The replacement drive is in before the zap: the slot still holds the old OSD's DB, so
 	// the planner keeps it and the new drive gets none (the fast device has no room).
@@ -107,9 +116,11 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 		}
 	}
 
-	// Step 4 on a node: Rook prepares the OSD from the operator's entry.
+	// Step 4 on a node: the operator writes the new drive's entry once Ceph's answers, read
+	// through the probe's own script, say no OSD is destroyed under the node's CRUSH host
+	// (decision 0061; step 2 purged), and Rook prepares the OSD from it.
 	d.kernel[fresh.stablePath] = fresh.dev
-	nodes := rook.RookNodes(map[string]prismv1.NodePlan{nodeName: layout.Plan}, deviceClass)
+	nodes := d.gateNewDrive(layout.Plan, fresh.stablePath, d.c.crushHost(d.others(victim)[0]))
 	entry := slices.IndexFunc(nodes[0].Devices, func(x rook.RookDevice) bool { return x.Name == fresh.stablePath })
 	if len(nodes) != 1 || entry < 0 {
 		t.Fatalf("RookNodes: %+v", nodes)
@@ -127,15 +138,10 @@ func TestRunbookReplaceDataDisk(t *testing.T) {
 	d.c.waitAllClean()
 	d.verifyObjects()
 	d.checkUnchanged(before)
-	// Step 6: ceph-volume gave the new OSD a new id, so the destroyed one is purged.
-	if newOSD.id == victim.id {
-		t.Fatalf("the new OSD took the destroyed id %d: step 6 would purge it", victim.id)
+	if n := len(r.rb.Steps); n != 5 {
+		t.Errorf("the runbook has %d steps; the drill runs 5 (decision 0061 removed the purge of step 6)", n)
 	}
-	run(6)
-	if d.c.osdExists(victim.id) {
-		t.Errorf("step 6: %s is still in the OSD map", victim.name())
-	}
-	t.Logf("drill done in %.0f s", time.Since(began).Seconds())
+	t.Logf("drill done in %.0f s: the new OSD is osd.%d (the purged one was osd.%d)", time.Since(began).Seconds(), newOSD.id, victim.id)
 }
 
 // drill is the cluster of the drill and what it recorded.

@@ -49,7 +49,8 @@ type qlcDrive struct {
 // objects whose checksums are recorded; then that drive dies (its NVMe-oF namespace removed,
 // prism-nvmet-loop --remove), its OSD goes down and Prism keeps its slot (decision 0037);
 // docs/runbooks/replace-data-disk.md's blocks run as internal/runbook parses them (the ones not
-// marked not run by test/e2e); step 4 is a new drive, which takes the freed slot and gets an OSD.
+// marked not run by test/e2e); step 4 is a new drive, which takes the freed slot and gets an OSD
+// once the operator's probe pod says no OSD of the node is destroyed (decision 0061).
 // Every object must read back identical, and the other slots' volumes, the fast device's
 // table and the other OSDs must be as before.
 func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
@@ -85,7 +86,8 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	r.step(1, v)
 	drillMark(began, "runbook step 1: osd.%d out, safe to destroy", victim.osd)
 	r.step(2, v)
-	drillMark(began, "runbook step 2: osd.%d destroyed, its deployment gone", victim.osd)
+	drillMark(began, "runbook step 2: osd.%d purged, its deployment gone", victim.osd)
+	Expect(osdDump(Default)).NotTo(HaveKey(victim.osd), "osd.%d is still in the OSD map after step 2", victim.osd)
 	// ceph-volume zaps through the /dev/<vg>/<lv> link (wipefs and dd on the LV's path):
 	// decision 0037 saw the link gone from the agent's root once ceph-volume had run in Rook's
 	// prepare pod. Said here, so that a failed step 3 is read at once.
@@ -95,7 +97,8 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	drillMark(began, "runbook step 3: slot %d zapped, the agent reads it Empty", victim.slot.Index)
 
 	// Step 4: the new drive. The operator gives it the freed slot (the lowest free one: the
-	// spare slot comes after it) and Rook prepares its OSD.
+	// spare slot comes after it), writes its entry once its probe says no OSD of the node is
+	// destroyed (decision 0061), and Rook prepares its OSD, which may take the purged id.
 	fresh := addQLCDrive(cfg.drillReplace, fast, hostname, victim.slot.Partition.Number)
 	Expect(fresh.slot.Index).To(Equal(victim.slot.Index), "the new drive takes the freed slot")
 	Eventually(func(g Gomega) {
@@ -125,14 +128,7 @@ func replaceDataDiskDrill(fast prismv1.Device, hostname string) {
 	waitRookReconciled()
 	Expect(drill.Changed(before, otherDevices(fast, victim))).To(BeEmpty(), "devices outside the drill changed")
 	expectNoOSDRestarted(osdsBefore, podsBefore)
-	// Step 6: the old id purged, unless the new OSD took it (the runbook says to skip it then).
-	if fresh.osd == victim.osd {
-		GinkgoWriter.Printf("step 6 skipped: osd.%d took the destroyed id\n", fresh.osd)
-	} else {
-		r.step(6, v)
-		Expect(osdDump(Default)).NotTo(HaveKey(victim.osd), "osd.%d is still in the OSD map after step 6", victim.osd)
-		drillMark(began, "runbook step 6: osd.%d purged", victim.osd)
-	}
+	Expect(rb.Steps).To(HaveLen(5), "the runbook's steps (decision 0061: step 2 purges, no step 6)")
 	saveArtifacts("drill-replace-data-disk", storageNode(), policy(), cephCluster())
 	drillMark(began, "done: every object identical, nothing else changed")
 }
@@ -173,11 +169,14 @@ func addQLCDrive(argv []string, fast prismv1.Device, hostname string, wantPartit
 		Expect(q.slot.Partition.Number).To(Equal(wantPartition), "the new drive's slot")
 	}
 	metaDev, dbBytes, _ := dbDevice(storageNode(), fast.StablePath, q.slot)
+	// A new drive of a node with entries is written once the operator's probe pod says no OSD
+	// of the node is destroyed (decision 0061): the condition says NewOSDsHeld until then.
 	Eventually(func(g Gomega) {
 		g.Expect(rookDevices(g, hostname)).To(ContainElement(And(
 			HaveKeyWithValue("name", q.dev.StablePath),
-			HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", metaDev)))))
-	}).Should(Succeed())
+			HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", metaDev)))),
+			"RookConfigured: %+v", meta.FindStatusCondition(policy().Status.Conditions, prismv1.ConditionRookConfigured))
+	}).WithTimeout(2 * cfg.timeout).Should(Succeed())
 	var md map[int]map[string]any
 	Eventually(func(g Gomega) {
 		md = osdMetadata(g)
