@@ -471,18 +471,30 @@ var _ = Describe("the Prism chain", Ordered, func() {
 			return
 		}
 		spareMeta, spareBytes, _ := dbDevice(storageNode(), fast.StablePath, *spare)
+		// A new drive of a node with entries waits for the operator's probe to say no OSD of the
+		// node is destroyed (decision 0061). Without Rook's operator there is no Ceph to ask: the
+		// drive stays out of the entry, and the policy says why.
+		if !cfg.rookOperator {
+			Eventually(func(g Gomega) {
+				c := meta.FindStatusCondition(policy().Status.Conditions, prismv1.ConditionRookConfigured)
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Reason).To(Equal("NewOSDsHeld"), "%s", c.Message)
+				g.Expect(c.Message).To(ContainSubstring(qlc2.StablePath + ": a new drive; waiting: "))
+			}).Should(Succeed())
+			devices, _ := rookNodes(cephCluster())[hostname]["devices"].([]any)
+			Expect(devices).To(HaveLen(1), "without Ceph's answers only the first drive has an entry")
+			return
+		}
 		Eventually(func(g Gomega) {
 			nodes := rookNodes(cephCluster())
 			g.Expect(nodes).To(HaveKey(hostname))
 			devices, _ := nodes[hostname]["devices"].([]any)
 			g.Expect(devices).To(ContainElement(And(
 				HaveKeyWithValue("name", qlc2.StablePath),
-				HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", spareMeta)))))
+				HaveKeyWithValue("config", HaveKeyWithValue("metadataDevice", spareMeta)))),
+				"RookConfigured: %+v", meta.FindStatusCondition(policy().Status.Conditions, prismv1.ConditionRookConfigured))
 			g.Expect(devices).To(HaveLen(2))
-		}).Should(Succeed())
-		if !cfg.rookOperator {
-			return
-		}
+		}).WithTimeout(2 * cfg.timeout).Should(Succeed())
 		var after map[int]osdState
 		var metaAfter map[int]map[string]any
 		Eventually(func(g Gomega) {
