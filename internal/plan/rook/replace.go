@@ -53,8 +53,8 @@ type GateResult struct {
 	// Destroyed maps each node whose new drives wait on OSDs destroyed under its CRUSH host to
 	// the hold's message, which names the ids and the purge (decision 0061).
 	Destroyed map[string]string
-	// Awaiting are the same devices by node, in the order the gate judges them: the drives
-	// Ceph's answers must cover (the probe's PRISM_DEVICES, decision 0057).
+	// Awaiting are the devices of Held and HeldNew by node, in the order the gate judges them:
+	// the drives Ceph's answers must cover (the probe's PRISM_DEVICES, decision 0057).
 	Awaiting map[string][]ProbeDrive
 }
 
@@ -90,10 +90,10 @@ func GateReplacements(in GateInput) GateResult {
 	since, sinceWhat := answersSince(in.LastChanged, in.Last)
 	for _, n := range in.Entries {
 		kept := RookNode{Name: n.Name, Config: n.Config}
-		_, hasOSDs := current[n.Name]
+		_, hasEntry := current[n.Name]
 		for _, d := range n.Devices {
 			old, ok := current[n.Name][d.Name]
-			if !ok && hasOSDs {
+			if !ok && hasEntry {
 				// A new drive of a node with entries waits while its CRUSH host may hold a
 				// destroyed id (decision 0061); a new node has no OSD and no CRUSH host yet.
 				a, found := in.Answers[n.Name]
