@@ -293,7 +293,7 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 			lastKind = s.Kind
 			log.Info("Writing", "step", s.String())
 			changed = true
-			if err := r.write(ctx, hold, path, s); err != nil {
+			if err := r.write(ctx, hold, s); err != nil {
 				return changed, false, fmt.Errorf("%s failed: %w", s.Kind, err), nil
 			}
 		}
@@ -302,7 +302,13 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		}
 	}
 
-	// Tell the kernel, from what is on the device now.
+	// Tell the kernel, from what is on the device now, through a pin: the hold is closed, and
+	// partx given the kernel name could reach another disk that took it since.
+	pin, err := r.pin(path, dev, fd)
+	if err != nil {
+		return changed, false, err, nil
+	}
+	defer pin.Close()
 	now, err := r.decide(ctx, path, dev, fd, wipeAllowed, newSpace{})
 	if err != nil {
 		return changed, false, err, nil
@@ -314,8 +320,8 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		if s.Mutates() && !spend(budget) {
 			return changed, true, nil, nil
 		}
-		argv := s.Argv(path)
-		log.Info("Running", "step", s.String(), "argv", argv)
+		argv := s.Argv(hostexec.HeldPath(pin))
+		log.Info("Running", "step", s.String(), "device", path, "argv", argv)
 		changed = changed || s.Mutates()
 		if _, err := r.Exec.Run(ctx, argv, nil); err != nil {
 			if s.Optional() {
@@ -385,10 +391,13 @@ func (r Runner) claimedPartitions(obs Observation) []string {
 }
 
 // write carries out one device-writing step through the hold.
-func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s Step) error {
+func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 	switch s.Kind {
 	case StepWipeSignatures, StepForgetPartitions:
-		_, err := r.Exec.Run(ctx, s.Argv(path), nil)
+		// On the held device itself, not its kernel name (decision 0062). wipefs opens it
+		// O_RDWR without O_EXCL under --force (util-linux 2.38), so the hold does not fail it;
+		// partx opens it read-only and deletes through BLKPG.
+		_, err := r.Exec.Run(ctx, s.Argv(hostexec.HeldPath(hold)), nil)
 		return err
 	case StepZeroRegions:
 		for _, reg := range s.Regions {
