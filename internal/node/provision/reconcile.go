@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -400,8 +401,13 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 		_, err := r.Exec.Run(ctx, s.Argv(hostexec.HeldPath(hold)), nil)
 		return err
 	case StepZeroRegions:
+		cur, err := openDirect(hostexec.HeldPath(hold))
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
 		for _, reg := range s.Regions {
-			if err := writeUnlessEqual(hold, make([]byte, reg.Bytes), reg.Offset); err != nil {
+			if err := writeUnlessEqual(hold, directReader{cur}, make([]byte, reg.Bytes), reg.Offset); err != nil {
 				return fmt.Errorf("zeroing %s: %w", reg.What, err)
 			}
 		}
@@ -414,8 +420,13 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 		if err != nil {
 			return err
 		}
+		cur, err := openDirect(hostexec.HeldPath(hold))
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
 		for i, w := range writes {
-			if err := writeUnlessEqual(hold, w.Data, w.Offset); err != nil {
+			if err := writeUnlessEqual(hold, directReader{cur}, w.Data, w.Offset); err != nil {
 				return fmt.Errorf("writing the %s: %w", w.What, err)
 			}
 			if i == 1 || i == 3 || i == 4 {
@@ -430,10 +441,11 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 }
 
 // writeUnlessEqual writes data at off unless the device holds it already: a pass that
-// repeats a write after a crash changes only what differs.
-func writeUnlessEqual(dev hostexec.Device, data []byte, off int64) error {
+// repeats a write after a crash changes only what differs. What it holds is read through
+// view, the device read uncached (a stale page must not skip a write).
+func writeUnlessEqual(dev hostexec.Device, view io.ReaderAt, data []byte, off int64) error {
 	cur := make([]byte, len(data))
-	if _, err := dev.ReadAt(cur, off); err != nil {
+	if _, err := view.ReadAt(cur, off); err != nil {
 		return err
 	}
 	if slices.Equal(cur, data) {
