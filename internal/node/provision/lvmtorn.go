@@ -103,7 +103,7 @@ func (r Runner) tornHead(slot dbvolume.Slot, c Content, holders, mounts []string
 		slices.ContainsFunc(c.Found, func(f string) bool { return f != lvmMember }) {
 		return nil
 	}
-	f, err := openDirect(r.partitionPath(slot.Partition))
+	f, err := hostexec.OpenDirect(r.partitionPath(slot.Partition))
 	if err != nil {
 		return nil
 	}
@@ -123,9 +123,9 @@ func (r Runner) partitionPath(partition string) string {
 // readTornHead reads the partition open as f: its head through lvm.ReadHead, its tail zeros.
 // It reads with O_DIRECT, through a second open of the very device f has open (HeldPath), so
 // the bytes come from the device, as LVM (which reads with O_DIRECT) sees them, and not from
-// a page cache filled before another writer changed them (directReader).
+// a page cache filled before another writer changed them (hostexec.DirectReader).
 func readTornHead(held *os.File) (lvm.Head, error) {
-	f, err := openDirect(hostexec.HeldPath(held))
+	f, err := hostexec.OpenDirect(hostexec.HeldPath(held))
 	if err != nil {
 		return lvm.Head{}, err
 	}
@@ -138,7 +138,7 @@ func readTornHead(held *os.File) (lvm.Head, error) {
 		return lvm.Head{}, fmt.Errorf("%s: %d bytes, too small for a DB slot", f.Name(), size)
 	}
 	head, tail := make([]byte, lvm.HeadSize), make([]byte, lvm.HeadSize)
-	rd := directReader{f}
+	rd := hostexec.DirectReader{F: f}
 	if _, err := rd.ReadAt(head, 0); err != nil {
 		return lvm.Head{}, err
 	}

@@ -32,14 +32,14 @@ import (
 // the table's. Any read that fails fails the observation: a device that cannot be seen whole
 // is never written.
 func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan) (obs Observation, stale []string, err error) {
-	f, err := openDirect(path)
+	f, err := hostexec.OpenDirect(path)
 	if err != nil {
 		return obs, nil, err
 	}
 	defer f.Close()
 	// Every byte Decide judges is read from the device, never from the page cache
-	// (directReader says why).
-	rd := directReader{f}
+	// (hostexec.DirectReader says why).
+	rd := hostexec.DirectReader{F: f}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)

@@ -401,13 +401,13 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 		_, err := r.Exec.Run(ctx, s.Argv(hostexec.HeldPath(hold)), nil)
 		return err
 	case StepZeroRegions:
-		cur, err := openDirect(hostexec.HeldPath(hold))
+		cur, err := hostexec.OpenDirect(hostexec.HeldPath(hold))
 		if err != nil {
 			return err
 		}
 		defer cur.Close()
 		for _, reg := range s.Regions {
-			if err := writeUnlessEqual(hold, directReader{cur}, make([]byte, reg.Bytes), reg.Offset); err != nil {
+			if err := writeUnlessEqual(hold, hostexec.DirectReader{F: cur}, make([]byte, reg.Bytes), reg.Offset); err != nil {
 				return fmt.Errorf("zeroing %s: %w", reg.What, err)
 			}
 		}
@@ -420,13 +420,13 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 		if err != nil {
 			return err
 		}
-		cur, err := openDirect(hostexec.HeldPath(hold))
+		cur, err := hostexec.OpenDirect(hostexec.HeldPath(hold))
 		if err != nil {
 			return err
 		}
 		defer cur.Close()
 		for i, w := range writes {
-			if err := writeUnlessEqual(hold, directReader{cur}, w.Data, w.Offset); err != nil {
+			if err := writeUnlessEqual(hold, hostexec.DirectReader{F: cur}, w.Data, w.Offset); err != nil {
 				return fmt.Errorf("writing the %s: %w", w.What, err)
 			}
 			if i == 1 || i == 3 || i == 4 {

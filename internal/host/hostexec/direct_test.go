@@ -1,4 +1,4 @@
-package provision
+package hostexec
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// directReader answers every offset and length as a plain read of the same file does, the
+// DirectReader answers every offset and length as a plain read of the same file does, the
 // device's end included (a size that is no multiple of the alignment).
 func TestDirectReaderReadsAnyRange(t *testing.T) {
 	const size = 3*4096 + 1536
@@ -23,12 +23,12 @@ func TestDirectReaderReadsAnyRange(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := openDirect(path)
+	f, err := OpenDirect(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd := directReader{f}
+	rd := DirectReader{f}
 	for _, c := range []struct{ off, n int64 }{
 		{0, 1}, {0, 4096}, {1, 4096}, {4095, 2}, {5000, 7000}, {size - 10, 10}, {size - 1, 1}, {0, size},
 	} {
