@@ -2,6 +2,7 @@ package provision
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 
@@ -29,6 +30,14 @@ func (r Runner) pin(path string, dev prismv1.Device, fd prismv1.FastDevicePlan) 
 	if err := r.checkIdentity(f, path, dev, fd.Identity); err != nil {
 		f.Close()
 		return nil, err
+	}
+	// The size too: a disk that reports no serial, WWID or diskseq is told apart by nothing else.
+	if size, err := f.Seek(0, io.SeekEnd); err != nil || !r.allowFiles && size != dev.SizeBytes {
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("size of %s: %w", path, err)
+		}
+		return nil, &IdentityError{fmt.Sprintf("%s is %d bytes now, %d in the inventory; waiting for the next inventory", path, size, dev.SizeBytes)}
 	}
 	return f, nil
 }
