@@ -61,9 +61,10 @@ func DropPageCache(f *os.File) error {
 // HeldPath is the path through which a host tool opens the very device f has open: f's
 // descriptor under the agent's /proc (its own pid: the tool inherits no descriptor, so
 // /proc/self would be the tool's). Opening it reopens the device node f was opened through,
-// which reaches the device by its number, and f's open keeps that number on its disk (the
-// kernel frees a disk's number, and a loop device's binding, only when its last opener has
-// closed it). A kernel name, looked up again by the tool, may by then mean another disk.
+// which reaches the device by its number, and f's open keeps that number on its disk (a loop
+// device held open cannot be bound again; a removed disk's number is freed with the disk,
+// after its last close). A kernel name, looked up again by the tool, may by then mean
+// another disk.
 func HeldPath(f interface{ Fd() uintptr }) string {
 	return "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + strconv.FormatUint(uint64(f.Fd()), 10)
 }
