@@ -239,8 +239,15 @@ type recorder struct {
 }
 
 func (r *recorder) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+	rec := slices.Clone(argv)
+	// A held descriptor (hostexec.HeldPath) is recorded as "held:" and the device it reaches.
+	if i := len(rec) - 1; i > 0 && strings.HasPrefix(rec[i], fmt.Sprintf("/proc/%d/fd/", os.Getpid())) {
+		if target, err := os.Readlink(rec[i]); err == nil {
+			rec[i] = "held:" + target
+		}
+	}
 	r.mu.Lock()
-	r.argv = append(r.argv, slices.Clone(argv))
+	r.argv = append(r.argv, rec)
 	r.mu.Unlock()
 	return hostexec.Local{}.Run(ctx, argv, stdin)
 }
@@ -602,8 +609,9 @@ func TestProvisionWipesOnlyWhenGranted(t *testing.T) {
 		wantStates(t, "granted "+l.dev, res.Partitions, prismv1.PartitionReady, "")
 		w := rec.writes()
 		t.Logf("%s wiped with: %q", l.dev, w)
-		if i := slices.Index(w, "wipefs --all --force "+l.dev); i < 0 || i > 1 || (i == 1 && w[0] != "partx --delete --nr 1:128 "+l.dev) {
-			t.Fatalf("%s: ran %q, want wipefs first (after partx --delete when the kernel lists partitions)", l.dev, w)
+		// Both on the device the exclusive hold has open, not on its name (decision 0062).
+		if i := slices.Index(w, "wipefs --all --force held:"+l.dev); i < 0 || i > 1 || (i == 1 && w[0] != "partx --delete --nr 1:128 held:"+l.dev) {
+			t.Fatalf("%s: ran %q, want wipefs first (after partx --delete when the kernel lists partitions), each on the held device", l.dev, w)
 		}
 		verifyLayout(e, t, l, p)
 

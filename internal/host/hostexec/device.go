@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,8 @@ type Device interface {
 	io.WriterAt
 	Sync() error
 	Close() error
+	// Fd is the descriptor, for a host tool that must act on this very device (HeldPath).
+	Fd() uintptr
 }
 
 // DeviceOpener opens a device for writing.
@@ -53,4 +56,15 @@ func DropPageCache(f *os.File) error {
 		return fmt.Errorf("dropping the page cache of %s (BLKFLSBUF): %w", f.Name(), err)
 	}
 	return nil
+}
+
+// HeldPath is the path through which a host tool opens the very device f has open: f's
+// descriptor under the agent's /proc (its own pid: the tool inherits no descriptor, so
+// /proc/self would be the tool's). Opening it reopens the device node f was opened through,
+// which reaches the device by its number, and f's open keeps that number on its disk (a loop
+// device held open cannot be bound again; a removed disk's number is freed with the disk,
+// after its last close). A kernel name, looked up again by the tool, may by then mean
+// another disk.
+func HeldPath(f interface{ Fd() uintptr }) string {
+	return "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + strconv.FormatUint(uint64(f.Fd()), 10)
 }

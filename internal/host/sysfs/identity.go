@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -91,4 +92,22 @@ func readIdentity(dir string) (Identity, error) {
 		id.DiskSeq = n
 	}
 	return id, err
+}
+
+// DiskOf is the device number ("major:minor") of the whole disk the partition major:minor
+// belongs to now: the parent of /sys/dev/block/M:m. An error when the number names no
+// partition.
+func (h Host) DiskOf(major, minor uint32) (string, error) {
+	dir, err := filepath.EvalSymlinks(h.path("sys", "dev", "block", fmt.Sprintf("%d:%d", major, minor)))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err != nil {
+		return "", fmt.Errorf("%d:%d is not a partition: %w", major, minor, err)
+	}
+	b, err := readAttr(filepath.Join(filepath.Dir(dir), "dev"))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }

@@ -59,3 +59,41 @@ func TestIdentityOf(t *testing.T) {
 		})
 	}
 }
+
+// DiskOf follows /sys/dev/block/M:m as the kernel lays it out (a relative link to the
+// partition's directory inside its disk's) and refuses a number that names a whole disk.
+func TestDiskOfNamesThePartitionsDisk(t *testing.T) {
+	root := t.TempDir()
+	disk := filepath.Join(root, "sys", "devices", "virtual", "block", "loop3")
+	for _, f := range []struct{ path, text string }{
+		{filepath.Join(disk, "dev"), "7:3\n"},
+		{filepath.Join(disk, "loop3p1", "dev"), "259:4\n"},
+		{filepath.Join(disk, "loop3p1", "partition"), "1\n"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := filepath.Join(root, "sys", "dev", "block")
+	if err := os.MkdirAll(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"7:3": "../../devices/virtual/block/loop3", "259:4": "../../devices/virtual/block/loop3/loop3p1"} {
+		if err := os.Symlink(target, filepath.Join(links, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := Host{Root: root}
+	if got, err := h.DiskOf(259, 4); err != nil || got != "7:3" {
+		t.Fatalf("DiskOf(259:4) = %q, %v; want 7:3", got, err)
+	}
+	if got, err := h.DiskOf(7, 3); err == nil {
+		t.Fatalf("DiskOf(7:3), a whole disk = %q, want an error", got)
+	}
+	if _, err := h.DiskOf(259, 9); err == nil {
+		t.Fatal("DiskOf of a number the kernel does not have: want an error")
+	}
+}

@@ -1,8 +1,10 @@
 package opencas
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,14 +62,24 @@ func (r Runner) ReconcileNode(ctx context.Context, p *prismv1.NodePlan, devices 
 			out.Caches = append(out.Caches, stoppedStatus(f, res, r.DryRun))
 			continue
 		}
-		sigs, err := ScanPartition(r.HostRoot, part)
 		d := DesiredFor(p.Cache, f, part, devices)
+		pin, err := PinPartition(r.HostRoot, part)
+		var sigs []prismv1.DeviceSignature
+		if err == nil {
+			sigs, err = ScanPartition(r.HostRoot, part)
+		}
 		if err == nil && len(sigs) == 0 {
 			d.Unexplained, err = ScanHeadAndTail(r.HostRoot, part)
 		}
-		d.PartitionScanned, d.Signatures = err == nil, sigs
+		if err == nil {
+			err = checkPinned(pin, filepath.Join(cmp.Or(r.HostRoot, "/"), part)) // the scans read the pinned partition
+		}
+		d.PartitionScanned, d.Signatures, d.Pin = err == nil, sigs, pin
 		d.StartCutShort = r.startRecorded(part)
 		res := r.Reconcile(ctx, d)
+		if pin != nil {
+			pin.Close()
+		}
 		out.Changed = out.Changed || res.Changed
 		if res.Unobserved {
 			out.Unobserved = append(out.Unobserved, f.StablePath)

@@ -110,7 +110,7 @@ func (r Runner) Reconcile(ctx context.Context, d Desired) Result {
 			log.Info("Running cache step", "step", s.String(), "why", s.Why)
 			res.Changed = true
 			res.Ran = append(res.Ran, s)
-			if err := r.run(ctx, s); err != nil {
+			if err := r.run(ctx, s, d); err != nil {
 				res.Err = fmt.Errorf("%s failed: %w", s, err)
 				return res
 			}
@@ -134,9 +134,15 @@ func (res *Result) fill(p Plan) {
 }
 
 // run carries out one step.
-func (r Runner) run(ctx context.Context, s Step) error {
+func (r Runner) run(ctx context.Context, s Step, d Desired) error {
 	if s.Kind == StepWriteFile {
 		return writeFile(r.hostPath(s.Path), s.Content)
+	}
+	if s.Kind == StepStart && d.Pin != nil {
+		// casadm -S --force overwrites the partition: only the one that was proven empty.
+		if err := checkPinned(d.Pin, r.hostPath(s.Path)); err != nil {
+			return err
+		}
 	}
 	if s.Kind == StepStart && r.IntentDir != "" {
 		if err := r.recordStart(s.Path); err != nil {

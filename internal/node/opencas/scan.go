@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 	"github.com/prism-storage/prism/internal/host/signature"
 )
 
@@ -18,7 +18,17 @@ func ScanPartition(hostRoot, partition string) ([]prismv1.DeviceSignature, error
 	if err := checkPath(partition); err != nil {
 		return nil, err
 	}
-	sigs, err := signature.DetectPath(filepath.Join(cmp.Or(hostRoot, "/"), partition))
+	f, err := hostexec.OpenDirect(filepath.Join(cmp.Or(hostRoot, "/"), partition))
+	if err != nil {
+		return nil, fmt.Errorf("scanning the cache partition %s: %w", partition, err)
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("size of the cache partition %s: %w", partition, err)
+	}
+	// Read uncached (hostexec.DirectReader): what casadm -S --force would overwrite.
+	sigs, err := signature.Detect(hostexec.DirectReader{F: f}, size)
 	if err != nil {
 		return nil, fmt.Errorf("scanning the cache partition %s: %w", partition, err)
 	}
@@ -36,7 +46,7 @@ func ScanHeadAndTail(hostRoot, partition string) (string, error) {
 	if err := checkPath(partition); err != nil {
 		return "", err
 	}
-	f, err := os.Open(filepath.Join(cmp.Or(hostRoot, "/"), partition))
+	f, err := hostexec.OpenDirect(filepath.Join(cmp.Or(hostRoot, "/"), partition))
 	if err != nil {
 		return "", fmt.Errorf("reading the cache partition %s: %w", partition, err)
 	}
@@ -45,7 +55,7 @@ func ScanHeadAndTail(hostRoot, partition string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("size of the cache partition %s: %w", partition, err)
 	}
-	at, err := signature.FirstNonZero(f, size, signature.ZeroSpan)
+	at, err := signature.FirstNonZero(hostexec.DirectReader{F: f}, size, signature.ZeroSpan)
 	if err != nil {
 		return "", fmt.Errorf("reading the cache partition %s: %w", partition, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
@@ -41,5 +42,32 @@ func TestScanPartition(t *testing.T) {
 	}
 	if _, err := ScanPartition(root, "/dev/nvme0n1p3"); err == nil {
 		t.Error("a kernel name accepted")
+	}
+}
+
+// A start runs only while the partition's path names the partition that was scanned: a name
+// given to another device meanwhile refuses it.
+func TestCheckPinnedRefusesAPathThatMovedOn(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "part")
+	if err := os.WriteFile(part, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pin, err := os.Open(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pin.Close()
+	if err := checkPinned(pin, part); err != nil {
+		t.Fatalf("the path still names the pinned partition: %v", err)
+	}
+	if err := os.Rename(part, part+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, []byte("someone's data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkPinned(pin, part); err == nil || !strings.Contains(err.Error(), "no longer names the partition that was scanned") {
+		t.Fatalf("the path names another file now: %v, want a refusal", err)
 	}
 }

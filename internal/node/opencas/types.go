@@ -3,6 +3,7 @@ package opencas
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ type Desired struct {
 	// they are zeros. casadm -S --force would overwrite them: no cache is started over them,
 	// unless StartCutShort.
 	Unexplained string
+	// Pin, when set, is the partition as it was scanned, held open (PinPartition): a cache is
+	// started on Partition only while that path still names it.
+	Pin *os.File
 	// StartCutShort is set when Prism recorded starting a cache on the partition and has not
 	// seen it run since (Runner.IntentDir): the bytes there are its own start cut short.
 	StartCutShort bool

@@ -103,7 +103,7 @@ func (r Runner) tornHead(slot dbvolume.Slot, c Content, holders, mounts []string
 		slices.ContainsFunc(c.Found, func(f string) bool { return f != lvmMember }) {
 		return nil
 	}
-	f, err := os.Open(r.partitionPath(slot.Partition))
+	f, err := hostexec.OpenDirect(r.partitionPath(slot.Partition))
 	if err != nil {
 		return nil
 	}
@@ -121,12 +121,15 @@ func (r Runner) partitionPath(partition string) string {
 }
 
 // readTornHead reads the partition open as f: its head through lvm.ReadHead, its tail zeros.
-// It first drops the partition's page cache, so the bytes come from the device, as LVM (which
-// reads with O_DIRECT) sees them.
-func readTornHead(f *os.File) (lvm.Head, error) {
-	if err := hostexec.DropPageCache(f); err != nil {
+// It reads with O_DIRECT, through a second open of the very device f has open (HeldPath), so
+// the bytes come from the device, as LVM (which reads with O_DIRECT) sees them, and not from
+// a page cache filled before another writer changed them (hostexec.DirectReader).
+func readTornHead(held *os.File) (lvm.Head, error) {
+	f, err := hostexec.OpenDirect(hostexec.HeldPath(held))
+	if err != nil {
 		return lvm.Head{}, err
 	}
+	defer f.Close()
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return lvm.Head{}, err
@@ -135,14 +138,15 @@ func readTornHead(f *os.File) (lvm.Head, error) {
 		return lvm.Head{}, fmt.Errorf("%s: %d bytes, too small for a DB slot", f.Name(), size)
 	}
 	head, tail := make([]byte, lvm.HeadSize), make([]byte, lvm.HeadSize)
-	if _, err := f.ReadAt(head, 0); err != nil {
+	rd := hostexec.DirectReader{F: f}
+	if _, err := rd.ReadAt(head, 0); err != nil {
 		return lvm.Head{}, err
 	}
-	if _, err := f.ReadAt(tail, size-lvm.HeadSize); err != nil {
+	if _, err := rd.ReadAt(tail, size-lvm.HeadSize); err != nil {
 		return lvm.Head{}, err
 	}
 	if slices.ContainsFunc(tail, func(b byte) bool { return b != 0 }) {
-		return lvm.Head{}, fmt.Errorf("%s: the last MiB is not zeros", f.Name())
+		return lvm.Head{}, fmt.Errorf("%s: the last MiB is not zeros", held.Name())
 	}
 	return lvm.ReadHead(head)
 }

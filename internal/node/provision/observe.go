@@ -32,11 +32,14 @@ import (
 // the table's. Any read that fails fails the observation: a device that cannot be seen whole
 // is never written.
 func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan) (obs Observation, stale []string, err error) {
-	f, err := os.Open(path)
+	f, err := hostexec.OpenDirect(path)
 	if err != nil {
 		return obs, nil, err
 	}
 	defer f.Close()
+	// Every byte Decide judges is read from the device, never from the page cache
+	// (hostexec.DirectReader says why).
+	rd := hostexec.DirectReader{F: f}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return obs, nil, fmt.Errorf("size of %s: %w", path, err)
@@ -89,7 +92,8 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 	if err := r.users(ctx, &obs, dev.Name, devs); err != nil {
 		return obs, nil, err
 	}
-	// Then read the device, not what an earlier pass left in its page cache: a write through a
+	// Then have libblkid's tools read the device, not what an earlier pass left in its page
+	// cache (Prism's own reads bypass it): a write through a
 	// partition's own node (LVM's, or anyone's) never reaches the whole device's cache while a
 	// partition holds the device open. Dropping it also writes the whole device's dirty
 	// pages, which only a filesystem or a program on the whole device makes, so it is skipped
@@ -100,10 +104,10 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 			return obs, nil, err
 		}
 	}
-	if obs.Disk, err = gpt.ReadDisk(f, size, int64(dev.LogicalBlockSizeBytes)); err != nil {
+	if obs.Disk, err = gpt.ReadDisk(rd, size, int64(dev.LogicalBlockSizeBytes)); err != nil {
 		return obs, nil, fmt.Errorf("reading the partition table area of %s: %w", path, err)
 	}
-	sigs, err := signature.Detect(f, size)
+	sigs, err := signature.Detect(rd, size)
 	if err != nil {
 		return obs, nil, fmt.Errorf("reading the signatures of %s (it cannot be proven empty): %w", path, err)
 	}
@@ -133,7 +137,7 @@ func (r Runner) observe(ctx context.Context, path string, dev prismv1.Device, fd
 		if w.StartBytes <= 0 || w.SizeBytes <= 0 || w.StartBytes > size-w.SizeBytes {
 			continue // Decide refuses the plan or the fit
 		}
-		c, err := r.content(ctx, f, path, w.StartBytes, w.SizeBytes)
+		c, err := r.content(ctx, rd, path, w.StartBytes, w.SizeBytes)
 		if err != nil {
 			return obs, nil, fmt.Errorf("reading the range of partition %d of %s: %w", w.Number, path, err)
 		}
@@ -201,7 +205,7 @@ func (r Runner) probe(ctx context.Context, path string, offset, size int64) ([]b
 
 // content probes the range [start, start+size) of the device: libblkid, Prism's detector,
 // and the first non-zero byte of its head (HeadSpan) and its last MiB.
-func (r Runner) content(ctx context.Context, f *os.File, path string, start, size int64) (Content, error) {
+func (r Runner) content(ctx context.Context, f io.ReaderAt, path string, start, size int64) (Content, error) {
 	c := Content{NonZeroAt: -1}
 	found, err := r.probe(ctx, path, start, size)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,7 +294,7 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 			lastKind = s.Kind
 			log.Info("Writing", "step", s.String())
 			changed = true
-			if err := r.write(ctx, hold, path, s); err != nil {
+			if err := r.write(ctx, hold, s); err != nil {
 				return changed, false, fmt.Errorf("%s failed: %w", s.Kind, err), nil
 			}
 		}
@@ -302,7 +303,13 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		}
 	}
 
-	// Tell the kernel, from what is on the device now.
+	// Tell the kernel, from what is on the device now, through a pin: the hold is closed, and
+	// partx given the kernel name could reach another disk that took it since.
+	pin, err := r.pin(path, dev, fd)
+	if err != nil {
+		return changed, false, err, nil
+	}
+	defer pin.Close()
 	now, err := r.decide(ctx, path, dev, fd, wipeAllowed, newSpace{})
 	if err != nil {
 		return changed, false, err, nil
@@ -314,8 +321,8 @@ func (r Runner) apply(ctx context.Context, path string, dev prismv1.Device, fd p
 		if s.Mutates() && !spend(budget) {
 			return changed, true, nil, nil
 		}
-		argv := s.Argv(path)
-		log.Info("Running", "step", s.String(), "argv", argv)
+		argv := s.Argv(hostexec.HeldPath(pin))
+		log.Info("Running", "step", s.String(), "device", path, "argv", argv)
 		changed = changed || s.Mutates()
 		if _, err := r.Exec.Run(ctx, argv, nil); err != nil {
 			if s.Optional() {
@@ -385,14 +392,22 @@ func (r Runner) claimedPartitions(obs Observation) []string {
 }
 
 // write carries out one device-writing step through the hold.
-func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s Step) error {
+func (r Runner) write(ctx context.Context, hold hostexec.Device, s Step) error {
 	switch s.Kind {
 	case StepWipeSignatures, StepForgetPartitions:
-		_, err := r.Exec.Run(ctx, s.Argv(path), nil)
+		// On the held device itself, not its kernel name (decision 0062). wipefs opens it
+		// O_RDWR without O_EXCL under --force (util-linux 2.38), so the hold does not fail it;
+		// partx opens it read-only and deletes through BLKPG.
+		_, err := r.Exec.Run(ctx, s.Argv(hostexec.HeldPath(hold)), nil)
 		return err
 	case StepZeroRegions:
+		cur, err := hostexec.OpenDirect(hostexec.HeldPath(hold))
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
 		for _, reg := range s.Regions {
-			if err := writeUnlessEqual(hold, make([]byte, reg.Bytes), reg.Offset); err != nil {
+			if err := writeUnlessEqual(hold, hostexec.DirectReader{F: cur}, make([]byte, reg.Bytes), reg.Offset); err != nil {
 				return fmt.Errorf("zeroing %s: %w", reg.What, err)
 			}
 		}
@@ -405,8 +420,13 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s 
 		if err != nil {
 			return err
 		}
+		cur, err := hostexec.OpenDirect(hostexec.HeldPath(hold))
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
 		for i, w := range writes {
-			if err := writeUnlessEqual(hold, w.Data, w.Offset); err != nil {
+			if err := writeUnlessEqual(hold, hostexec.DirectReader{F: cur}, w.Data, w.Offset); err != nil {
 				return fmt.Errorf("writing the %s: %w", w.What, err)
 			}
 			if i == 1 || i == 3 || i == 4 {
@@ -421,10 +441,11 @@ func (r Runner) write(ctx context.Context, hold hostexec.Device, path string, s 
 }
 
 // writeUnlessEqual writes data at off unless the device holds it already: a pass that
-// repeats a write after a crash changes only what differs.
-func writeUnlessEqual(dev hostexec.Device, data []byte, off int64) error {
+// repeats a write after a crash changes only what differs. What it holds is read through
+// view, the device read uncached (a stale page must not skip a write).
+func writeUnlessEqual(dev hostexec.Device, view io.ReaderAt, data []byte, off int64) error {
 	cur := make([]byte, len(data))
-	if _, err := dev.ReadAt(cur, off); err != nil {
+	if _, err := view.ReadAt(cur, off); err != nil {
 		return err
 	}
 	if slices.Equal(cur, data) {

@@ -40,6 +40,9 @@ type fakeHost struct {
 	// partxIgnores lists partitions partx "adds" without the kernel taking them (exit 0).
 	partxIgnores []int
 	ran          [][]string
+	// byName lists the commands that mutate the device or the kernel's view of it and were
+	// given its kernel name rather than a held descriptor.
+	byName []string
 	// tearAt, when positive, tears the tearAt-th device write: half of it reaches the file.
 	tearAt, writes int
 	// lvm, when set, plays the host's LVM (volumes_test.go).
@@ -89,7 +92,19 @@ func (h *fakeHost) reconcile(p *prismv1.NodePlan) Result {
 	return h.runner().Reconcile(context.Background(), p, h.inventory(), prismv1.ModeApply)
 }
 
-func (h *fakeHost) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, error) {
+func (h *fakeHost) Run(ctx context.Context, given []string, stdin []byte) ([]byte, error) {
+	// A tool given a held descriptor (hostexec.HeldPath) is checked and recorded with the
+	// device it reaches, read back through /proc; the real tools below run as given.
+	argv := given
+	if held := last(given); strings.HasPrefix(held, fmt.Sprintf("/proc/%d/fd/", os.Getpid())) {
+		target, err := os.Readlink(held)
+		if err != nil {
+			h.t.Fatalf("%q: %v", given, err)
+		}
+		argv = append(slices.Clone(given[:len(given)-1]), target)
+	} else if given[0] == "partx" || slices.Contains(given, "--all") {
+		h.byName = append(h.byName, strings.Join(given, " "))
+	}
 	h.ran = append(h.ran, argv)
 	for prefix, err := range h.fail {
 		if strings.HasPrefix(strings.Join(argv, " "), prefix) {
@@ -106,7 +121,7 @@ func (h *fakeHost) Run(ctx context.Context, argv []string, stdin []byte) ([]byte
 	}
 	switch argv[0] + " " + argv[1] {
 	case "wipefs --no-act", "blkid --probe", "sfdisk --json", "wipefs --all":
-		return hostexec.Local{}.Run(ctx, argv, stdin)
+		return hostexec.Local{}.Run(ctx, given, stdin)
 	case "partx --update":
 		hi, _ := strconv.Atoi(strings.TrimPrefix(argv[3], "1:"))
 		table := h.table()
@@ -440,6 +455,11 @@ func TestReconcileWipesOnlyAGrantedDevice(t *testing.T) {
 	m := h.mutations()
 	if len(m) < 3 || !strings.HasPrefix(m[0], "partx --delete ") || !strings.HasPrefix(m[1], "wipefs --all --force ") || !strings.HasPrefix(m[2], "pwrite ") {
 		t.Fatalf("granted: ran %q", m)
+	}
+	// wipefs and partx act on the device the hold (or a pin) has open, whose identity was
+	// checked, never on a kernel name that may have moved on since (decision 0062).
+	if len(h.byName) > 0 {
+		t.Errorf("given the kernel name instead of the held device: %q", h.byName)
 	}
 	if h.table().ID != DiskGUID(fast) {
 		t.Errorf("the new table's disk GUID is %s", h.table().ID)

@@ -2,9 +2,7 @@ package provision
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 
@@ -12,6 +10,7 @@ import (
 
 	prismv1 "github.com/prism-storage/prism/api/v1alpha1"
 	"github.com/prism-storage/prism/internal/host/gpt"
+	"github.com/prism-storage/prism/internal/host/hostexec"
 )
 
 // The sparse read's grid: SampleBytes at the start of every SampleStride of a range. 4 KiB is
@@ -73,7 +72,7 @@ func SparseRead(ctx context.Context, path string, start, size int64) (Sparse, er
 	if start < 0 || size <= 0 {
 		return res, fmt.Errorf("sparse read of %s: bad range at %d, size %d", path, start, size)
 	}
-	f, err := openDirect(path)
+	f, err := hostexec.OpenDirect(path)
 	if err != nil {
 		return res, err
 	}
@@ -136,19 +135,6 @@ func SparseRead(ctx context.Context, path string, start, size int64) (Sparse, er
 		}
 	}
 	return res, nil
-}
-
-// openDirect opens the device at path for reading with O_DIRECT. A regular file on a file
-// system without O_DIRECT (unit tests' tmpfs) is opened through the page cache, which for a
-// file is the only copy; a block device always takes O_DIRECT.
-func openDirect(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
-	if errors.Is(err, unix.EINVAL) {
-		if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
-			return os.Open(path)
-		}
-	}
-	return f, err
 }
 
 // readNewSpace reads sparsely the space the decision's table write covers for the first time:

@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -143,6 +144,10 @@ func (v *volumeRun) slot(ctx context.Context, s prismv1.DBSlot, mode prismv1.Pol
 		v.proven, ran = false, true
 		if err := v.run(ctx, d, slot); err != nil {
 			v.report, v.torn = nil, nil // whatever the step left is read again next time
+			if ierr := (*IdentityError)(nil); errors.As(err, &ierr) {
+				st.State, st.Message = prismv1.DBVolumeRefused, fmt.Sprintf("not running %s: %s", d.Action, err)
+				return st, ran
+			}
 			return fail(fmt.Errorf("%s failed: %w", d.Action, err))
 		}
 	}
@@ -151,7 +156,18 @@ func (v *volumeRun) slot(ctx context.Context, s prismv1.DBSlot, mode prismv1.Pol
 // run takes one step. Before pvcreate Prism records its intent (decision 0039), so that the
 // pvcreate or a vgcreate after it, cut short, is known as Prism's own; clearing a torn head is
 // Prism's own write.
+//
+// Each step runs with the fast device pinned, its identity and the partition's checked just
+// before (pin, checkPartitionOf): the look that decided may be older than the partition's name.
 func (v *volumeRun) run(ctx context.Context, d dbvolume.Decision, slot dbvolume.Slot) error {
+	pin, err := v.r.pin(v.path, v.dev, v.fd)
+	if err != nil {
+		return err
+	}
+	defer pin.Close()
+	if err := v.r.checkPartitionOf(pin, slot); err != nil {
+		return err
+	}
 	switch d.Action {
 	case dbvolume.ClearHead:
 		return v.r.clearHead(slot, *slot.Head)
@@ -162,7 +178,7 @@ func (v *volumeRun) run(ctx context.Context, d dbvolume.Decision, slot dbvolume.
 			}
 		}
 	}
-	_, err := v.r.Exec.Run(ctx, d.Argv, nil)
+	_, err = v.r.Exec.Run(ctx, d.Argv, nil)
 	return err
 }
 
