@@ -513,6 +513,13 @@ var _ = Describe("the Prism chain", Ordered, func() {
 		expectNoOSDRestarted(before, podsBefore)
 	})
 
+	It("the replacement gate's Ceph probe, started as the operator starts it, runs under the kubelet and answers as the admin CLI does", func() {
+		if !cfg.rookOperator || qlcOSD < 0 {
+			Skip("the probe asks Rook's Ceph about an OSD (PRISM_E2E_ROOK_OPERATOR=1)")
+		}
+		expectProbeAnswersCeph(cfg.node, hostname, rook.ProbeDrive{Path: qlc.StablePath, Kernel: qlc.Name}, qlcOSD)
+	})
+
 	It("drill: a QLC drive dies; docs/runbooks/replace-data-disk.md run as written puts a new drive in its slot, every object reads back, nothing else changes", func() {
 		if !cfg.drills {
 			Skip("PRISM_E2E_DRILLS is not 1: no failure drills (docs/e2e.md)")
