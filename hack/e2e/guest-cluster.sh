@@ -801,6 +801,40 @@ reboot_shutdown() {
   exit 0
 }
 
+# hide_backing_disks FILE: the reboot drill's second boot, before anything of the node runs. The
+# prism stage's emulated disks under the fabric drives (FILE's lines that name a QEMU serial)
+# hold the GPT and the LVM labels the agent wrote through the fabric; at this boot the kernel
+# read their partitions and udev's LVM rule (no systemd: vgchange -aay at once) activated
+# Prism's VGs on them. A node has no such second path: with it, LVM finds each PV twice once the
+# fabric connects and keeps the one in use, the emulated disk's partition, so the agent refuses
+# the slot's volume ("a volume group named ... exists on" that partition). So their VGs are
+# deactivated, the kernel forgets their partitions (BLKPG: nothing is written to a disk) and
+# LVM its record of what autoactivation saw; the fabric's partitions are then the PVs' only path,
+# and udev activates the VGs through them when the fabric connects, as on a node that boots.
+hide_backing_disks() {
+  local q _ link name p vg vgs=() names=()
+  while read -r q _; do
+    [[ -z $q || $q == \#* || $q == sparse:* ]] && continue
+    link=$(ls /dev/disk/by-id/nvme-*_"$q" 2>/dev/null | head -1)
+    [[ -n $link ]] || { echo "no emulated disk with serial $q" >&2; return 1; }
+    name=$(basename "$(readlink -f "$link")")
+    for p in /sys/block/"$name"/"$name"p*; do
+      [[ -e $p ]] || continue
+      names+=("$name")
+      vg=$(pvs --noheadings -o vg_name "/dev/$(basename "$p")" 2>/dev/null | tr -d ' ')
+      [[ -z $vg ]] || vgs+=("$vg")
+    done
+  done <"$1"
+  if ((${#vgs[@]})); then
+    vgchange --activate n "${vgs[@]}" || return 1
+  fi
+  for name in $(printf '%s\n' "${names[@]}" | sort -u); do
+    partx --delete "/dev/$name" || return 1
+    ! compgen -G "/sys/block/$name/${name}p*" >/dev/null || { echo "$name still has partitions" >&2; return 1; }
+  done
+  rm -rf /run/lvm/pvs_online /run/lvm/vgs_online /run/lvm/pvs_lookup /run/lvm/hints
+}
+
 # reboot_stage: the reboot drill's second boot. The kubelet restarts the agent before any
 # drive is connected (a node whose fabric or HBA comes up late): the agent must publish without
 # them and touch nothing; then the drives appear, under other kernel names, and the suite
@@ -845,6 +879,9 @@ if [[ $E2E_BOOT != 1 ]]; then
   [[ -d /var/lib/e2e/node-etc ]] || fail "boot $E2E_BOOT: no node-etc on the work disk (the first boot did not finish)"
   cp -a /var/lib/e2e/node-etc/. /etc/
   mark "boot $E2E_BOOT: work disk as the first boot left it (etcd, kubelet, containerd, pod logs); /etc/kubernetes, machine-id, hostnqn restored"
+  hide_backing_disks /etc/prism-e2e-nvmet.txt 2>"$logs/hide-backing.log" ||
+    fail "boot $E2E_BOOT: hide the emulated disks under the fabric drives from LVM ($(tail -2 "$logs/hide-backing.log"))"
+  mark "boot $E2E_BOOT: the emulated disks under the fabric drives hidden from LVM (VGs deactivated, partitions forgotten)"
 elif [[ ${E2E_REUSE_WORK:-} == 1 && $(blkid -o value -s TYPE "$work") == ext4 ]]; then
   # A node rebooted into a new cluster: containerd's content and metadata stay (the old run's
   # containers in it are the kubelet's to remove, as after any reboot: their pods do not exist
