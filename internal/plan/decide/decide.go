@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -146,6 +147,11 @@ func Policy(obs Observation) Decision {
 	// its node changes (no claim, no new plan, its entries kept) until it is upgraded.
 	skewed := skewedOf(obs.OperatorVersion, d.Selected, byName)
 	maps.Copy(unobserved, skewed)
+	for name, why := range fastDeviceAbsentOf(policy.Name, d.Selected, byName, plans) {
+		if _, seen := unobserved[name]; !seen {
+			unobserved[name] = why
+		}
+	}
 	if !dryRun && !refused {
 		d.Claims = claimsOf(policy, d.Selected, byName, plans, unobserved, skewed)
 	}
@@ -307,6 +313,32 @@ func unobservedOf(selected []string, byName map[string]*prismv1.StorageNode) map
 			out[name] = "no StorageNode"
 		case len(sn.Status.Devices) == 0 && !meta.IsStatusConditionTrue(sn.Status.Conditions, prismv1.ConditionInventoried):
 			out[name] = "its agent has published no inventory yet"
+		}
+	}
+	return out
+}
+
+// fastDeviceAbsentOf maps the selected nodes this policy planned before, for which no plan can
+// be made now while a fast device of their plan is missing from their inventory, to why: a
+// fabric or an HBA that comes up after the agent's first inventory at boot, or a dead fast
+// device before its replacement is inserted. A node without its fast device is not a node
+// without a plan: dropping the plan and the Rook entry would leave the device, once back,
+// holding partitions no plan claims. Their plans and entries stay, as for a node not seen.
+func fastDeviceAbsentOf(policy string, selected []string, byName map[string]*prismv1.StorageNode, plans map[string]prismv1.NodePlan) map[string]string {
+	out := map[string]string{}
+	for _, name := range selected {
+		sn := byName[name]
+		if _, planned := plans[name]; planned || sn == nil || sn.Spec.PolicyName != policy || sn.Spec.Plan == nil {
+			continue
+		}
+		var absent []string
+		for _, f := range sn.Spec.Plan.FastDevices {
+			if !slices.ContainsFunc(sn.Status.Devices, func(d prismv1.Device) bool { return d.StablePath == f.StablePath }) {
+				absent = append(absent, f.StablePath)
+			}
+		}
+		if len(absent) > 0 {
+			out[name] = "the fast device " + strings.Join(absent, ", ") + " of its plan is not in its inventory (absent, or not enumerated yet)"
 		}
 	}
 	return out

@@ -469,3 +469,59 @@ func TestPolicyKeepsTheSlotOfAGoneDriveUntilItsAgentReadsItEmpty(t *testing.T) {
 		}
 	}
 }
+
+// A node's planned fast device missing from its inventory while no plan can be made without it
+// (after a reboot, a fabric or an HBA that comes up after the agent's first inventory; a fast
+// device that died before its replacement is inserted): the node keeps its plan, its claim and
+// its Rook entry, as a node that cannot be seen does, and says why. Before, the operator wrote
+// the StorageNode's spec without a plan and dropped the entry: the drives coming back found the
+// fast device holding partitions no plan claimed. Once a fast device is there again, a plan is
+// made as before.
+func TestPolicyKeepsThePlanOfANodeWhoseFastDeviceIsAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keep func(devs []prismv1.Device) []prismv1.Device
+	}{
+		{"every planned drive absent", func(devs []prismv1.Device) []prismv1.Device {
+			return []prismv1.Device{{Name: "nvme7n1", StablePath: "/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_e2e-work", SizeBytes: 64 * gib, Tier: prismv1.TierOther}}
+		}},
+		{"the fast device absent", func(devs []prismv1.Device) []prismv1.Device { return devs[1:] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs, nodes := appliedTwoNodes(t)
+			before := jsonOf(t, nodes)
+			sn := obs.StorageNodes[0]
+			fast := sn.Spec.Plan.FastDevices[0].StablePath
+			sn.Status.Devices = tc.keep(sn.Status.Devices)
+			sn.Status.Conditions = append(sn.Status.Conditions, metav1.Condition{Type: prismv1.ConditionInventoried, Status: metav1.ConditionTrue, Reason: "Inventoried"})
+
+			d := Policy(obs)
+			if d.RookErr != nil {
+				t.Fatal(d.RookErr)
+			}
+			if len(d.Claims) != 0 {
+				t.Fatalf("claims %v: a's spec rewritten with plan %+v", claimNames(d.Claims), d.Claims[0].Want.Plan)
+			}
+			if got := jsonOf(t, d.Rook.Nodes); got != before || slices.Contains(d.Rook.Drop, "a") {
+				t.Fatalf("storage.nodes changed (drop %v):\n%s\nwas\n%s", d.Rook.Drop, got, before)
+			}
+			if why := d.Rook.Unobserved["a"]; !strings.Contains(why, fast) {
+				t.Errorf("a waits for %q, want the absent fast device %s named", why, fast)
+			}
+		})
+	}
+
+	// Another fast device of the policy's there (the dead one's replacement): a plan is made.
+	obs, _ := appliedTwoNodes(t)
+	sn := obs.StorageNodes[0]
+	repl := sn.Status.Devices[0]
+	repl.Name, repl.StablePath = "nvme8n1", "/dev/disk/by-id/nvme-a_new"
+	sn.Status.Devices = append([]prismv1.Device{repl}, sn.Status.Devices[1:]...)
+	d := Policy(obs)
+	if _, kept := d.Rook.Unobserved["a"]; kept {
+		t.Errorf("a left alone although a plan can be made on %s: %s", repl.StablePath, d.Rook.Unobserved["a"])
+	}
+	if len(d.Claims) != 1 || d.Claims[0].Want.Plan == nil || !slices.ContainsFunc(d.Claims[0].Want.Plan.FastDevices, func(f prismv1.FastDevicePlan) bool { return f.StablePath == repl.StablePath }) {
+		t.Errorf("claims %+v: want a re-planned on %s", d.Claims, repl.StablePath)
+	}
+}
