@@ -22,7 +22,8 @@ type Actuator struct {
 }
 
 // Act carries out sn's plan on the devices of rep and returns next with the partitions and
-// caches in it, and whether the devices changed. After a change it takes the inventory again
+// caches in it, and whether a device was written (what the created events report: an LV
+// activated or a table re-read makes nothing). After a change it takes the inventory again
 // (inventory, turned into a status by restatus), so that the status shows the devices as they
 // are now, with their new partitions.
 func (a *Actuator) Act(ctx context.Context, sn *prismv1.StorageNode, rep inventory.Report, next prismv1.StorageNodeStatus,
@@ -54,5 +55,5 @@ func (a *Actuator) Act(ctx context.Context, sn *prismv1.StorageNode, rep invento
 			log.Info("Provisioning", "mode", sn.Spec.Mode, "changed", res.Changed, "reason", c.Reason, "message", c.Message)
 		}
 	}
-	return next, res.Changed
+	return next, res.Wrote
 }

@@ -64,6 +64,10 @@ type Result struct {
 	Partitions []prismv1.PartitionStatus
 	// Changed is true when a step that changes a device or the kernel's view of it ran.
 	Changed bool
+	// Wrote is true when a step wrote a device: a table, a wipe, an LVM label, volume group
+	// or logical volume. A re-read of the table or an LV's activation changes only the
+	// kernel's view: after a reboot they make nothing that was not there.
+	Wrote bool
 	// Decisions are the decisions made, one per fast device found in the inventory.
 	Decisions []Decision
 }
@@ -94,9 +98,10 @@ func (r Runner) Reconcile(ctx context.Context, p *prismv1.NodePlan, devices []pr
 		budget = -1
 	}
 	for _, fd := range p.FastDevices {
-		statuses, d, changed := r.device(ctx, fd, slices.Contains(p.AllowWipe, fd.StablePath), devices, mode, &budget)
+		statuses, d, changed, wrote := r.device(ctx, fd, slices.Contains(p.AllowWipe, fd.StablePath), devices, mode, &budget)
 		res.Partitions = append(res.Partitions, statuses...)
 		res.Changed = res.Changed || changed
+		res.Wrote = res.Wrote || wrote
 		if d != nil {
 			res.Decisions = append(res.Decisions, *d)
 		}
@@ -143,7 +148,7 @@ func (r Runner) decide(ctx context.Context, path string, dev prismv1.Device, fd 
 	return fresh{obs: obs, d: d, stale: stale}, nil
 }
 
-func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllowed bool, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool) {
+func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllowed bool, devices []prismv1.Device, mode prismv1.PolicyMode, budget *int) ([]prismv1.PartitionStatus, *Decision, bool, bool) {
 	log := logf.FromContext(ctx).WithValues("device", fd.StablePath)
 	all := func(state prismv1.PartitionState, msg string) []prismv1.PartitionStatus {
 		var out []prismv1.PartitionStatus
@@ -156,38 +161,41 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 
 	i := slices.IndexFunc(devices, func(d prismv1.Device) bool { return d.StablePath == fd.StablePath })
 	if i < 0 {
-		return all(prismv1.PartitionPending, fmt.Sprintf("%s is not in this node's inventory (absent, or udev has not published the link yet)", fd.StablePath)), nil, false
+		return all(prismv1.PartitionPending, fmt.Sprintf("%s is not in this node's inventory (absent, or udev has not published the link yet)", fd.StablePath)), nil, false, false
 	}
 	if why := ambiguous(devices, fd.StablePath); why != "" {
-		return all(prismv1.PartitionRefused, why), nil, false
+		return all(prismv1.PartitionRefused, why), nil, false, false
 	}
 	dev := *devices[i].DeepCopy()
 	path, err := r.hostPath(dev.Path)
 	if err != nil {
-		return all(prismv1.PartitionRefused, err.Error()), nil, false
+		return all(prismv1.PartitionRefused, err.Error()), nil, false, false
 	}
 	if state, msg := r.checkNode(path, fd.StablePath, dev.Name); state != "" {
-		return all(state, msg), nil, false
+		return all(state, msg), nil, false, false
 	}
 	// In Apply, the decision under the hold reads the new space before the first write;
 	// reading it here too read an 800 GB device twice in the pass that writes its first table
 	// (ten minutes each under emulation, half a second on an Optane).
 	first, err := r.decide(ctx, path, dev, fd, wipeAllowed, newSpace{skip: mode == prismv1.ModeApply})
 	if ierr := (*IdentityError)(nil); errors.As(err, &ierr) {
-		return all(prismv1.PartitionRefused, err.Error()), nil, false
+		return all(prismv1.PartitionRefused, err.Error()), nil, false, false
 	}
 	if err != nil {
-		return all(prismv1.PartitionFailed, err.Error()), nil, false
+		return all(prismv1.PartitionFailed, err.Error()), nil, false, false
 	}
 	if refused := r.staleRefusal(first, dev.Path); refused != nil {
-		return all(prismv1.PartitionRefused, *refused), nil, false
+		return all(prismv1.PartitionRefused, *refused), nil, false, false
 	}
 	d := first.d
 	if len(d.Steps) == 0 {
 		out := slices.Clone(d.Partitions)
-		changed := r.Volumes && r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
+		changed, wrote := false, false
+		if r.Volumes {
+			changed, wrote = r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
+		}
 		r.dbContents(ctx, fd, first.obs, out)
-		return out, &d, changed
+		return out, &d, changed, wrote
 	}
 	if mode != prismv1.ModeApply {
 		out := slices.Clone(d.Partitions)
@@ -204,18 +212,21 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 			r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, first, out)
 		}
 		r.dbContents(ctx, fd, first.obs, out)
-		return out, &d, false
+		return out, &d, false, false
 	}
 
 	log.Info("Provisioning fast device", "path", path, "steps", len(d.Steps), "wipe", d.Wipe)
 	changed, stopped, failed, whole := r.apply(ctx, path, dev, fd, wipeAllowed, budget, first)
+	// The table steps ran under the hold; without a device write among them only the kernel's
+	// view changed.
+	wrote := changed && slices.ContainsFunc(d.Steps, Step.WritesDevice)
 
 	// Confirm from a last observation of the device, never from the steps' exit codes: partx
 	// exits 0 even when the kernel refused a partition. A device the hold found not empty is
 	// not read again: nothing was written since.
 	last, err := r.decide(ctx, path, dev, fd, wipeAllowed, newSpace{whole: whole})
 	if err != nil {
-		return all(prismv1.PartitionFailed, "re-reading after provisioning: "+err.Error()), &d, changed
+		return all(prismv1.PartitionFailed, "re-reading after provisioning: "+err.Error()), &d, changed, wrote
 	}
 	out := last.d.Partitions
 	disagree := r.crossCheck(ctx, path, last.obs)
@@ -237,10 +248,11 @@ func (r Runner) device(ctx context.Context, fd prismv1.FastDevicePlan, wipeAllow
 	if r.Volumes {
 		// After a step limit too: the partitions may be Ready (udev had the kernel read the
 		// table), and each volume then says it stopped rather than being left out.
-		changed = r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, last, out) || changed
+		ran, made := r.volumes(ctx, path, dev, fd, wipeAllowed, mode, budget, last, out)
+		changed, wrote = changed || ran, wrote || made
 	}
 	r.dbContents(ctx, fd, last.obs, out)
-	return out, &d, changed
+	return out, &d, changed, wrote
 }
 
 // apply runs the decision's steps: the device writes under an exclusive hold, each after a

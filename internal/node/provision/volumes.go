@@ -25,10 +25,10 @@ const bluestoreLabel = "ceph_bluestore"
 // volumes is a fast device's second phase (decision 0036): each DB slot whose partition the
 // GPT phase reports Ready gets an LVM logical volume filling it, which the Rook entry names
 // (ceph-volume 20 loses a partition given as block.db, not an LV). It fills in parts[i].Volume
-// and reports whether an LVM command ran. now is the GPT phase's last observation.
-func (r Runner) volumes(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool, mode prismv1.PolicyMode, budget *int, now fresh, parts []prismv1.PartitionStatus) bool {
+// and reports whether an LVM command ran, and whether one wrote (anything but an activation).
+// now is the GPT phase's last observation.
+func (r Runner) volumes(ctx context.Context, path string, dev prismv1.Device, fd prismv1.FastDevicePlan, wipeAllowed bool, mode prismv1.PolicyMode, budget *int, now fresh, parts []prismv1.PartitionStatus) (changed, wrote bool) {
 	v := volumeRun{r: r, path: path, dev: dev, fd: fd, wipeAllowed: wipeAllowed, now: now}
-	changed := false
 	for _, s := range fd.Slots {
 		i := slices.IndexFunc(parts, func(p prismv1.PartitionStatus) bool { return p.Number == s.Partition.Number })
 		if i < 0 || parts[i].State != prismv1.PartitionReady {
@@ -39,7 +39,7 @@ func (r Runner) volumes(ctx context.Context, path string, dev prismv1.Device, fd
 		parts[i].Volume = &st
 		changed = changed || ran
 	}
-	return changed
+	return changed, v.wrote
 }
 
 // volumeRun is one device's volume phase: the latest observation of the device and LVM
@@ -57,6 +57,8 @@ type volumeRun struct {
 	torn map[int]tornRead
 	// proven is set when now and report were read after the last LVM command ran.
 	proven bool
+	// wrote is set once a step other than an activation ran: a device was written.
+	wrote bool
 }
 
 type tornRead struct {
@@ -142,6 +144,7 @@ func (v *volumeRun) slot(ctx context.Context, s prismv1.DBSlot, mode prismv1.Pol
 		steps++
 		log.Info("Running", "step", d.Action, "argv", d.Argv)
 		v.proven, ran = false, true
+		v.wrote = v.wrote || d.Action != dbvolume.Activate
 		if err := v.run(ctx, d, slot); err != nil {
 			v.report, v.torn = nil, nil // whatever the step left is read again next time
 			if ierr := (*IdentityError)(nil); errors.As(err, &ierr) {

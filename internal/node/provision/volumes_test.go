@@ -339,6 +339,31 @@ func TestVolumesActivateAnInactiveLV(t *testing.T) {
 	}
 }
 
+// After a reboot on a host that does not autoactivate, the pass that activates the LVs changes
+// the kernel's view (Changed: the devices are inventoried again) but writes nothing (Wrote:
+// the agent records no created event); the pass that made them wrote.
+func TestVolumesActivatedAgainWriteNothing(t *testing.T) {
+	h, l := volumeHost(t)
+	res := h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if !res.Changed || !res.Wrote {
+		t.Fatalf("the pass that made the table and volumes: changed %t, wrote %t", res.Changed, res.Wrote)
+	}
+	for _, lv := range l.lvs {
+		lv.active = false
+	}
+	h.ran = nil
+	res = h.reconcileVolumes(slotPlan(t), prismv1.ModeApply)
+	if got := volumeStates(res.Partitions); got != "Ready,Ready,Ready" {
+		t.Fatalf("%s: %+v", got, res.Partitions)
+	}
+	if got := h.lvmCommands(); len(got) != 3 || !strings.HasPrefix(got[0], "lvchange --activate y ") {
+		t.Fatalf("commands %q, want three activations", got)
+	}
+	if !res.Changed || res.Wrote {
+		t.Errorf("activation only: changed %t, wrote %t; want changed and not written", res.Changed, res.Wrote)
+	}
+}
+
 func TestVolumesRefuseWhatIsNotProvenOrNotPrisms(t *testing.T) {
 	fd := planFor(t, prismv1.CacheNone)
 	for _, tc := range []struct {
