@@ -826,7 +826,8 @@ hide_backing_disks() {
     done
   done <"$1"
   if ((${#vgs[@]})); then
-    vgchange --activate n "${vgs[@]}" || return 1
+    # lvchange on a VG's name: every LV of it.
+    lvchange --activate n "${vgs[@]}" || return 1
   fi
   for name in $(printf '%s\n' "${names[@]}" | sort -u); do
     partx --delete "/dev/$name" || return 1
