@@ -829,6 +829,8 @@ hide_backing_disks() {
     # lvchange on a VG's name: every LV of it.
     lvchange --activate n "${vgs[@]}" || return 1
   fi
+  # udev's probes of the partitions (a brief open each) would make the deletion EBUSY.
+  udevadm settle --timeout=60
   for name in $(printf '%s\n' "${names[@]}" | sort -u); do
     partx --delete "/dev/$name" || return 1
     ! compgen -G "/sys/block/$name/${name}p*" >/dev/null || { echo "$name still has partitions" >&2; return 1; }

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// backingStubs log each pvs, lvchange and partx call to $CALLS; pvs names the VG Prism's agent
-// made on each slot partition; partx --delete removes the disk's partitions from the fake sysfs
-// (as BLKPG does from the kernel's), unless $KEEP_PARTS is set.
+// backingStubs log each pvs, lvchange, udevadm and partx call to $CALLS; pvs names the VG
+// Prism's agent made on each slot partition; partx --delete removes the disk's partitions from
+// the fake sysfs (as BLKPG does from the kernel's), unless $KEEP_PARTS is set.
 var backingStubs = map[string]string{
 	"pvs": `#!/bin/bash
 echo "pvs $*" >>"$CALLS"
@@ -23,6 +23,9 @@ esac
 `,
 	"lvchange": `#!/bin/bash
 echo "lvchange $*" >>"$CALLS"
+`,
+	"udevadm": `#!/bin/bash
+echo "udevadm $*" >>"$CALLS"
 `,
 	"partx": `#!/bin/bash
 echo "partx $*" >>"$CALLS"
@@ -49,9 +52,9 @@ func TestRebootHidesTheBackingDisksFromLVM(t *testing.T) {
 	}{
 		{"the prism stage's two disks", "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q400GB\ne2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ\n", "",
 			[]string{"pvs --noheadings -o vg_name /dev/nvme1n1p1", "pvs --noheadings -o vg_name /dev/nvme1n1p2",
-				"lvchange --activate n prism-db-0f1e2d3c-00 prism-db-0f1e2d3c-01", "partx --delete /dev/nvme1n1"}, ""},
-		{"sparse files and comments", "# the chain's drives\nsparse:400088457216 PRISM-E2E-FAST INTEL SSDPF21Q400GB\n", "", nil, ""},
-		{"a disk without partitions", "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ\n", "", nil, ""},
+				"lvchange --activate n prism-db-0f1e2d3c-00 prism-db-0f1e2d3c-01", "udevadm settle --timeout=60", "partx --delete /dev/nvme1n1"}, ""},
+		{"sparse files and comments", "# the chain's drives\nsparse:400088457216 PRISM-E2E-FAST INTEL SSDPF21Q400GB\n", "", []string{"udevadm settle --timeout=60"}, ""},
+		{"a disk without partitions", "e2e-qlc PRISM-E2E-QLC INTEL SSDPF2NV307TZ\n", "", []string{"udevadm settle --timeout=60"}, ""},
 		{"no disk with the serial", "e2e-gone PRISM-E2E-FAST INTEL SSDPF21Q400GB\n", "", nil, "no emulated disk with serial e2e-gone"},
 		{"partitions that stay", "e2e-fast PRISM-E2E-FAST INTEL SSDPF21Q400GB\n", "1", nil, "nvme1n1 still has partitions"},
 	} {
