@@ -57,7 +57,7 @@ func TestAgentRecordsEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	answer = provision.Result{Changed: true, Partitions: []prismv1.PartitionStatus{{Device: dev, Number: 1, Label: "prism-db-00", Path: dev + "-part1", State: prismv1.PartitionReady}}}
+	answer = provision.Result{Changed: true, Wrote: true, Partitions: []prismv1.PartitionStatus{{Device: dev, Number: 1, Label: "prism-db-00", Path: dev + "-part1", State: prismv1.PartitionReady}}}
 	if err := p.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
