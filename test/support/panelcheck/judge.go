@@ -62,8 +62,9 @@ func Judge(results []Result, o Options, noData map[string]string) Verdict {
 }
 
 // Unexposed lists the queries of All that read a metric exposed says is absent where the check
-// runs, each with why (one reason per absent metric, from why): such a query cannot have data
-// there, and one that reads only exposed metrics must.
+// runs, in each of their top-level `or` branches, each with why (one reason per absent metric,
+// from why): such a query cannot have data there, and one with a branch that reads only
+// exposed metrics (or none: `or vector(0)`) must.
 func Unexposed(exposed map[string]bool, why func(metric string) string) (map[string]string, error) {
 	queries, err := All()
 	if err != nil {
@@ -75,16 +76,24 @@ func Unexposed(exposed map[string]bool, why func(metric string) string) (map[str
 		if p, ok := dashboards.LabelValuesAsPromQL(expr); ok {
 			expr = p
 		}
+		// Each `or` branch that reads an absent metric has no data; one that reads none
+		// (vector(0), or exposed metrics only) gives the query data.
 		var reasons []string
-		for _, m := range dashboards.MetricNames(expr) {
-			if exposed[m] {
-				continue
+		possible := false
+		for _, branch := range orBranches(expr) {
+			absent := false
+			for _, m := range dashboards.MetricNames(branch) {
+				if exposed[m] {
+					continue
+				}
+				absent = true
+				if r := why(m); !slices.Contains(reasons, r) {
+					reasons = append(reasons, r)
+				}
 			}
-			if r := why(m); !slices.Contains(reasons, r) {
-				reasons = append(reasons, r)
-			}
+			possible = possible || !absent
 		}
-		if len(reasons) > 0 {
+		if !possible {
 			out[Result{Query: q}.Name()] = strings.Join(reasons, "; ")
 		}
 	}
