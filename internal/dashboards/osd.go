@@ -47,7 +47,7 @@ func withOSDTable(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 			"Each class's share of the node's OSD writes between the agent's readings (levels excluded: they split sst and spilled); 0 while the OSDs wrote nothing.", "percentunit", 12, 8,
 			// The total at least 1 byte a day: idle OSDs (every class 0 between two readings,
 			// as in the e2e guest before any client write) gave 0/0, NaN in every series.
-			rangeQ("A", nd(`sum by (class) (prism_osd_class_written_bytes_per_day{class!~"L[0-9]+"}) / clamp_min(scalar(sum(prism_osd_class_written_bytes_per_day{class!~"L[0-9]+"})), 1)`), "{{class}}")).
+			rangeQ("A", nd(`sum by (class) (prism_osd_class_written_bytes_per_day{class!~"L[0-9]+"}) / scalar(clamp_min(sum(prism_osd_class_written_bytes_per_day{class!~"L[0-9]+"}), 1))`), "{{class}}")).
 			Min(0).Max(1).
 			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal))).
 		WithPanel(series("DB used and the slot, per OSD",

@@ -58,9 +58,9 @@ func TestRunbookRunsAsWritten(t *testing.T) {
 			}
 		}
 	}
-	// ceph: out, safe-to-destroy, destroy, metadata, purge; kubectl: scale, delete, get
-	// storagenode, prism selection; ceph-volume: zap.
-	if want := map[Where]int{InOperatorPod: 5, Kubectl: 4, OnNode: 1}; !reflect.DeepEqual(where, want) {
+	// ceph: out, safe-to-destroy, purge (step 2, decision 0061), metadata; kubectl: scale,
+	// delete, get storagenode, prism selection; ceph-volume: zap.
+	if want := map[Where]int{InOperatorPod: 4, Kubectl: 4, OnNode: 1}; !reflect.DeepEqual(where, want) {
 		t.Errorf("commands by where they run %v, want %v", where, want)
 	}
 }
