@@ -87,11 +87,23 @@ func expectProbeAnswersCeph(node, hostname string, drive rook.ProbeDrive, osdID 
 	pgs, err := rook.ParsePGStat(a.PGStat)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(pgs.Ready).To(BeTrue())
+	// Ceph 20.2.4 nests the count in pg_summary (recorded in this spec's first run, 2026-12-07:
+	// `{"pg_ready":true,"pg_summary":{"num_pg_by_state":[...],"num_pgs":1,...}}`); older
+	// releases put it at the top.
 	var adminPGs struct {
-		NumPGs int `json:"num_pgs"`
+		NumPGs  *int `json:"num_pgs"`
+		Summary *struct {
+			NumPGs *int `json:"num_pgs"`
+		} `json:"pg_summary"`
 	}
-	Expect(json.Unmarshal(mustCeph("pg", "stat", "--format", "json"), &adminPGs)).To(Succeed())
-	Expect(pgs.Total).To(Equal(adminPGs.NumPGs), "PGs counted by the probe and by the admin CLI")
+	adminRaw := mustCeph("pg", "stat", "--format", "json")
+	Expect(json.Unmarshal(adminRaw, &adminPGs)).To(Succeed())
+	adminCount := adminPGs.NumPGs
+	if adminPGs.Summary != nil {
+		adminCount = adminPGs.Summary.NumPGs
+	}
+	Expect(adminCount).NotTo(BeNil(), "the admin CLI's ceph pg stat has no num_pgs: %s", adminRaw)
+	Expect(pgs.Total).To(Equal(*adminCount), "PGs counted by the probe and by the admin CLI (%s)", adminRaw)
 
 	devs, err := rook.ParseDeviceLs(a.Devices)
 	Expect(err).NotTo(HaveOccurred())
