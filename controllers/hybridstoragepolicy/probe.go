@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,10 @@ import (
 
 // +kubebuilder:rbac:groups="",namespace=rook-ceph,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=ceph.rook.io,namespace=rook-ceph,resources=cephclients,verbs=create;patch
+
+// probeClientPoll is how soon a policy waiting for Rook to make the probe's key looks again:
+// the operator does not watch CephClients (it may only create and patch them).
+const probeClientPoll = 10 * time.Second
 
 // probePods lists the policy's probe pods in the CephCluster's namespace (none without a
 // CephCluster).
@@ -74,10 +79,19 @@ func (r *Reconciler) probeCeph(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	owner := *metav1.NewControllerRef(s.policy, prismv1.GroupVersion.WithKind("HybridStoragePolicy"))
 	owner.Controller, owner.BlockOwnerDeletion = nil, nil
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(rook.ProbeCephClient(cluster.GetNamespace(), owner)),
+	cc := rook.ProbeCephClient(cluster.GetNamespace(), owner)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(cc),
 		client.FieldOwner(cephClusterManager(s.policy.Name)), client.ForceOwnership); err != nil {
 		errs = append(errs, fmt.Errorf("applying CephClient %s/%s: %w", cluster.GetNamespace(), rook.ProbeClient, err))
 		return ctrl.Result{}, kerrors.NewAggregate(errs)
+	}
+	// The apply's answer carries Rook's status: no probe before Rook has made the key it mounts.
+	if ready, why, failed := rook.ProbeClientReady(cc); !ready {
+		if failed {
+			r.event(s.policy, nil, eventWarning, EventCephProbeFailed, actionProbe, "%s", why)
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Not starting Ceph probes yet", "reason", why)
+		return ctrl.Result{RequeueAfter: probeClientPoll}, kerrors.NewAggregate(errs)
 	}
 	hostnames := map[string]string{}
 	for _, n := range s.obs.Nodes {

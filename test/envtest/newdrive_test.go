@@ -106,6 +106,8 @@ func TestNewDriveWaitsWhileAnOSDOfItsNodeIsDestroyed(t *testing.T) {
 		!strings.Contains(rookConfigured(p), a+" "+added+": a new drive; waiting: no answers from Ceph for "+a+" yet") {
 		t.Fatalf("without answers: entries %v; RookConfigured %s", entries, rookConfigured(p))
 	}
+	rookMadeProbeKey(t, ns)
+	run()
 	if pods := probePods(t, ns, policy.Name); len(pods) != 1 {
 		t.Fatalf("without answers: %d probe pods, want one for node a", len(pods))
 	}

@@ -72,6 +72,22 @@ func withDefaultServiceAccount(t *testing.T, ns string) {
 	}
 }
 
+// rookMadeProbeKey acts as Rook's CephClient controller: the probe's CephClient, which the
+// operator applied, is Ready with its Secret made (the status rook v1.20.4 writes).
+func rookMadeProbeKey(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	cc := &unstructured.Unstructured{}
+	cc.SetGroupVersionKind(rook.CephClientGVK)
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rook.ProbeClient}, cc); err != nil {
+		t.Fatalf("the operator applied no CephClient %s/%s: %v", ns, rook.ProbeClient, err)
+	}
+	cc.Object["status"] = map[string]any{"phase": "Ready", "info": map[string]any{"secretName": rook.ProbeSecret}}
+	if err := env.Client.Status().Update(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // finishProbe acts as the kubelet: the probe's containers ended at `at` with these messages
 // (a message that is not Ceph's JSON with exit 1).
 func finishProbe(t *testing.T, p *corev1.Pod, at time.Time, messages map[string]string) {
@@ -139,6 +155,13 @@ func TestHeldReplacementsAskCephThroughAProbe(t *testing.T) {
 	replaceFastDevice(t, a)
 	run()
 	markProvisioned(t, a)
+	run()
+	// Until Rook has made the probe's key, no probe: its Secret mount would fail until the
+	// kubelet's deadline (the e2e guest, 2026-12-07).
+	if pods := probePods(t, ns, policy.Name); len(pods) != 0 {
+		t.Fatalf("replacements held, the CephClient not Ready in Rook's status: %d probe pods, want none", len(pods))
+	}
+	rookMadeProbeKey(t, ns)
 	run()
 	first := onePod("replacements held")
 	if rook.ProbeNodeOf(&first) != a || first.Spec.Containers[0].Image != "quay.io/ceph/ceph:v19.2.3" ||

@@ -137,6 +137,8 @@ func TestFastDeviceReplacementRecreatesOSDsOneAtATime(t *testing.T) {
 	if n, o := moved(); n != 0 || o != len(before) {
 		t.Fatalf("without answers: %d moved, %d kept", n, o)
 	}
+	rookMadeProbeKey(t, ns)
+	run()
 
 	// Ceph says the old OSD is down with its PGs degraded: it may not go yet, and says why.
 	p, _ = answer("degraded")

@@ -49,3 +49,25 @@ func ProbeCephClient(namespace string, owner metav1.OwnerReference) *unstructure
 	u.SetOwnerReferences([]metav1.OwnerReference{owner})
 	return u
 }
+
+// probeClientReadyPhase is the phase Rook's CephClient controller sets once the cephx user
+// and its Secret exist (rook v1.20.4 pkg/operator/ceph/client/controller.go, updateStatus
+// after createOrUpdateClient).
+const probeClientReadyPhase = "Ready"
+
+// ProbeClientReady says whether Rook has made the probe's key, read from the CephClient as
+// the API server returned it: a probe started before mounts a Secret that does not exist and
+// runs out its deadline in the kubelet's FailedMount retries (seen in the e2e, 2026-12-07:
+// two probes lost, 4 min, before Rook's operator reached the new CephClient). why says what
+// Rook's status shows; failed is true when Rook reports a failure an admin must see.
+func ProbeClientReady(cc *unstructured.Unstructured) (ready bool, why string, failed bool) {
+	phase, _, _ := unstructured.NestedString(cc.Object, "status", "phase")
+	switch phase {
+	case probeClientReadyPhase:
+		return true, "", false
+	case "":
+		return false, "Rook has not reconciled CephClient " + cc.GetNamespace() + "/" + cc.GetName() + " yet: no key to ask Ceph with (Secret " + ProbeSecret + ")", false
+	default:
+		return false, "CephClient " + cc.GetNamespace() + "/" + cc.GetName() + " is " + phase + " in Rook's status, not " + probeClientReadyPhase + ": no key to ask Ceph with (Secret " + ProbeSecret + ")", phase == "Failure"
+	}
+}
