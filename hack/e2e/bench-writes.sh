@@ -67,6 +67,36 @@ PY
 # bw_kernel_name PATH: /dev/dm-0 -> dm-0.
 bw_kernel_name() { basename "$(readlink -f "$1")"; }
 
+# bw_rook_scale N: Rook's operator at N replicas, and once N is 0 its pod gone (so no reconcile
+# of it is under way), once N is 1 its deployment Available.
+bw_rook_scale() {
+  k -n rook-ceph scale deploy/rook-ceph-operator --replicas="$1" >>"$bw_dir/setup.log" 2>&1 ||
+    fail "bench-writes: scale Rook's operator to $1 ($(tail -1 "$bw_dir/setup.log"))"
+  if [[ $1 == 0 ]]; then
+    bw_rook_gone() { local pods; pods=$(k -n rook-ceph get pods -l app=rook-ceph-operator -o name) && [[ -z $pods ]]; }
+    wait_for "$E2E_TIMEOUT" "bench-writes: Rook's operator stopped" bw_rook_gone
+  else
+    wait_for "$E2E_TIMEOUT" "bench-writes: Rook's operator running" condition rook-ceph deploy/rook-ceph-operator Available
+  fi
+  mark "bench-writes: Rook's operator at $1 replicas"
+}
+
+# bw_withdraw_policies: every HybridStoragePolicy deleted (the chain's suite deletes its own;
+# a run of part of it leaves it), and Prism's entry gone from the CephCluster: the deletion's
+# finalizer withdraws it before the policy goes.
+bw_withdraw_policies() {
+  k delete hybridstoragepolicies --all --wait=false >>"$bw_dir/setup.log" 2>&1 ||
+    fail "bench-writes: delete the policies ($(tail -1 "$bw_dir/setup.log"))"
+  # (A failed read is not an answer: each get must succeed.)
+  bw_withdrawn() {
+    local policies nodes
+    policies=$(k get hybridstoragepolicies -o name) && [[ -z $policies ]] &&
+      nodes=$(k -n rook-ceph get cephcluster e2e -o jsonpath='{.spec.storage.nodes[*].name}') &&
+      ! grep -qw prism-guest <<<"$nodes"
+  }
+  wait_for "$E2E_TIMEOUT" "bench-writes: the policies deleted, Prism's entry withdrawn" bw_withdrawn
+}
+
 bw_setup() {
   local next
   # Ceph's default min_alloc_size for the OSD Rook will make next, over Prism's osd section.
@@ -79,6 +109,11 @@ bw_setup() {
     fail "bench-writes: prism-nvmet-loop ($(tail -2 "$logs/nvmet.log"))"
   udevadm settle --timeout=60
   [[ -e $bw_alone_path ]] || fail "bench-writes: no $bw_alone_path"
+  # Rook's operator stopped while Prism withdraws its entry and the user adds theirs: each change
+  # of the CephCluster costs Rook a whole reconcile (about 20 min under TCG, each ceph call
+  # 25-60 s), and started again it reconciles both at once. What it then makes is the same.
+  bw_rook_scale 0
+  bw_withdraw_policies
   # The user's own entry, without Prism: the drive alone, its own device class.
   # (Prism withdrew its entry with the policy: the list is empty, or absent.)
   local entry path=/spec/storage/nodes/-
@@ -90,6 +125,7 @@ bw_setup() {
   fi
   k -n rook-ceph patch cephcluster e2e --type=json -p "[{\"op\":\"add\",\"path\":\"$path\",\"value\":$entry}]" \
     >>"$bw_dir/setup.log" 2>&1 || fail "bench-writes: patch the CephCluster ($(tail -1 "$bw_dir/setup.log"))"
+  bw_rook_scale 1
   bw_alone_up() { ceph_op osd dump -f json | python3 -c 'import json,sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) and o["up"] == 1 for o in json.load(sys.stdin)["osds"]) else 1)' "$bw_alone_id"; }
   wait_for "$((3 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
   # One OSD per layout: Prism's, the lowest of class qlc; the others leave the class.

@@ -41,6 +41,7 @@
 #   E2E_BENCH_WRITES_MIB  chain: after the suite, hack/e2e/bench-writes.sh with that budget (MiB per
 #               layout): the client bytes that reach QLC with Prism's layout and without, on
 #               Rook's OSDs (issue 32)
+#   E2E_SUITE_LABELS  prism, chain: Ginkgo's label filter for the suite (only the specs it selects)
 #   E2E_DRILLS=1 (chain): the suite also runs the failure drills (drill_env), and gets 190 min
 #   E2E_REBOOT=1 (prism): the reboot drill (issue 30 item 3c). E2E_BOOT=1: the suite's specs up to
 #               the Rook entry (label reboot-before) and its record of the node, then the node's key
@@ -737,6 +738,7 @@ prism_stage() {
     suite_env+=(PRISM_E2E_NODES=2 PRISM_E2E_NODE2=prism-guest-2)
   fi
   while IFS= read -r line; do suite_env+=("$line"); done < <(drill_env)
+  [[ -z ${E2E_SUITE_LABELS:-} ]] || suite_args+=(-ginkgo.label-filter "$E2E_SUITE_LABELS")
   upgrade_drill
   if [[ -n $E2E_REBOOT ]]; then
     suite_env+=(PRISM_E2E_REBOOT=record PRISM_E2E_REBOOT_RECORD=/var/lib/e2e/reboot-record.json)

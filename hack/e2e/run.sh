@@ -43,6 +43,10 @@
 # the mgr's cephsqlite_lock_renewal_timeout (decision 0051; unset: Ceph's 30000);
 # PRISM_E2E_BENCH_WRITES_MIB=N (chain): after the suite, the same RGW-like workload of N MiB on
 # a QLC drive alone and on Prism's OSD, counted by the kernel (hack/e2e/bench-writes.sh);
+# PRISM_E2E_SUITE_LABELS=FILTER (prism or chain): only the suite's specs that Ginkgo's label filter
+# FILTER selects (e.g. reboot-before: from the chart up to the agent's per-OSD table, then the
+# write count without the 80 min of the rest); not with the reboot or the upgrade drill, which
+# choose their own;
 # PRISM_E2E_DRILLS=1 (chain only): the failure drills after the hot-add spec
 # (test/e2e/replacedisk_test.go: a third QLC drive, a pool of recorded objects, a drive that
 # dies, docs/runbooks/replace-data-disk.md run as written, a new drive in the freed slot), with
@@ -79,6 +83,9 @@ log() { echo "e2e: $*" >&2; }
 old_release=v0.1.0 new_release=v0.2.0 upgrade_from=""
 [[ -z ${PRISM_E2E_UPGRADE_FROM:-} || -n $prism ]] || { log "PRISM_E2E_UPGRADE_FROM: stage prism or chain"; exit 2; }
 reboot=${PRISM_E2E_REBOOT:-}
+suite_labels=${PRISM_E2E_SUITE_LABELS:-}
+[[ -z $suite_labels || (-n $prism && -z $reboot${PRISM_E2E_UPGRADE_FROM:-}) ]] ||
+  { log "PRISM_E2E_SUITE_LABELS: stage prism or chain, without the reboot or the upgrade drill"; exit 2; }
 nodes=${PRISM_E2E_NODES:-1}
 [[ $nodes == 1 || ($nodes == 2 && ($stage == node || $stage == chain)) ]] ||
   { log "PRISM_E2E_NODES=$nodes: 1, or 2 with stage node or chain"; exit 2; }
@@ -307,6 +314,7 @@ fi
   # natively). Set empty for Ceph's default, to watch the failure.
   echo "E2E_CEPHSQLITE_LOCK_TIMEOUT=${PRISM_E2E_CEPHSQLITE_LOCK_TIMEOUT:-}"
   echo "E2E_BENCH_WRITES_MIB=${PRISM_E2E_BENCH_WRITES_MIB:-}"
+  echo "E2E_SUITE_LABELS=\"$suite_labels\""
   echo "E2E_UPGRADE_FROM=$upgrade_from"
   echo "E2E_UPGRADE_IMAGE=prism.local/e2e/prism:$old_release"
   echo "E2E_UPGRADE_VERSION=$old_release"
