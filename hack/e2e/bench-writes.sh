@@ -127,7 +127,9 @@ bw_setup() {
     >>"$bw_dir/setup.log" 2>&1 || fail "bench-writes: patch the CephCluster ($(tail -1 "$bw_dir/setup.log"))"
   bw_rook_scale 1
   bw_alone_up() { ceph_op osd dump -f json | python3 -c 'import json,sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) and o["up"] == 1 for o in json.load(sys.stdin)["osds"]) else 1)' "$bw_alone_id"; }
-  wait_for "$((3 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
+  # Rook's restarted operator started the prepare job 39 min after its start, and the OSD was up
+  # about 15 min later (2026-12-07, each ceph call about 60 s): 2700 s was too short.
+  wait_for "$((6 * E2E_TIMEOUT))" "bench-writes: osd.$bw_alone_id (QLC alone) up" bw_alone_up
   # One OSD per layout: Prism's, the lowest of class qlc; the others leave the class.
   local ids id
   ids=$(ceph_op osd crush class ls-osd qlc | sort -n) || fail "bench-writes: the OSDs of class qlc"
