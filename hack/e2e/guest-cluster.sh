@@ -571,22 +571,33 @@ ceph_diag() {
   ceph_op tell 'osd.*' dump_ops_in_flight >"$d/osd-ops-in-flight.txt" 2>&1
 }
 
-# watch_health: from the mgr's start, Ceph's health every minute with the pools, the PGs' states
-# and the mgr's restarts, one line each (state/health-timeline.txt), and ceph_diag at the first
-# MGR_MODULE_ERROR (state/health-at-module-error/): when a module fails and what the cluster was
-# doing then.
+# watch_health: from the mgr's start, Ceph's health every minute as Rook's operator last read it
+# (the CephCluster's status.ceph: health, check codes, when read) with the mgr's restarts, one
+# line each (state/health-timeline.txt), and every tenth minute `ceph -s` (pools, PG states) on
+# its own line; ceph_diag at the first MGR_MODULE_ERROR (state/health-at-module-error/): when a
+# module fails and what the cluster was doing then. One ceph CLI call costs 25-60 s of the
+# guest's two emulated CPUs (Python's start 10 s, librados's 4 s; 2026-12-08): three a minute,
+# as this loop once made, left Rook and Ceph little of them.
 watch_health() {
-  local line seen=""
+  local line seen="" n=0
   while sleep 60; do
-    line="$(uptime_s) $(date -u +%T) mgr: $(mgr_restarts) | $(ceph_op health detail 2>&1 | head -8 | tr '\n' ' ')"
-    line+="| pools: $(ceph_op osd pool ls 2>&1 | tr '\n' ' ')| $(ceph_op pg stat 2>&1 | head -1)"
+    line="$(uptime_s) $(date -u +%T) mgr: $(mgr_restarts) | rook: $(rook_health 2>&1)"
     echo "$line" >>"$out/state/health-timeline.txt"
+    if ((n++ % 10 == 0)); then
+      echo "$(uptime_s) $(date -u +%T) ceph -s: $(ceph_op -s 2>&1 | tr -s ' \n' ' ')" >>"$out/state/health-timeline.txt"
+    fi
     if [[ -z $seen && $line == *MGR_MODULE_ERROR* ]]; then
       seen=1
-      mark "MGR_MODULE_ERROR: $(grep -o "Module '[^']*' has failed[^|]*" <<<"$line" | head -1)"
+      mark "MGR_MODULE_ERROR: $(grep -o "Module '[^']*' has failed[^|;]*" <<<"$line" | head -1)"
       ceph_diag "$out/state/health-at-module-error"
     fi
   done
+}
+
+# rook_health: the CephCluster's status.ceph as one line: health, each check's code, severity
+# and message, and when Rook's operator read them (it asks Ceph every minute).
+rook_health() {
+  k -n rook-ceph get cephcluster e2e -o go-template='{{with .status.ceph}}{{.health}} {{range $code, $c := .details}}{{$code}} {{$c.severity}}: {{$c.message}}; {{end}}(read {{.lastChecked}}){{else}}no status.ceph yet{{end}}'
 }
 
 # ceph_answers DIR: Ceph's own answers on the cluster's health and on whether osd.0 may go, as
