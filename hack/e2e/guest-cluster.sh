@@ -153,9 +153,16 @@ wait_for() {
   until "$@" >/dev/null 2>&1; do
     [[ ${E2E_NODES:-1} != 2 ]] || { gone=$(peer_gone) && fail "waiting for $what: $gone"; }
     ((SECONDS - t0 < limit)) || fail "timed out after $limit s waiting for $what"
-    sleep 2
+    sleep "$(wait_interval $((SECONDS - t0)))"
   done
   mark "$what ($((SECONDS - t0)) s)"
+}
+# wait_interval ELAPSED: seconds between two tries of a wait that has gone on ELAPSED seconds: 2
+# for its first minute, 10 to its fifth, then 30. Each try starts a kubectl (and a ceph CLI for
+# Ceph's answers: 25-60 s of the two emulated CPUs, 2026-12-08); tried every 2 s, an hour's wait
+# for Rook's prepare job spent about one of the two CPUs on asking.
+wait_interval() {
+  if (($1 < 60)); then echo 2; elif (($1 < 300)); then echo 10; else echo 30; fi
 }
 # condition NS KIND/NAME TYPE: the object's status condition TYPE is True. (Polled with get:
 # under TCG a kubectl wait spends its short timeout starting up.)

@@ -47,7 +47,7 @@ func TestTwoNodeWaitsStopWhenThePeerIsGone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		fns := strings.ReplaceAll(function(t, src, "peer_gone")+function(t, src, "wait_for"), "/mnt/xfer", xfer)
+		fns := strings.ReplaceAll(function(t, src, "peer_gone")+function(t, src, "wait_interval")+function(t, src, "wait_for"), "/mnt/xfer", xfer)
 		// The command succeeds at its third try; a wait that stops earlier saw its peer gone.
 		script := peerStubs + fns + `tries=0; ready() { tries=$((tries + 1)); ((tries >= 3)); }
 wait_for 1800 "the peer's part" ready`
