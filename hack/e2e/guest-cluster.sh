@@ -144,9 +144,10 @@ apply_retried() {
     sleep 10
   done
 }
-# wait_for SECONDS WHAT CMD...: poll CMD every 2 s. Two nodes: the other node gone (peer_gone)
-# ends the wait at once: node 1 does not wait E2E_TIMEOUT (30 min) for a node 2 that failed, and
-# node 2 collects its own state instead of being stopped in a wait by the host.
+# wait_for SECONDS WHAT CMD...: poll CMD (every 2 s, then less often: wait_interval). Two nodes:
+# the other node gone (peer_gone) ends the wait at once: node 1 does not wait E2E_TIMEOUT (30
+# min) for a node 2 that failed, and node 2 collects its own state instead of being stopped in a
+# wait by the host.
 wait_for() {
   local limit=$1 what=$2 t0=$SECONDS gone
   shift 2
